@@ -1,0 +1,183 @@
+#include "engine/device_info.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "engine/vk_compat.h"
+
+namespace sdgen {
+
+static std::string componentName(int t) {
+  switch (t) {
+    case 0: return "f16";
+    case 1: return "f32";
+    case 2: return "f64";
+    case 3: return "s8";
+    case 4: return "s16";
+    case 5: return "s32";
+    case 6: return "s64";
+    case 7: return "u8";
+    case 8: return "u16";
+    case 9: return "u32";
+    case 10: return "u64";
+    case kVkComponentTypeBFloat16: return "bf16";
+    default: return "type" + std::to_string(t);
+  }
+}
+
+static std::string scopeName(int s) {
+  switch (s) {
+    case 1: return "device";
+    case 2: return "workgroup";
+    case 3: return "subgroup";
+    case 5: return "queue-family";
+    default: return "scope" + std::to_string(s);
+  }
+}
+
+static bool hasExtension(const std::vector<VkExtensionProperties>& exts, const char* name) {
+  for (auto& e : exts)
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
+
+DeviceInfo queryDeviceInfo(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
+  DeviceInfo info;
+  info.index = index;
+
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> exts(n);
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, exts.data());
+  info.memoryBudget = hasExtension(exts, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  bool coopExt = hasExtension(exts, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  bool bf16Ext = hasExtension(exts, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
+
+  VkPhysicalDeviceSubgroupSizeControlProperties sizeControl{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, &sizeControl};
+  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, &subgroup};
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &driver};
+  vkGetPhysicalDeviceProperties2(pd, &props);
+  const auto& p = props.properties;
+  info.name = p.deviceName;
+  info.driverName = driver.driverName;
+  info.driverInfo = driver.driverInfo;
+  info.vendorId = p.vendorID;
+  info.deviceId = p.deviceID;
+  info.apiVersion = p.apiVersion;
+  std::memcpy(info.pipelineCacheUUID, p.pipelineCacheUUID, VK_UUID_SIZE);
+  switch (p.deviceType) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: info.type = "discrete"; break;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: info.type = "integrated"; break;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: info.type = "virtual"; break;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: info.type = "cpu"; break;
+    default: info.type = "other";
+  }
+  info.subgroupSize = subgroup.subgroupSize;
+  info.minSubgroupSize = sizeControl.minSubgroupSize ? sizeControl.minSubgroupSize : subgroup.subgroupSize;
+  info.maxSubgroupSize = sizeControl.maxSubgroupSize ? sizeControl.maxSubgroupSize : subgroup.subgroupSize;
+  info.sharedMemoryPerWorkgroup = p.limits.maxComputeSharedMemorySize;
+  info.maxWorkgroupInvocations = p.limits.maxComputeWorkGroupInvocations;
+  for (int i = 0; i < 3; ++i) {
+    info.maxWorkgroupSize[i] = p.limits.maxComputeWorkGroupSize[i];
+    info.maxWorkgroupCount[i] = p.limits.maxComputeWorkGroupCount[i];
+  }
+  info.maxStorageBufferRange = p.limits.maxStorageBufferRange;
+  info.maxPushConstantsSize = p.limits.maxPushConstantsSize;
+  info.timestampPeriodNs = p.limits.timestampPeriod;
+  info.timestampsSupported = p.limits.timestampComputeAndGraphics;
+
+  VkPhysicalDeviceMaintenance4Properties m4{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES};
+  VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &m4};
+  vkGetPhysicalDeviceProperties2(pd, &props2);
+  info.maxBufferSize = m4.maxBufferSize;
+
+  VkPhysicalDeviceShaderBfloat16FeaturesKHR bf16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f13};
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
+  void** tail = &f13.pNext;
+  if (coopExt) { *tail = &coop; tail = &coop.pNext; }
+  if (bf16Ext) { *tail = &bf16; tail = &bf16.pNext; }
+  vkGetPhysicalDeviceFeatures2(pd, &features);
+  info.shaderFloat16 = f12.shaderFloat16;
+  info.storage16Bit = f11.storageBuffer16BitAccess;
+  info.shaderInt64 = features.features.shaderInt64;
+  info.bufferDeviceAddress = f12.bufferDeviceAddress;
+  info.subgroupSizeControl = f13.subgroupSizeControl;
+  info.computeFullSubgroups = f13.computeFullSubgroups;
+  info.coopMatrixKHR = coopExt && coop.cooperativeMatrix;
+  info.bfloat16 = bf16Ext && bf16.shaderBFloat16Type;
+
+  if (info.coopMatrixKHR) {
+    auto* getProps = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+        vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+    if (getProps) {
+      uint32_t count = 0;
+      getProps(pd, &count, nullptr);
+      std::vector<VkCooperativeMatrixPropertiesKHR> shapes(count);
+      for (auto& s : shapes) s = {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
+      getProps(pd, &count, shapes.data());
+      for (auto& s : shapes)
+        info.coopMatrixShapes.push_back({s.MSize, s.NSize, s.KSize, componentName(s.AType), componentName(s.BType),
+                                         componentName(s.CType), componentName(s.ResultType), scopeName(s.scope)});
+    }
+  }
+
+  VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+  VkPhysicalDeviceMemoryProperties2 mem{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
+                                        info.memoryBudget ? &budget : nullptr};
+  vkGetPhysicalDeviceMemoryProperties2(pd, &mem);
+  for (uint32_t i = 0; i < mem.memoryProperties.memoryHeapCount; ++i) {
+    MemoryHeapInfo h;
+    h.size = mem.memoryProperties.memoryHeaps[i].size;
+    h.deviceLocal = mem.memoryProperties.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT;
+    h.budget = info.memoryBudget ? budget.heapBudget[i] : h.size;
+    h.usage = info.memoryBudget ? budget.heapUsage[i] : 0;
+    info.heaps.push_back(h);
+  }
+  return info;
+}
+
+std::string DeviceInfo::apiVersionString() const {
+  return std::to_string(VK_API_VERSION_MAJOR(apiVersion)) + "." + std::to_string(VK_API_VERSION_MINOR(apiVersion)) +
+         "." + std::to_string(VK_API_VERSION_PATCH(apiVersion));
+}
+
+bool DeviceInfo::hasCoopMatrix(uint32_t m, uint32_t n, uint32_t k, const std::string& ab, const std::string& c) const {
+  for (auto& s : coopMatrixShapes)
+    if (s.m == m && s.n == n && s.k == k && s.aType == ab && s.bType == ab && s.cType == c && s.scope == "subgroup")
+      return true;
+  return false;
+}
+
+std::string DeviceInfo::describe() const {
+  std::ostringstream o;
+  auto mib = [](uint64_t b) { return std::to_string(b >> 20) + " MiB"; };
+  o << "device " << index << ": " << name << " (" << type << ")\n"
+    << "  driver: " << driverName << " " << driverInfo << ", Vulkan " << apiVersionString() << "\n"
+    << "  subgroup: " << subgroupSize << " (range " << minSubgroupSize << ".." << maxSubgroupSize << ")\n"
+    << "  shared memory per workgroup: " << sharedMemoryPerWorkgroup << " bytes\n"
+    << "  max workgroup: " << maxWorkgroupInvocations << " invocations (" << maxWorkgroupSize[0] << "x"
+    << maxWorkgroupSize[1] << "x" << maxWorkgroupSize[2] << ")\n"
+    << "  max storage buffer range: " << mib(maxStorageBufferRange) << ", max buffer: " << mib(maxBufferSize) << "\n"
+    << "  timestamps: " << (timestampsSupported ? "yes" : "no") << ", period " << timestampPeriodNs << " ns\n";
+  for (size_t i = 0; i < heaps.size(); ++i)
+    o << "  heap " << i << ": " << mib(heaps[i].size) << (heaps[i].deviceLocal ? " device-local" : " host")
+      << ", budget " << mib(heaps[i].budget) << (memoryBudget ? "" : " (no VK_EXT_memory_budget)") << "\n";
+  o << "  features: shaderFloat16=" << shaderFloat16 << " storage16=" << storage16Bit
+    << " bufferDeviceAddress=" << bufferDeviceAddress << " subgroupSizeControl=" << subgroupSizeControl
+    << " cooperativeMatrixKHR=" << coopMatrixKHR << " bfloat16=" << bfloat16 << "\n";
+  if (!coopMatrixShapes.empty()) {
+    o << "  cooperative matrix shapes (MxNxK A/B -> C/Result, scope):\n";
+    for (auto& s : coopMatrixShapes)
+      o << "    " << s.m << "x" << s.n << "x" << s.k << " " << s.aType << "/" << s.bType << " -> " << s.cType << "/"
+        << s.resultType << ", " << s.scope << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace sdgen

@@ -1,0 +1,66 @@
+#pragma once
+// What a physical device is and can do: the record printed by `sdgen --list-devices` and used by kernel selection.
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sdgen {
+
+struct CoopMatrixShape {
+  uint32_t m = 0, n = 0, k = 0;
+  std::string aType, bType, cType, resultType;  // "f16", "f32", "bf16", "s8", ...
+  std::string scope;                            // "subgroup", "workgroup", ...
+};
+
+struct MemoryHeapInfo {
+  uint64_t size = 0;
+  uint64_t budget = 0;  // VK_EXT_memory_budget when available, else size
+  uint64_t usage = 0;
+  bool deviceLocal = false;
+};
+
+struct DeviceInfo {
+  uint32_t index = 0;
+  std::string name;
+  std::string driverName;
+  std::string driverInfo;
+  std::string type;  // "discrete", "integrated", "virtual", "cpu", "other"
+  uint32_t vendorId = 0, deviceId = 0;
+  uint32_t apiVersion = 0;
+  uint8_t pipelineCacheUUID[VK_UUID_SIZE] = {};
+
+  uint32_t subgroupSize = 0, minSubgroupSize = 0, maxSubgroupSize = 0;
+  uint32_t sharedMemoryPerWorkgroup = 0;
+  uint32_t maxWorkgroupInvocations = 0;
+  uint32_t maxWorkgroupSize[3] = {};
+  uint32_t maxWorkgroupCount[3] = {};
+  uint64_t maxStorageBufferRange = 0;
+  uint64_t maxBufferSize = 0;
+  uint32_t maxPushConstantsSize = 0;
+  float timestampPeriodNs = 0;
+  bool timestampsSupported = false;
+  std::vector<MemoryHeapInfo> heaps;
+
+  // Optional features: true when present on the device (and enabled by Device when present).
+  bool shaderFloat16 = false;
+  bool storage16Bit = false;
+  bool shaderInt64 = false;
+  bool bufferDeviceAddress = false;
+  bool subgroupSizeControl = false;
+  bool computeFullSubgroups = false;
+  bool memoryBudget = false;
+  bool coopMatrixKHR = false;
+  bool bfloat16 = false;
+  std::vector<CoopMatrixShape> coopMatrixShapes;
+
+  std::string apiVersionString() const;
+  // Multi-line human-readable description.
+  std::string describe() const;
+  bool hasCoopMatrix(uint32_t m, uint32_t n, uint32_t k, const std::string& ab, const std::string& c) const;
+};
+
+DeviceInfo queryDeviceInfo(VkInstance instance, VkPhysicalDevice pd, uint32_t index);
+
+}  // namespace sdgen

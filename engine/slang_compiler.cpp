@@ -1,0 +1,170 @@
+#include "engine/slang_compiler.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "engine/content_hash.h"
+#include "engine/error.h"
+#include "engine/file_util.h"
+#include "engine/process.h"
+
+namespace sdgen {
+
+namespace fs = std::filesystem;
+
+std::string defaultSlangc() {
+  if (const char* s = std::getenv("SDGEN_SLANGC"); s && *s) return s;
+  return SDGEN_DEFAULT_SLANGC;
+}
+
+std::string defaultShaderDir() {
+  if (const char* s = std::getenv("SDGEN_SHADER_DIR"); s && *s) return s;
+  return SDGEN_DEFAULT_SHADER_DIR;
+}
+
+std::string KernelSource::displayName() const {
+  if (!label.empty()) return label;
+  if (!module.empty()) return module + ":" + entry;
+  return "generated-" + requestKey().substr(0, 12);
+}
+
+std::string KernelSource::requestKey() const {
+  ContentHash h;
+  h.field(module).field(generated).field(entry).field(std::to_string(requiredSubgroupSize));
+  for (auto& [k, v] : defines) h.field(k).field(v);
+  for (auto& c : capabilities) h.field(c);
+  return h.hex();
+}
+
+// Compiler flags that affect the output; part of every cache key.
+static const std::vector<std::string> kFlags = {"-target", "spirv", "-stage", "compute", "-O0",
+                                                "-fvk-use-scalar-layout", "-matrix-layout-row-major"};
+
+SlangCompiler::SlangCompiler(std::string slangc, std::string shaderDir, std::string cacheDir)
+    : slangc_(std::move(slangc)), shaderDir_(std::move(shaderDir)), cacheDir_(std::move(cacheDir)) {
+  if (!fs::exists(slangc_))
+    throw Error("Slang compiler not found at '" + slangc_ + "' (run scripts/setup.sh, or set SDGEN_SLANGC)");
+  if (!fs::is_directory(shaderDir_))
+    throw Error("shader directory not found: '" + shaderDir_ + "' (set SDGEN_SHADER_DIR)");
+  auto r = runProcess({slangc_, "-v"});
+  if (r.exitCode != 0) throw Error("'" + slangc_ + " -v' failed: " + r.output);
+  version_ = r.output;
+  while (!version_.empty() && (version_.back() == '\n' || version_.back() == '\r')) version_.pop_back();
+}
+
+// Parses a make-style depfile: "target: dep1 dep2 \\\n dep3"; spaces inside names are escaped with '\'.
+static std::vector<std::string> parseDepfile(const std::string& text) {
+  std::vector<std::string> deps;
+  size_t colon = text.find(": ");
+  if (colon == std::string::npos) return deps;
+  std::string cur;
+  for (size_t i = colon + 2; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\\' && i + 1 < text.size() && text[i + 1] == ' ') {
+      cur += ' ';
+      ++i;
+    } else if (c == '\\' && i + 1 < text.size() && (text[i + 1] == '\n' || text[i + 1] == '\r')) {
+      continue;
+    } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+      if (!cur.empty()) deps.push_back(cur), cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) deps.push_back(cur);
+  return deps;
+}
+
+// Slang tags OpSource with its own source-language id (11), which validators older than 2024 (Debian 12's)
+// reject. The tag is informational only, so it is rewritten to SourceLanguageUnknown (0).
+static void normalizeSourceLanguage(std::string* blob) {
+  const size_t words = blob->size() / 4;
+  auto word = [&](size_t i) {
+    uint32_t w;
+    std::memcpy(&w, blob->data() + 4 * i, 4);
+    return w;
+  };
+  for (size_t i = 5; i < words;) {
+    uint32_t w = word(i);
+    uint32_t opcode = w & 0xffff, count = w >> 16;
+    if (count == 0) break;
+    if (opcode == 3 /* OpSource */ && count >= 2) {
+      uint32_t unknown = 0;
+      std::memcpy(blob->data() + 4 * (i + 1), &unknown, 4);
+    }
+    i += count;
+  }
+}
+
+bool SlangCompiler::tryCache(const std::string& key, std::vector<uint32_t>* spirv) {
+  auto manifest = readFile(cacheDir_ + "/spirv/" + key + ".deps");
+  if (!manifest) return false;
+  std::istringstream in(*manifest);
+  std::string hash, path;
+  while (in >> hash && std::getline(in >> std::ws, path)) {
+    auto content = readFile(path);
+    if (!content || hashHex(*content) != hash) return false;
+  }
+  auto blob = readFile(cacheDir_ + "/spirv/" + key + ".spv");
+  if (!blob || blob->size() % 4 != 0 || blob->empty()) return false;
+  spirv->resize(blob->size() / 4);
+  std::memcpy(spirv->data(), blob->data(), blob->size());
+  return true;
+}
+
+std::vector<uint32_t> SlangCompiler::compile(const KernelSource& source) {
+  ContentHash keyHash;
+  keyHash.field(version_).field(source.requestKey());
+  for (auto& f : kFlags) keyHash.field(f);
+  const std::string key = keyHash.hex();
+
+  std::vector<uint32_t> spirv;
+  if (tryCache(key, &spirv)) {
+    stats_.cacheHits++;
+    return spirv;
+  }
+
+  std::string input;
+  if (!source.generated.empty()) {
+    input = cacheDir_ + "/generated/" + key + ".slang";
+    writeFileAtomic(input, source.generated);
+  } else {
+    input = shaderDir_ + "/" + source.module;
+    if (!fs::exists(input)) throw Error("kernel source not found: " + input);
+  }
+  const std::string tmp = cacheDir_ + "/spirv/" + key + ".tmp" + std::to_string(stats_.compiled.load());
+  fs::create_directories(cacheDir_ + "/spirv");
+  std::vector<std::string> argv = {slangc_, input, "-entry", source.entry, "-I", shaderDir_, "-o", tmp + ".spv",
+                                   "-depfile", tmp + ".d"};
+  argv.insert(argv.end(), kFlags.begin(), kFlags.end());
+  for (auto& [k, v] : source.defines) argv.push_back("-D" + k + (v.empty() ? "" : "=" + v));
+  for (auto& c : source.capabilities) argv.insert(argv.end(), {"-capability", c});
+
+  auto r = runProcess(argv);
+  auto blob = readFile(tmp + ".spv");
+  auto depText = readFile(tmp + ".d");
+  std::error_code ec;
+  fs::remove(tmp + ".spv", ec);
+  fs::remove(tmp + ".d", ec);
+  if (r.exitCode != 0 || !blob || blob->empty()) {
+    throw Error("Slang compilation of '" + source.displayName() + "' failed (" + input + "):\n" + r.output);
+  }
+
+  normalizeSourceLanguage(&*blob);
+  std::string manifest;
+  for (auto& dep : parseDepfile(depText.value_or(""))) {
+    auto content = readFile(dep);
+    if (!content) continue;  // not a file we can re-check (should not happen); treated as not invalidating
+    manifest += hashHex(*content) + " " + fs::absolute(dep).string() + "\n";
+  }
+  writeFileAtomic(cacheDir_ + "/spirv/" + key + ".spv", *blob);
+  writeFileAtomic(cacheDir_ + "/spirv/" + key + ".deps", manifest);
+  stats_.compiled++;
+  spirv.resize(blob->size() / 4);
+  std::memcpy(spirv.data(), blob->data(), blob->size());
+  return spirv;
+}
+
+}  // namespace sdgen

@@ -1,0 +1,54 @@
+#pragma once
+// Turns Slang kernels into SPIR-V by running slangc, with a content-hashed on-disk cache.
+// A cache entry is valid when the compiler version, the request, and the content of every source file the
+// compiler read (from its depfile) are unchanged, so a second run compiles nothing.
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sdgen {
+
+struct KernelSource {
+  // A .slang file relative to the shader directory, e.g. "basic/fill.slang". Empty when `generated` is set.
+  std::string module;
+  // Generated wrapper source (for example a kernel specialized on an expression type); it may import modules
+  // from the shader directory. Written to the cache directory so diagnostics point at a real file.
+  std::string generated;
+  std::string entry = "main";
+  std::vector<std::pair<std::string, std::string>> defines;
+  std::vector<std::string> capabilities;  // slangc -capability values, e.g. "spvCooperativeMatrixKHR"
+  uint32_t requiredSubgroupSize = 0;       // 0: the driver's choice
+  std::string label;                       // for logs and profiles; defaults to module or a hash
+
+  std::string displayName() const;
+  std::string requestKey() const;  // hash of everything in the request (not of the files it reads)
+};
+
+struct CompileStats {
+  std::atomic<uint64_t> compiled{0};
+  std::atomic<uint64_t> cacheHits{0};
+};
+
+class SlangCompiler {
+ public:
+  SlangCompiler(std::string slangc, std::string shaderDir, std::string cacheDir);
+
+  std::vector<uint32_t> compile(const KernelSource& source);
+  const std::string& version() const { return version_; }
+  const std::string& cacheDir() const { return cacheDir_; }
+  const std::string& shaderDir() const { return shaderDir_; }
+  const CompileStats& stats() const { return stats_; }
+
+ private:
+  bool tryCache(const std::string& key, std::vector<uint32_t>* spirv);
+  std::string slangc_, shaderDir_, cacheDir_, version_;
+  CompileStats stats_;
+};
+
+// Resolves slangc and the shader directory: SDGEN_SLANGC / SDGEN_SHADER_DIR, else the build-time paths.
+std::string defaultSlangc();
+std::string defaultShaderDir();
+
+}  // namespace sdgen

@@ -1,0 +1,47 @@
+#pragma once
+// Declarations for extensions newer than Debian 12's Vulkan headers (1.3.239).
+// Values are from the Vulkan registry; guarded so newer headers take precedence.
+#include <vulkan/vulkan.h>
+
+#ifndef VK_KHR_cooperative_matrix
+#define VK_KHR_cooperative_matrix 1
+#define VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME "VK_KHR_cooperative_matrix"
+constexpr VkStructureType VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR =
+    static_cast<VkStructureType>(1000506000);
+constexpr VkStructureType VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR = static_cast<VkStructureType>(1000506001);
+typedef VkComponentTypeNV VkComponentTypeKHR;
+typedef VkScopeNV VkScopeKHR;
+struct VkCooperativeMatrixPropertiesKHR {
+  VkStructureType sType;
+  void* pNext;
+  uint32_t MSize, NSize, KSize;
+  VkComponentTypeKHR AType, BType, CType, ResultType;
+  VkBool32 saturatingAccumulation;
+  VkScopeKHR scope;
+};
+struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 cooperativeMatrix;
+  VkBool32 cooperativeMatrixRobustBufferAccess;
+};
+typedef VkResult(VKAPI_PTR* PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(VkPhysicalDevice, uint32_t*,
+                                                                                    VkCooperativeMatrixPropertiesKHR*);
+#endif
+
+#ifndef VK_KHR_shader_bfloat16
+#define VK_KHR_shader_bfloat16 1
+#define VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME "VK_KHR_shader_bfloat16"
+constexpr VkStructureType VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR =
+    static_cast<VkStructureType>(1000141000);
+struct VkPhysicalDeviceShaderBfloat16FeaturesKHR {
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 shaderBFloat16Type;
+  VkBool32 shaderBFloat16DotProduct;
+  VkBool32 shaderBFloat16CooperativeMatrix;
+};
+#endif
+
+// VkComponentTypeKHR value for bfloat16 (VK_KHR_shader_bfloat16).
+constexpr int kVkComponentTypeBFloat16 = 1000141000;

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Idempotent setup: installs only the Debian packages that are missing and Slang's compiler
+# (from the slangtorch wheel on PyPI) into the git-ignored tools/ folder. Downloads nothing else.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+packages=(
+  build-essential cmake pkg-config python3 python3-pip unzip
+  libvulkan-dev vulkan-validationlayers mesa-vulkan-drivers vulkan-tools
+  libglfw3-dev libimgui-dev libstb-dev libsentencepiece-dev nlohmann-json3-dev
+  libgtest-dev xvfb
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=(); [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+slang_version="1.3.22"   # slangtorch wheel version; ships slangc and libslang-compiler for Linux x86-64
+slang_dir="$root/tools/slang"
+if [ ! -x "$slang_dir/bin/slangc" ] || [ "$(cat "$slang_dir/wheel-version" 2>/dev/null)" != "$slang_version" ]; then
+  echo "setup: fetching slangc from slangtorch==$slang_version"
+  tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+  py=python3; command -v "$py" >/dev/null || py=python
+  "$py" -m pip download --quiet --no-deps "slangtorch==$slang_version" -d "$tmp"
+  rm -rf "$slang_dir"; mkdir -p "$slang_dir"
+  unzip -q -o "$tmp"/slangtorch-*.whl 'slangtorch/bin/*' -d "$tmp/x"
+  mv "$tmp/x/slangtorch/bin" "$slang_dir/bin"
+  chmod +x "$slang_dir/bin/slangc"
+  echo "$slang_version" > "$slang_dir/wheel-version"
+fi
+if ! "$slang_dir/bin/slangc" -v >/dev/null 2>&1; then
+  echo "setup: error: $slang_dir/bin/slangc does not run" >&2; exit 1
+fi
+echo "setup: ok (slangc $("$slang_dir/bin/slangc" -v 2>&1 | head -1))"

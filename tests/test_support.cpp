@@ -1,0 +1,81 @@
+#include "tests/test_support.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+namespace sdgen::test {
+
+namespace {
+std::unique_ptr<Context> gContext;
+}
+
+Context& context() {
+  if (!gContext) {
+    ContextOptions options;
+    options.validation = true;  // tests always run with validation
+    gContext = std::make_unique<Context>(options);
+  }
+  return *gContext;
+}
+
+void shutdown() { gContext.reset(); }
+
+size_t validationMessageCount() { return gContext ? gContext->instance().validation().count() : 0; }
+
+void VulkanTest::TearDown() {
+  size_t now = validationMessageCount();
+  if (now != before_) {
+    auto msgs = gContext->instance().validation().messages();
+    ADD_FAILURE() << (now - before_) << " Vulkan validation message(s) during this test; last: " << msgs.back();
+  }
+}
+
+Allocation uploadFloats(Context& ctx, std::span<const float> values, DType dtype, const char* what) {
+  Allocation a = ctx.allocate(std::max<size_t>(values.size(), 1) * dtypeSize(dtype), what);
+  if (dtype == DType::F32) {
+    ctx.upload(a, 0, {reinterpret_cast<const uint8_t*>(values.data()), values.size() * 4});
+  } else {
+    std::vector<uint16_t> h(values.size());
+    for (size_t i = 0; i < values.size(); ++i) h[i] = floatToHalf(values[i]);
+    ctx.upload(a, 0, {reinterpret_cast<const uint8_t*>(h.data()), h.size() * 2});
+  }
+  return a;
+}
+
+std::vector<float> downloadFloats(Context& ctx, const Allocation& a, size_t count, DType dtype) {
+  std::vector<float> out(count);
+  if (dtype == DType::F32) {
+    ctx.download(a, 0, {reinterpret_cast<uint8_t*>(out.data()), count * 4});
+  } else {
+    std::vector<uint16_t> h(count);
+    ctx.download(a, 0, {reinterpret_cast<uint8_t*>(h.data()), count * 2});
+    for (size_t i = 0; i < count; ++i) out[i] = halfToFloat(h[i]);
+  }
+  return out;
+}
+
+void poison(Context& ctx, const Allocation& a) {
+  std::vector<uint8_t> bytes(a.size(), 0xff);  // all-ones is NaN in fp32 and in fp16
+  ctx.upload(a, 0, bytes);
+}
+
+std::vector<float> randomFloats(size_t n, uint32_t seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+float roundTo(DType dtype, float v) { return dtype == DType::F16 ? halfToFloat(floatToHalf(v)) : v; }
+
+}  // namespace sdgen::test
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  int rc = RUN_ALL_TESTS();
+  sdgen::test::shutdown();
+  return rc;
+}

@@ -1,0 +1,42 @@
+#pragma once
+// Shared test fixtures: one device context per test process with validation layers forced on; any validation
+// message during a test fails that test.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "engine/context.h"
+#include "engine/dtype.h"
+#include "engine/error.h"
+
+namespace sdgen::test {
+
+Context& context();
+size_t validationMessageCount();
+void shutdown();  // destroys the shared context (end of main)
+
+// Base fixture for every test that touches the GPU: validation messages during the test fail it.
+class VulkanTest : public ::testing::Test {
+ protected:
+  void SetUp() override { before_ = validationMessageCount(); }
+  void TearDown() override;
+  Context& ctx() { return context(); }
+
+ private:
+  size_t before_ = 0;
+};
+
+// Uploads host floats as `dtype` into a new device allocation.
+Allocation uploadFloats(Context& ctx, std::span<const float> values, DType dtype, const char* what = "test input");
+// Downloads `count` elements of `dtype` as floats.
+std::vector<float> downloadFloats(Context& ctx, const Allocation& a, size_t count, DType dtype);
+// Fills an allocation with a NaN pattern so unwritten elements are detectable.
+void poison(Context& ctx, const Allocation& a);
+std::vector<float> randomFloats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
+// Rounds through fp16 when dtype is F16 (what the GPU sees after upload).
+float roundTo(DType dtype, float v);
+
+}  // namespace sdgen::test

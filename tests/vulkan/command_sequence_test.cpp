@@ -1,0 +1,76 @@
+#include "engine/command_sequence.h"
+
+#include "ops/basic_kernels.h"
+#include "tests/test_support.h"
+
+namespace sdgen {
+namespace {
+
+class CommandSequenceTest : public test::VulkanTest {};
+
+TEST_F(CommandSequenceTest, BarriersOnlyBetweenDependentCommands) {
+  const uint32_t n = 1024;
+  Allocation a = ctx().allocate(n * 4, "a"), b = ctx().allocate(n * 4, "b"), c = ctx().allocate(n * 4, "c");
+  CommandSequence independent(ctx());
+  size_t base = independent.barrierCount();
+  ops::fill(ctx(), independent, a, DType::F32, n, 1.f);
+  ops::fill(ctx(), independent, b, DType::F32, n, 2.f);
+  ops::fill(ctx(), independent, c, DType::F32, n, 3.f);
+  EXPECT_EQ(independent.barrierCount(), base) << "independent fills must not be separated by barriers";
+
+  CommandSequence dependent(ctx());
+  base = dependent.barrierCount();
+  ops::fill(ctx(), dependent, a, DType::F32, n, 1.f);
+  ops::fill(ctx(), dependent, b, DType::F32, n, 2.f);
+  ops::add(ctx(), dependent, a, b, c, DType::F32, n);  // reads a and b: one barrier
+  EXPECT_EQ(dependent.barrierCount(), base + 1);
+  dependent.run();
+  auto got = test::downloadFloats(ctx(), c, n, DType::F32);
+  for (float v : got) ASSERT_EQ(v, 3.f);
+}
+
+TEST_F(CommandSequenceTest, ReplayWithNewUniformWithoutRerecording) {
+  const uint32_t n = 777;
+  Allocation x = ctx().allocate(n * 4, "x"), y = ctx().allocate(n * 4, "y");
+  Allocation ones = test::uploadFloats(ctx(), std::vector<float>(n, 1.f), DType::F32);
+  CommandSequence seq(ctx());
+  ops::fillFromUniform(ctx(), seq, x, DType::F32, n, /*slot=*/3);
+  ops::add(ctx(), seq, x, ones, y, DType::F32, n);
+  seq.end();
+  size_t commands = seq.commandCount();
+  for (float t : {0.5f, 10.f, -2.f}) {
+    seq.setUniform(3, t);
+    seq.run();
+    auto got = test::downloadFloats(ctx(), y, n, DType::F32);
+    for (float v : got) ASSERT_EQ(v, t + 1.f);
+  }
+  EXPECT_EQ(seq.commandCount(), commands);
+}
+
+TEST_F(CommandSequenceTest, TimestampsPerCommandInNanoseconds) {
+  if (!ctx().info().timestampsSupported) GTEST_SKIP() << "device has no timestamps";
+  const uint32_t n = 1 << 16;
+  Allocation a = ctx().allocate(n * 4, "a"), b = ctx().allocate(n * 4, "b");
+  CommandSequence seq(ctx(), {.timestamps = true});
+  ops::fill(ctx(), seq, a, DType::F32, n, 1.f);
+  ops::copy(ctx(), seq, a, b, DType::F32, n);
+  seq.copy(b, 0, a, 0, n * 4, "buffer copy");
+  seq.run();
+  auto t = seq.timings();
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0].label, "fill_f32");
+  EXPECT_EQ(t[1].label, "copy_f32");
+  EXPECT_EQ(t[2].label, "buffer copy");
+  for (auto& x : t) EXPECT_GE(x.ns, 0.0);
+  EXPECT_GT(t[0].ns + t[1].ns + t[2].ns, 0.0);
+}
+
+TEST_F(CommandSequenceTest, BadDispatchesAreErrors) {
+  Allocation a = ctx().allocate(64, "a");
+  CommandSequence seq(ctx());
+  EXPECT_THROW(seq.copy(a, 0, a, 32, 64, "overrun"), Error);
+  EXPECT_THROW(seq.fill(a, 2, 8, 0), Error);
+}
+
+}  // namespace
+}  // namespace sdgen

@@ -1,0 +1,105 @@
+#include "engine/slang_compiler.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/error.h"
+#include "tests/test_support.h"
+
+namespace sdgen {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A private shader directory and cache directory per test, so counts are exact.
+class CompileCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("sdgen-cache-test-" + std::to_string(::getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "shaders");
+    fs::copy_file(fs::path(defaultShaderDir()) / "sdgen.slang", root_ / "shaders" / "sdgen.slang");
+    write("helper.slang", "module helper;\npublic float scale() { return 2.0; }\n");
+    write("kernel.slang",
+          "import sdgen;\nimport helper;\n[shader(\"compute\")][numthreads(64,1,1)]\n"
+          "void main(uint3 t: SV_DispatchThreadID) { paramPtr<float>(0)[t.x] = scale(); }\n");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  void write(const std::string& name, const std::string& text) { std::ofstream(root_ / "shaders" / name) << text; }
+  SlangCompiler compiler() {
+    return SlangCompiler(defaultSlangc(), (root_ / "shaders").string(), (root_ / "cache").string());
+  }
+  fs::path root_;
+};
+
+TEST_F(CompileCacheTest, SecondRunCompilesNothing) {
+  KernelSource src;
+  src.module = "kernel.slang";
+  {
+    SlangCompiler c = compiler();
+    auto spirv = c.compile(src);
+    EXPECT_GT(spirv.size(), 5u);
+    EXPECT_EQ(spirv[0], 0x07230203u);  // SPIR-V magic
+    EXPECT_EQ(c.stats().compiled.load(), 1u);
+    EXPECT_EQ(c.stats().cacheHits.load(), 0u);
+  }
+  SlangCompiler again = compiler();  // a new process would see the same: state is only on disk
+  again.compile(src);
+  EXPECT_EQ(again.stats().compiled.load(), 0u);
+  EXPECT_EQ(again.stats().cacheHits.load(), 1u);
+}
+
+TEST_F(CompileCacheTest, EditingAnImportedModuleInvalidates) {
+  KernelSource src;
+  src.module = "kernel.slang";
+  SlangCompiler c = compiler();
+  auto first = c.compile(src);
+  write("helper.slang", "module helper;\npublic float scale() { return 3.0; }\n");
+  auto second = c.compile(src);
+  EXPECT_EQ(c.stats().compiled.load(), 2u);
+  EXPECT_NE(first, second);
+}
+
+TEST_F(CompileCacheTest, DefinesAndGeneratedSourcesAreDistinctEntries) {
+  SlangCompiler c = compiler();
+  KernelSource a;
+  a.module = "kernel.slang";
+  KernelSource b = a;
+  b.defines = {{"UNUSED", "1"}};
+  KernelSource g;
+  g.generated = "import sdgen;\n[shader(\"compute\")][numthreads(32,1,1)]\n"
+                "void main(uint3 t: SV_DispatchThreadID) { paramPtr<float>(0)[t.x] = 1.0; }\n";
+  c.compile(a);
+  c.compile(b);
+  c.compile(g);
+  c.compile(g);
+  EXPECT_EQ(c.stats().compiled.load(), 3u);
+  EXPECT_EQ(c.stats().cacheHits.load(), 1u);
+}
+
+TEST_F(CompileCacheTest, DiagnosticsAreShownVerbatimWithTheGeneratedFile) {
+  SlangCompiler c = compiler();
+  KernelSource g;
+  g.generated = "import sdgen;\n[shader(\"compute\")][numthreads(32,1,1)]\nvoid main() { undefined_thing(); }\n";
+  try {
+    c.compile(g);
+    FAIL() << "expected a compile error";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("undefined_thing"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(".slang"), std::string::npos) << msg;
+  }
+}
+
+TEST(CompileErrors, MissingCompilerOrShaderDirIsNamed) {
+  try {
+    SlangCompiler c("/nonexistent/slangc", defaultShaderDir(), "/tmp/x");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/slangc"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace sdgen
