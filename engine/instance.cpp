@@ -10,10 +10,20 @@ namespace sdgen {
 
 void ValidationSink::report(VkDebugUtilsMessageSeverityFlagBitsEXT severity, const char* message) {
   if (severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) return;
-  count_++;
   std::lock_guard lock(mutex_);
+  for (auto& needle : suppressions_)
+    if (std::strstr(message, needle.c_str())) {
+      suppressed_++;
+      return;
+    }
+  count_++;
   messages_.emplace_back(message);
   if (echo_) std::fprintf(stderr, "[vulkan validation] %s\n", message);
+}
+
+void ValidationSink::suppress(std::string needle) {
+  std::lock_guard lock(mutex_);
+  suppressions_.push_back(std::move(needle));
 }
 
 std::vector<std::string> ValidationSink::messages() const {
@@ -34,19 +44,21 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL debugCallback(VkDebugUtilsMessageSeverityF
   return VK_FALSE;
 }
 
-static bool layerAvailable(const char* name) {
+// The layer's spec version, or 0 when it is not installed.
+static uint32_t layerVersion(const char* name) {
   uint32_t n = 0;
   vkEnumerateInstanceLayerProperties(&n, nullptr);
   std::vector<VkLayerProperties> layers(n);
   vkEnumerateInstanceLayerProperties(&n, layers.data());
   for (auto& l : layers)
-    if (std::strcmp(l.layerName, name) == 0) return true;
-  return false;
+    if (std::strcmp(l.layerName, name) == 0) return l.specVersion;
+  return 0;
 }
 
 Instance::Instance(const InstanceOptions& options) : validation_(options.validation) {
   const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
-  if (validation_ && !layerAvailable(kValidationLayer))
+  if (validation_) layerVersion_ = layerVersion(kValidationLayer);
+  if (validation_ && !layerVersion_)
     throw Error("validation was requested (SDGEN_VALIDATION) but VK_LAYER_KHRONOS_validation is not installed "
                 "(Debian: vulkan-validationlayers)");
 

@@ -17,9 +17,15 @@ class ValidationSink {
   size_t count() const { return count_.load(); }
   std::vector<std::string> messages() const;
   void setEcho(bool echo) { echo_ = echo; }
+  // Messages containing `needle` are not counted: used only for messages a validation layer emits because it
+  // predates an extension the device enables (the layer cannot validate what it does not know).
+  void suppress(std::string needle);
+  size_t suppressedCount() const { return suppressed_.load(); }
 
  private:
   std::atomic<size_t> count_{0};
+  std::atomic<size_t> suppressed_{0};
+  std::vector<std::string> suppressions_;
   mutable std::mutex mutex_;
   std::vector<std::string> messages_;
   bool echo_ = true;
@@ -43,6 +49,8 @@ class Instance {
 
   VkInstance handle() const { return instance_; }
   bool validationEnabled() const { return validation_; }
+  // VK_LAYER_KHRONOS_validation's spec version (0 when validation is off).
+  uint32_t validationLayerVersion() const { return layerVersion_; }
   ValidationSink& validation() { return sink_; }
   std::vector<VkPhysicalDevice> physicalDevices() const;
 
@@ -50,6 +58,7 @@ class Instance {
   VkInstance instance_ = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   bool validation_ = false;
+  uint32_t layerVersion_ = 0;
   ValidationSink sink_;
 };
 
