@@ -27,6 +27,7 @@ class ParamBlock {
     return u32(static_cast<uint32_t>(a >> 32));
   }
   size_t size() const { return words_.size(); }
+  void set(size_t index, uint32_t v) { words_.at(index) = v; }
   std::span<const uint32_t> words() const { return words_; }
   operator std::span<const uint32_t>() const { return words_; }
 
