@@ -1,0 +1,40 @@
+#pragma once
+// Records a whole graph into one command sequence (one label and, optionally, one GPU timestamp per launch)
+// and replays it; intermediate tensors live in one arena laid out by the memory planner.
+#include <map>
+
+#include "graph/graph.h"
+#include "graph/memory_planner.h"
+
+namespace sdgen::graph {
+
+class CompiledGraph {
+ public:
+  // `bindings` gives the device view of every input and output tensor.
+  CompiledGraph(Context& ctx, const Graph& graph, const std::map<TensorId, TensorView>& bindings,
+                bool timestamps = false);
+
+  void run() { seq_.run(); }
+  void submit() { seq_.submit(); }
+  void wait() { seq_.wait(); }
+  void setUniform(uint32_t slot, float value) { seq_.setUniform(slot, value); }
+  std::vector<CommandTiming> timings() const { return seq_.timings(); }
+
+  size_t launches() const { return seq_.dispatchCount(); }
+  const MemoryPlan& memoryPlan() const { return plan_; }
+  const std::vector<int>& order() const { return order_; }
+
+ private:
+  class ArenaResolver;
+  Context& ctx_;
+  std::vector<int> order_;
+  MemoryPlan plan_;
+  Allocation arena_;
+  CommandSequence seq_;
+};
+
+// Topological order of the nodes: every tensor is written before it is read. Throws on cycles and on reads
+// of intermediates nothing writes.
+std::vector<int> topologicalOrder(const Graph& graph);
+
+}  // namespace sdgen::graph

@@ -1,0 +1,68 @@
+// The reduction kernel (sum and sum of squares over axes 1 and 3) against a float64 reference.
+#include <cmath>
+
+#include "engine/command_sequence.h"
+#include "ops/reduce.h"
+#include "tests/graph/reference_eval.h"
+#include "tests/test_support.h"
+
+namespace sdgen {
+namespace {
+
+using namespace graph;
+
+class ReduceTest : public test::VulkanTest, public ::testing::WithParamInterface<DType> {};
+
+TEST_P(ReduceTest, RowsAndGroupsMatchReference) {
+  DType dt = GetParam();
+  test::HostMemory mem;
+  struct Case {
+    Shape shape;       // [A, B, C, D]
+    bool throughExpr;  // reduce silu(x) instead of x
+  };
+  for (Case k : {Case{{5, 1, 1, 37}, false}, Case{{2, 30, 3, 4}, false}, Case{{2, 16, 4, 10}, true},
+                 Case{{1, 300, 2, 8}, true}}) {
+    Shape s = k.shape;
+    Allocation in = mem.upload(ctx(), test::randomFloats(numel(s), uint32_t(numel(s)), -1.f, 3.f), dt);
+    Expr x = buffer(view(in, dt, s));
+    if (k.throughExpr) x = silu(x);
+    Allocation out = ctx().allocate(s[0] * s[2] * 2 * 4, "stats");
+    test::poison(ctx(), out);
+    CommandSequence seq(ctx());
+    auto info = ops::sumAndSumOfSquares(ctx(), seq, x, view(out, DType::F32, {s[0] * s[2] * 2}));
+    seq.run();
+    EXPECT_EQ(info.vector, s[3] % 4 == 0);
+    auto got = test::downloadFloats(ctx(), out, s[0] * s[2] * 2, DType::F32);
+    for (int64_t a = 0; a < s[0]; ++a)
+      for (int64_t c = 0; c < s[2]; ++c) {
+        double sum = 0, sq = 0, mag = 0;
+        for (int64_t b = 0; b < s[1]; ++b)
+          for (int64_t d = 0; d < s[3]; ++d) {
+            double v = test::evalReference(x, {a, b, c, d}, mem);
+            sum += v;
+            sq += v * v;
+            mag += std::abs(v);
+          }
+        size_t o = size_t(a * s[2] + c) * 2;
+        EXPECT_NEAR(got[o], sum, 1e-5 * mag + 1e-6) << shapeString(s);
+        EXPECT_NEAR(got[o + 1], sq, 1e-5 * sq + 1e-6) << shapeString(s);
+      }
+  }
+}
+
+TEST_P(ReduceTest, WrongOutputIsAnError) {
+  DType dt = GetParam();
+  Allocation in = ctx().allocate(64 * 4, "in"), out = ctx().allocate(64, "out");
+  CommandSequence seq(ctx());
+  EXPECT_THROW(ops::sumAndSumOfSquares(ctx(), seq, buffer(view(in, dt, {2, 2, 2, 2})),
+                                       view(out, DType::F32, {3})),
+               Error);
+  EXPECT_THROW(ops::sumAndSumOfSquares(ctx(), seq, buffer(view(in, dt, {4, 4})), view(out, DType::F32, {8})),
+               Error);
+}
+
+INSTANTIATE_TEST_SUITE_P(DTypes, ReduceTest, ::testing::Values(DType::F32, DType::F16),
+                         [](const auto& info) { return std::string(dtypeName(info.param)); });
+
+}  // namespace
+}  // namespace sdgen
