@@ -1,0 +1,61 @@
+#pragma once
+// CLIP's tokenizer, id for id the same as Hugging Face transformers' CLIPTokenizer (the Python one, without
+// ftfy; see docs/models.md for where the fast one differs): special tokens typed in the prompt are kept,
+// the rest is cleaned (text_cleanup.h), split (pretokenizer.h) and BPE-encoded (bpe.h); then BOS/EOS are added
+// and the sequence is truncated or padded to maxLength.
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "models/tokenizer/bpe.h"
+#include "models/tokenizer/tokenizer.h"
+#include "models/tokenizer/vocab_files.h"
+
+namespace sdgen::models {
+
+struct ClipTokenizerOptions {
+  size_t maxLength = 77;
+  // Padding id; default: the end-of-text id, as SD 1.x's tokenizer. SD 2.x's (OpenCLIP's) pads with 0.
+  std::optional<int32_t> padId;
+  // Called when a prompt is longer than maxLength - 2 tokens, e.g. to warn that its end is ignored.
+  std::function<void(std::string_view text, const Encoding& encoding)> onTruncate;
+};
+
+class ClipBpeTokenizer final : public Tokenizer {
+ public:
+  static constexpr std::string_view kBosText = "<|startoftext|>";
+  static constexpr std::string_view kEosText = "<|endoftext|>";
+  // CLIP's vocabulary: 256 byte symbols, the same with "</w>", the merges and 2 special tokens = 49408.
+  static constexpr size_t kClipMergeCount = 49152 - 256 - 2;
+
+  // vocab.json + merges.txt (of which the first kClipMergeCount merges are used, as the reference does).
+  static ClipBpeTokenizer fromVocabAndMerges(const std::string& vocabJsonPath, const std::string& mergesPath,
+                                             ClipTokenizerOptions options = {});
+  // tokenizer.json (all its merges are used, as the `tokenizers` library does).
+  static ClipBpeTokenizer fromTokenizerJson(const std::string& path, ClipTokenizerOptions options = {});
+  // A tokenizer folder as diffusers lays it out: vocab.json + merges.txt, else tokenizer.json.
+  static ClipBpeTokenizer fromDirectory(const std::string& dir, ClipTokenizerOptions options = {});
+
+  ClipBpeTokenizer(BpeVocabulary vocabulary, ClipTokenizerOptions options);
+
+  Encoding encode(std::string_view text) const override;
+  size_t maxLength() const override { return options_.maxLength; }
+
+  // The ids of the prompt's tokens alone: no BOS/EOS, no truncation, no padding.
+  std::vector<int32_t> contentIds(std::string_view text) const;
+
+  int32_t bosId() const { return bos_; }
+  int32_t eosId() const { return eos_; }
+  int32_t padId() const { return pad_; }
+  const BpeModel& bpe() const { return bpe_; }
+
+ private:
+  void appendSegmentIds(std::string_view segment, std::vector<int32_t>& out) const;
+
+  ClipTokenizerOptions options_;
+  int32_t bos_ = 0, eos_ = 0, pad_ = 0;
+  BpeModel bpe_;
+};
+
+}  // namespace sdgen::models
