@@ -103,3 +103,35 @@ TEST(CompileErrors, MissingCompilerOrShaderDirIsNamed) {
 
 }  // namespace
 }  // namespace sdgen
+
+namespace sdgen {
+namespace {
+
+class KernelPrepareTest : public test::VulkanTest {};
+
+// A model's kernels are compiled concurrently before the first step; afterwards getting them compiles nothing.
+TEST_F(KernelPrepareTest, PrepareCompilesInParallelThenGetIsFree) {
+  ContextOptions options;
+  options.validation = true;
+  options.cacheDir = (std::filesystem::temp_directory_path() / ("sdgen-prepare-" + std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(options.cacheDir);
+  Context local(options);
+  std::vector<KernelSource> sources;
+  for (const char* module : {"basic/fill.slang", "basic/copy.slang", "basic/binary.slang", "basic/row_sum.slang"})
+    for (const char* dtype : {"0", "1"}) {
+      KernelSource s;
+      s.module = module;
+      s.defines = {{"SDGEN_DTYPE", dtype}};
+      sources.push_back(s);
+    }
+  local.kernels().prepare(sources);
+  EXPECT_EQ(local.compiler().stats().compiled.load(), sources.size());
+  EXPECT_EQ(local.kernels().size(), sources.size());
+  for (auto& s : sources) local.kernels().get(s);
+  EXPECT_EQ(local.compiler().stats().compiled.load(), sources.size());
+  EXPECT_EQ(local.instance().validation().count(), 0u);
+  std::filesystem::remove_all(options.cacheDir);
+}
+
+}  // namespace
+}  // namespace sdgen
