@@ -266,6 +266,18 @@ Expr upsample2x(const Expr& a) {
   return Expr(make(ExprKind::Upsample2x, s, {a}));
 }
 
+Expr repeatInterleave(const Expr& a, int axis, int64_t factor) {
+  axis = normAxis(axis, a.shape().size(), "repeatInterleave");
+  if (factor < 1) throw Error("repeatInterleave: factor must be >= 1, got " + std::to_string(factor));
+  if (factor == 1) return a;
+  Shape s = a.shape();
+  s[axis] *= factor;
+  auto n = make(ExprKind::RepeatInterleave, s, {a});
+  n->axis = axis;
+  n->start = factor;
+  return Expr(n);
+}
+
 Expr gather(const Expr& table, const TensorView& indices) {
   if (table.shape().size() != 2) throw Error("gather: table must be [V, D], got " + shapeString(table.shape()));
   if (!indices.isInt32) throw Error("gather: indices must be an int32 tensor (graph::indexView)");

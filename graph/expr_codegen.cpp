@@ -69,6 +69,8 @@ bool nativeVector(const ExprNode& n) {
       return axis != 3 || pad4(n.children[0].shape())[3] % 4 == 0;
     }
     case ExprKind::Reshape: return pad4(n.children[0].shape())[3] % 4 == 0;
+    // Along the innermost axis, 4 consecutive outputs share one source element when factor % 4 == 0.
+    case ExprKind::RepeatInterleave: return n.axis + padOf(n.shape) != 3 || n.start % 4 == 0;
     default: return true;
   }
 }
@@ -130,6 +132,13 @@ std::string ExprCodegen::emitNode(const Expr& e, bool vec) {
       return "Concat<" + O + "," + std::to_string(n.axis + padOf(n.shape)) + "," + a + "," + child(1, vec) + ">";
     }
     case ExprKind::Upsample2x: return "Upsample2x<" + child(0, vec) + ">";
+    case ExprKind::RepeatInterleave: {
+      params_.i32(static_cast<int32_t>(n.start));
+      int axis = n.axis + padOf(n.shape);
+      bool inner = axis == 3;  // vector mode on the innermost axis: the child is read once and splat
+      return "RepeatInterleave<" + O + "," + std::to_string(axis) + "," + (inner ? "1" : "0") + "," +
+             child(0, vec && !inner) + ">";
+    }
     case ExprKind::Gather: {
       params_.address(n.tensor.address);
       Shape st = n.tensor.strides;

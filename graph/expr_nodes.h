@@ -8,7 +8,7 @@ namespace sdgen::graph {
 
 enum class ExprKind {
   Buffer, Constant, Uniform, KernelOutput, Unary, Clamp, Binary,
-  Broadcast, Reshape, Permute, Slice, Concat, Upsample2x, Gather
+  Broadcast, Reshape, Permute, Slice, Concat, Upsample2x, Gather, RepeatInterleave
 };
 
 struct ExprNode {
@@ -20,7 +20,7 @@ struct ExprNode {
   uint32_t slot = 0;      // Uniform
   int op = 0;             // UnaryOp / BinaryOp
   int axis = 0;           // Slice, Concat (in this node's rank)
-  int64_t start = 0;      // Slice
+  int64_t start = 0;      // Slice; RepeatInterleave factor
   std::vector<int> perm;  // Permute
 };
 

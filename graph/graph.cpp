@@ -4,6 +4,7 @@
 
 #include "engine/error.h"
 #include "ops/elementwise.h"
+#include "ops/norm.h"
 #include "ops/reduce.h"
 
 namespace sdgen::graph {
@@ -90,24 +91,17 @@ TensorId Graph::groupStats(const Value& x, int groups, const std::string& label)
 
 Value Graph::groupNormalize(const Value& x, TensorId stats, int groups, float eps, const Value& gamma,
                             const Value& beta) const {
-  Shape s = x.shape;
-  int64_t cg = s[3] / groups;
-  double count = double(s[1]) * s[2] * cg;
-  Value st = read(stats);
-  Value out = zip(x, st, [=](const Expr& xe, const Expr& se) {
-    // Stats [N, G, 2] seen as per-(n, channel) broadcasts: channel c belongs to group c / cg.
-    Expr st4 = reshape(se, {s[0], 1, groups, 2});  // dense: folds into the buffer view, as do the slices
-    Expr sum = slice(st4, 3, 0, 1), sq = slice(st4, 3, 1, 1);
-    Expr mean = sum * constant(float(1.0 / count));
-    Expr var = sq * constant(float(1.0 / count)) - mean * mean;
-    Expr rstd = rsqrt(var + constant(eps));
-    Expr xg = reshape(xe, {s[0], s[1] * s[2], groups, cg});
-    return reshape((xg - mean) * rstd, s);
-  });
-  out = zip(out, gamma, [](const Expr& a, const Expr& g) { return a * g; });
-  out = zip(out, beta, [](const Expr& a, const Expr& b) { return a + b; });
-  out.logicalOps = x.logicalOps + 1;  // one normalization, whatever it takes to express
-  return out;
+  std::vector<TensorId> reads = x.reads;
+  reads.push_back(stats);
+  for (const Value* v : {&gamma, &beta}) reads.insert(reads.end(), v->reads.begin(), v->reads.end());
+  auto bx = x.build, bg = gamma.build, bb = beta.build;
+  // Shapes are validated now, with a stand-in for the statistics.
+  Expr probe = kernelOutput(x.shape);
+  TensorView probeStats{0, DType::F32, {x.shape.at(0) * groups * 2}, {1}};
+  ops::groupNormFromStats(probe, probeStats, groups, eps, kernelOutput(gamma.shape), kernelOutput(beta.shape));
+  return {x.shape, reads,
+          [=](const Resolver& r) { return ops::groupNormFromStats(bx(r), r.view(stats), groups, eps, bg(r), bb(r)); },
+          x.logicalOps + 1};
 }
 
 void Graph::addNode(GraphNode node) {

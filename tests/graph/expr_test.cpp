@@ -116,6 +116,14 @@ TEST_P(ExprTest, LayoutNodes) {
   check(concat(x, x * constant(2.f), 3));               // innermost, 8 + 8
   check(upsample2x(y));
   check(upsample2x(silu(x)));
+  Expr groups = input({2, 1, 1, 2}, 14);
+  auto splat = check(repeatInterleave(groups, 3, 4) * x);  // innermost factor 4: one read splat to 4 lanes
+  EXPECT_EQ(splat.scalarWrappedNodes, 0) << splat.exprType;
+  auto wrapped = check(repeatInterleave(groups, 3, 6) + constant(1.f));  // 12 lanes, factor 6: scalar reads
+  EXPECT_TRUE(wrapped.vector);
+  EXPECT_EQ(wrapped.scalarWrappedNodes, 1) << wrapped.exprType;
+  check(repeatInterleave(groups, 3, 3));  // innermost 6: scalar kernel
+  check(repeatInterleave(exp(y), 1, 2));  // outer axis
 }
 
 TEST_P(ExprTest, Gather) {

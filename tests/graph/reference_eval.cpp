@@ -123,6 +123,11 @@ double evalReference(const Expr& e, const Coord& c, const HostMemory& mem, doubl
       return child(1, cc);
     }
     case ExprKind::Upsample2x: return child(0, {c[0], c[1] / 2, c[2] / 2, c[3]});
+    case ExprKind::RepeatInterleave: {
+      Coord cc = c;
+      cc[n.axis] /= n.start;
+      return child(0, cc);
+    }
     case ExprKind::Gather: {
       int64_t off = 0;
       for (size_t i = 0; i + 1 < c.size(); ++i) off += c[i] * n.tensor.strides[i];

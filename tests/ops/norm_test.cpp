@@ -1,0 +1,194 @@
+// Group norm, layer norm, softmax, timestep embedding and classifier-free guidance against float64 references,
+// fp32 and fp16 storage, shapes whose channel counts are not multiples of 4.
+#include <cmath>
+
+#include "engine/command_sequence.h"
+#include "ops/elementwise.h"
+#include "ops/guidance.h"
+#include "ops/norm.h"
+#include "ops/softmax.h"
+#include "ops/timestep_embedding.h"
+#include "tests/test_support.h"
+
+namespace sdgen {
+namespace {
+
+using namespace graph;
+
+class NormOps : public test::VulkanTest, public ::testing::WithParamInterface<DType> {
+ protected:
+  DType dt() const { return GetParam(); }
+  double tol() const { return dt() == DType::F16 ? 5e-3 : 1e-4; }
+  Allocation keep(Allocation a) {
+    keep_.push_back(std::move(a));
+    return {};
+  }
+  // Uploads values rounded to dt(); returns the expression and the values the GPU sees.
+  Expr input(const Shape& s, uint32_t seed, std::vector<double>* seen, float lo = -2, float hi = 2, DType t = DType::F32,
+             bool useParam = true) {
+    DType d = useParam ? dt() : t;
+    auto v = test::randomFloats(numel(s), seed, lo, hi);
+    keep_.push_back(test::uploadFloats(ctx(), v, d));
+    seen->clear();
+    for (float x : v) seen->push_back(test::roundTo(d, x));
+    return buffer(view(keep_.back(), d, s));
+  }
+  TensorView output(const Shape& s, DType d) {
+    keep_.push_back(ctx().allocate(numel(s) * dtypeSize(d), "out"));
+    test::poison(ctx(), keep_.back());
+    return view(keep_.back(), d, s);
+  }
+  std::vector<float> read(const TensorView& t) {
+    for (auto& a : keep_)
+      if (a.address() == t.address) return test::downloadFloats(ctx(), a, numel(t.shape), t.dtype);
+    return {};
+  }
+  void compare(const std::vector<float>& got, const std::vector<double>& ref, double tolerance) {
+    ASSERT_EQ(got.size(), ref.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_FALSE(std::isnan(got[i])) << i;
+      ASSERT_LE(std::abs(got[i] - ref[i]), tolerance * std::max(1.0, std::abs(ref[i])))
+          << "element " << i << ": got " << got[i] << " reference " << ref[i];
+    }
+  }
+  std::vector<Allocation> keep_;
+};
+
+TEST_P(NormOps, GroupNormWithSiluInTheConsumer) {
+  struct Case {
+    int n, h, w, c, g;
+  };
+  for (Case k : {Case{2, 3, 5, 12, 4}, Case{1, 4, 4, 64, 32}, Case{2, 2, 3, 40, 4}}) {
+    std::vector<double> x, gamma, beta;
+    Expr ex = input({k.n, k.h, k.w, k.c}, 1 + k.c, &x, -3, 5);
+    Expr eg = input({k.c}, 2, &gamma, 0.5, 1.5, DType::F32, false);
+    Expr eb = input({k.c}, 3, &beta, -0.5, 0.5, DType::F32, false);
+    TensorView stats = output({k.n * k.g * 2}, DType::F32);
+    TensorView out = output({k.n, k.h, k.w, k.c}, dt());
+    CommandSequence seq(ctx());
+    Expr normalized = ops::groupNorm(ctx(), seq, ex, k.g, 1e-5f, eg, eb, stats);
+    ops::elementwise(ctx(), seq, silu(normalized), bufferSink(out));
+    seq.run();
+    std::vector<double> ref(x.size());
+    int cg = k.c / k.g, hw = k.h * k.w;
+    for (int n = 0; n < k.n; ++n)
+      for (int g = 0; g < k.g; ++g) {
+        double s = 0, q = 0;
+        for (int p = 0; p < hw; ++p)
+          for (int c = g * cg; c < (g + 1) * cg; ++c) s += x[(size_t(n) * hw + p) * k.c + c];
+        double mean = s / (hw * cg);
+        for (int p = 0; p < hw; ++p)
+          for (int c = g * cg; c < (g + 1) * cg; ++c) q += std::pow(x[(size_t(n) * hw + p) * k.c + c] - mean, 2);
+        double rstd = 1 / std::sqrt(q / (hw * cg) + 1e-5);
+        for (int p = 0; p < hw; ++p)
+          for (int c = g * cg; c < (g + 1) * cg; ++c) {
+            size_t i = (size_t(n) * hw + p) * k.c + c;
+            double y = (x[i] - mean) * rstd * gamma[c] + beta[c];
+            ref[i] = y / (1 + std::exp(-y));
+          }
+      }
+    compare(read(out), ref, tol());
+  }
+}
+
+TEST_P(NormOps, LayerNorm) {
+  for (Shape s : {Shape{2, 7, 33}, Shape{3, 768}, Shape{1, 5, 40}}) {
+    std::vector<double> x, gamma, beta;
+    int64_t d = s.back(), rows = numel(s) / d;
+    Expr ex = input(s, uint32_t(d), &x, -1, 3);
+    Expr eg = input({d}, 5, &gamma, 0.5, 1.5, DType::F32, false);
+    Expr eb = input({d}, 6, &beta, -0.5, 0.5, DType::F32, false);
+    TensorView stats = output({rows * 2}, DType::F32), out = output(s, dt());
+    CommandSequence seq(ctx());
+    ops::elementwise(ctx(), seq, ops::layerNorm(ctx(), seq, ex, 1e-5f, eg, eb, stats), bufferSink(out));
+    seq.run();
+    std::vector<double> ref(x.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      double m = 0, v = 0;
+      for (int64_t i = 0; i < d; ++i) m += x[r * d + i];
+      m /= d;
+      for (int64_t i = 0; i < d; ++i) v += std::pow(x[r * d + i] - m, 2);
+      double rstd = 1 / std::sqrt(v / d + 1e-5);
+      for (int64_t i = 0; i < d; ++i) ref[r * d + i] = (x[r * d + i] - m) * rstd * gamma[i] + beta[i];
+    }
+    compare(read(out), ref, tol());
+  }
+}
+
+TEST_P(NormOps, SoftmaxIsStableAndWritesEveryElement) {
+  for (Shape s : {Shape{3, 5, 77}, Shape{4, 1000}, Shape{2, 2, 3, 1}}) {
+    std::vector<double> x;
+    Expr ex = input(s, uint32_t(numel(s)), &x, -30, 60);  // large logits: needs the max subtraction
+    TensorView out = output(s, dt());
+    CommandSequence seq(ctx());
+    ops::softmax(ctx(), seq, ex * constant(2.f), bufferSink(out));
+    seq.run();
+    int64_t n = s.back();
+    std::vector<double> ref(x.size());
+    for (size_t r = 0; r < x.size() / n; ++r) {
+      double m = -1e300, sum = 0;
+      for (int64_t i = 0; i < n; ++i) m = std::max(m, 2 * x[r * n + i]);
+      for (int64_t i = 0; i < n; ++i) sum += std::exp(2 * x[r * n + i] - m);
+      for (int64_t i = 0; i < n; ++i) ref[r * n + i] = std::exp(2 * x[r * n + i] - m) / sum;
+    }
+    compare(read(out), ref, tol());
+  }
+}
+
+TEST_P(NormOps, TimestepEmbeddingMatchesDiffusersFormula) {
+  for (bool flip : {true, false}) {
+    ops::TimestepEmbedding emb(ctx(), 320, flip, flip ? 0.f : 1.f);
+    const float t = 981.f;
+    TensorView out = output({2, 320}, dt());
+    CommandSequence seq(ctx());
+    ops::elementwise(ctx(), seq, emb(broadcast(uniform(2), {2, 1})), bufferSink(out));
+    seq.setUniform(2, t);
+    seq.run();
+    std::vector<double> ref;
+    for (int b = 0; b < 2; ++b)
+      for (int j = 0; j < 320; ++j) {
+        int i = j % 160;
+        double f = std::exp(-std::log(10000.0) * i / (160 - (flip ? 0.0 : 1.0)));
+        bool first = j < 160;
+        bool useCos = flip ? first : !first;
+        ref.push_back(useCos ? std::cos(t * f) : std::sin(t * f));
+      }
+    // |t f| reaches ~1000 rad: fp32 argument rounding alone is ~3e-5 absolute.
+    compare(read(out), ref, dt() == DType::F16 ? 5e-3 : 2e-4);
+  }
+  EXPECT_THROW(ops::TimestepEmbedding(ctx(), 33, true, 0.f), Error);
+}
+
+TEST_P(NormOps, ClassifierFreeGuidanceWithRuntimeScale) {
+  std::vector<double> eps;
+  Expr e = input({4, 3, 5, 4}, 9, &eps);
+  TensorView out = output({2, 3, 5, 4}, dt());
+  CommandSequence seq(ctx());
+  ops::elementwise(ctx(), seq, ops::classifierFreeGuidance(e, uniform(0)), bufferSink(out));
+  seq.end();
+  for (float scale : {7.5f, 1.f}) {
+    seq.setUniform(0, scale);
+    seq.run();
+    std::vector<double> ref;
+    size_t half = eps.size() / 2;
+    for (size_t i = 0; i < half; ++i) ref.push_back(eps[i] + scale * (eps[half + i] - eps[i]));
+    compare(read(out), ref, tol() * 8);  // values up to ~30 after scaling
+  }
+  EXPECT_THROW(ops::classifierFreeGuidance(buffer(view(keep_[0], dt(), {3, 4})), constant(1.f)), Error);
+}
+
+TEST_P(NormOps, BadShapesAreErrors) {
+  std::vector<double> x;
+  Expr ex = input({2, 3, 3, 10}, 11, &x);
+  TensorView stats = output({2 * 4 * 2}, DType::F32);
+  CommandSequence seq(ctx());
+  EXPECT_THROW(ops::groupNorm(ctx(), seq, ex, 4, 1e-5f, constant(1.f), constant(0.f), stats), Error);  // 10 % 4
+  EXPECT_THROW(ops::groupNorm(ctx(), seq, ex, 5, 1e-5f, constant(1.f), constant(0.f), stats), Error);  // stats size
+  EXPECT_THROW(ops::softmax(ctx(), seq, ex, bufferSink(output({2, 3, 3, 9}, dt()))), Error);
+}
+
+INSTANTIATE_TEST_SUITE_P(DTypes, NormOps, ::testing::Values(DType::F32, DType::F16),
+                         [](const auto& info) { return std::string(dtypeName(info.param)); });
+
+}  // namespace
+}  // namespace sdgen
