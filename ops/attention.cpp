@@ -1,0 +1,89 @@
+#include "ops/attention.h"
+
+#include <cmath>
+
+#include "engine/error.h"
+#include "engine/param_block.h"
+#include "graph/expr_codegen.h"
+#include "ops/elementwise.h"
+
+namespace sdgen::ops {
+
+using namespace graph;
+
+static constexpr int kHeaderWords = 8;  // shaders/attention/flash.slang kAttentionHeaderWords
+static constexpr double kLog2e = 1.4426950408889634;  // Q is pre-scaled by scale * log2(e): softmax via exp2
+
+static std::string wrapperSource(const AttentionInfo& info, bool causal) {
+  const FlashTile& t = info.tile;
+  auto n = [](int v) { return std::to_string(v); };
+  return "import sdgen;\nimport expr;\nimport attention.flash;\n"
+         "typealias Q = " + info.qType + ";\ntypealias K = " + info.kType + ";\ntypealias V = " + info.vType +
+         ";\ntypealias O = " + info.outType + ";\n[shader(\"compute\")]\n[numthreads(" + n(t.threads()) +
+         ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
+         "  flashMain<Q, K, V, O, " + n(t.d) + ", " + n(t.c4) + ", " + n(t.c4p) + ", " + n(t.bq) + ", " + n(t.bkv) +
+         ", " + n(t.tpr) + ", " + (info.vector ? "1" : "0") + ", " + (causal ? "1" : "0") + ">(group, local);\n}\n";
+}
+
+AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const Expr& k, const Expr& v,
+                        const Sink& out, const AttentionOptions& options) {
+  const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape(), &os = out.shape();
+  const std::string shapes = "q " + shapeString(qs) + ", k " + shapeString(ks) + ", v " + shapeString(vs) +
+                             ", output " + shapeString(os);
+  auto fail = [&](const std::string& why) { throw Error(options.label + ": " + why + " (" + shapes + ")"); };
+  if (qs.size() != 4 || ks.size() != 4 || vs.size() != 4 || os.size() != 4)
+    fail("q, k, v and the output must be rank 4: [B, S, H, D]");
+  if (ks != vs) fail("k and v must have the same shape [B, Sk, H, D]");
+  if (ks[0] != qs[0] || ks[2] != qs[2] || ks[3] != qs[3]) fail("k must be [B, Sk, H, D] with q's B, H and D");
+  if (os != qs) fail("the output must have q's shape [B, Sq, H, D]");
+  if (options.causal && qs[1] != ks[1]) fail("a causal mask needs Sq == Sk");
+  const int64_t d = qs[3];
+  if (d > kAttentionMaxHeadDim) fail("head dimension above " + std::to_string(kAttentionMaxHeadDim));
+  if (numel(qs) >= (int64_t(1) << 31) || numel(ks) >= (int64_t(1) << 31))
+    fail("tensors over 2^31 elements are not supported");
+
+  AttentionInfo info;
+  const DeviceInfo& dev = ctx.info();
+  if (options.blocks) {
+    info.tile = makeFlashTile(d, *options.blocks);
+    if (info.tile.sharedBytes() > dev.sharedMemoryPerWorkgroup ||
+        uint32_t(info.tile.threads()) > dev.maxWorkgroupInvocations)
+      fail("the requested tile (" + info.tile.describe() + ") exceeds the device's " +
+           std::to_string(dev.sharedMemoryPerWorkgroup) + " bytes of shared memory or " +
+           std::to_string(dev.maxWorkgroupInvocations) + " threads");
+  } else {
+    info.tile = chooseFlashTile(d, dev.sharedMemoryPerWorkgroup, dev.maxWorkgroupInvocations);
+  }
+  info.vector = d % 4 == 0;
+  info.groups = {uint32_t((qs[1] + info.tile.bq - 1) / info.tile.bq), uint32_t(qs[2]), uint32_t(qs[0])};
+  for (int i = 0; i < 3; ++i)
+    if (info.groups[i] > dev.maxWorkgroupCount[i])
+      fail("grid axis " + std::to_string(i) + " needs " + std::to_string(info.groups[i]) +
+           " workgroups, the device allows " + std::to_string(dev.maxWorkgroupCount[i]));
+
+  const float scale = options.scale.value_or(float(1.0 / std::sqrt(double(d))));
+  ParamBlock params;
+  params.u32(uint32_t(qs[1])).u32(uint32_t(ks[1])).u32(uint32_t(d)).f32(float(double(scale) * kLog2e));
+  params.u32(0).u32(0).u32(0).u32(0);
+  if (params.size() != kHeaderWords) throw Error("attention: header layout mismatch");
+  // One vector decision for all four trees: they share the innermost axis D.
+  ExprCodegen gen(params, {info.vector, false});
+  info.qType = gen.emit(q);
+  info.kType = gen.emit(k);
+  info.vType = gen.emit(v);
+  info.outType = gen.emit(out);
+  info.scalarWrappedNodes = gen.scalarWrappedNodes();
+
+  std::vector<TensorView> read = tensorsRead(q);
+  for (const auto& more : {tensorsRead(k), tensorsRead(v), tensorsRead(out)})
+    read.insert(read.end(), more.begin(), more.end());
+
+  KernelSource src;
+  src.generated = wrapperSource(info, options.causal);
+  src.label = options.label;
+  seq.dispatch(ctx.kernels().get(src), info.groups, params, rangesOf(read), rangesOf(tensorsWritten(out)),
+               options.label);
+  return info;
+}
+
+}  // namespace sdgen::ops

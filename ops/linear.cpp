@@ -1,0 +1,77 @@
+#include "ops/linear.h"
+
+#include "engine/error.h"
+#include "graph/expr_nodes.h"
+#include "ops/linear_gemm.h"
+
+namespace sdgen::ops {
+
+using namespace graph;
+
+static Shape leading(const Shape& s) { return Shape(s.begin(), s.end() - 1); }
+
+GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearWeights& weights, const Sink& out,
+                const LinearOptions& options) {
+  const Shape& xs = x.shape();
+  const Shape& os = out.shape();
+  const std::string shapes = "input " + shapeString(xs) + ", weights [" + std::to_string(weights.outFeatures()) +
+                             "," + std::to_string(weights.inFeatures()) + "], output " + shapeString(os);
+  if (xs.back() != weights.inFeatures())
+    throw Error(options.label + ": input features " + std::to_string(xs.back()) + " differ from the weights' " +
+                std::to_string(weights.inFeatures()) + " (" + shapes + ")");
+  if (os.back() != weights.outFeatures() || leading(os) != leading(xs))
+    throw Error(options.label + ": output must be [..., " + std::to_string(weights.outFeatures()) +
+                "] with the input's leading axes (" + shapes + ")");
+  // The leading axes of the rank-4 padded shape are the rows: row m sits at (m / (d1 d2), m / d2 % d1, m % d2).
+  Shape p = pad4(xs);
+  GemmProblem g;
+  g.a = x;
+  g.weights = &weights;
+  g.out = out;
+  g.m = p[0] * p[1] * p[2];
+  g.n = weights.outFeatures();
+  g.k = weights.inFeatures();
+  g.d1 = p[1];
+  g.d2 = p[2];
+  g.label = options.label;
+  return recordGemm(ctx, seq, g);
+}
+
+GemmInfo matmul(Context& ctx, CommandSequence& seq, const Expr& a, const Expr& b, const Sink& out,
+                const MatmulOptions& options) {
+  const Shape& as = a.shape();
+  const Shape& os = out.shape();
+  Expr bk = b;  // B as [.., K, N]
+  if (options.transposeB && b.shape().size() >= 2) {
+    int r = static_cast<int>(b.shape().size());
+    bk = transpose(b, r - 2, r - 1);
+  }
+  const Shape& bs = bk.shape();
+  const std::string shapes = "a " + shapeString(as) + ", b " + shapeString(b.shape()) +
+                             (options.transposeB ? " (transposed)" : "") + ", output " + shapeString(os);
+  auto fail = [&](const std::string& why) { throw Error(options.label + ": " + why + " (" + shapes + ")"); };
+  if (as.size() < 2 || as.size() > 3) fail("a must be [M, K] or [B, M, K]");
+  if (bs.size() < 2 || bs.size() > 3) fail("b must be [K, N] or [B, K, N]");
+  if (bs.size() > as.size()) fail("b has batches but a does not");
+  const int64_t batches = as.size() == 3 ? as[0] : 1, m = as[as.size() - 2], k = as.back();
+  const int64_t n = bs.back();
+  if (bs[bs.size() - 2] != k) fail("inner dimensions differ");
+  if (bs.size() == 3 && bs[0] != batches && bs[0] != 1) fail("batch counts differ");
+  Shape want = as.size() == 3 ? Shape{batches, m, n} : Shape{m, n};
+  if (os != want) fail("output must be " + shapeString(want));
+
+  GemmProblem g;
+  g.a = a;
+  g.b = broadcast(bk, as.size() == 3 ? Shape{batches, k, n} : Shape{k, n});
+  g.out = out;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.batches = batches;
+  g.d1 = batches;  // a [B, M, K] is [1, B, M, K] in the kernel: row batch * M + r -> (0, batch, r)
+  g.d2 = m;
+  g.label = options.label;
+  return recordGemm(ctx, seq, g);
+}
+
+}  // namespace sdgen::ops

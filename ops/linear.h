@@ -1,0 +1,45 @@
+#pragma once
+// Linear layers and batched matrix products on the tiled GEMM kernel (shaders/linear/gemm.slang).
+// Inputs are fusion expressions (a layer-norm or GEGLU prologue is evaluated while staging tiles) and the
+// output is a sink (residual add, QKV partition, permute epilogues). Contract: docs/kernels-linear-attention.md.
+#include <array>
+#include <string>
+
+#include "engine/command_sequence.h"
+#include "engine/context.h"
+#include "graph/expr.h"
+#include "ops/linear_weights.h"
+
+namespace sdgen::ops {
+
+// What was chosen, for tests and profiles.
+struct GemmInfo {
+  std::string aType, bType, sinkType;  // the generated Slang types (the specialization key)
+  bool vectorA = false;                // A read 4 along K at a time (K % 4 == 0)
+  bool vectorB = false;                // matmul: B read 4 along N at a time (N % 4 == 0)
+  bool vectorOut = false;              // output stored 4 along N at a time (N % 4 == 0)
+  int scalarWrappedNodes = 0;          // leaves/sinks that fell back to scalar access inside vector mode
+  int tileM = 0, tileN = 0, tileK = 0;
+  std::array<uint32_t, 3> groups{};
+};
+
+struct LinearOptions {
+  std::string label = "linear";
+};
+
+// out = x W^T + b. x: [..., K] (rank 1..4), out: [..., N] with the same leading axes; the leading axes are
+// batched into the rows of one GEMM.
+GemmInfo linear(Context& ctx, CommandSequence& seq, const graph::Expr& x, const LinearWeights& weights,
+                const graph::Sink& out, const LinearOptions& options = {});
+
+struct MatmulOptions {
+  bool transposeB = false;  // b is [B, N, K] (e.g. keys) instead of [B, K, N]
+  std::string label = "matmul";
+};
+
+// out[b] = a[b] x b[b] for every batch b. a: [B, M, K] or [M, K]; b: [B, K, N] (or [B, N, K] with
+// transposeB), a batch of 1 or rank 2 broadcasts over a's batches; out: [B, M, N] (rank of a).
+GemmInfo matmul(Context& ctx, CommandSequence& seq, const graph::Expr& a, const graph::Expr& b,
+                const graph::Sink& out, const MatmulOptions& options = {});
+
+}  // namespace sdgen::ops

@@ -1,0 +1,97 @@
+#include "ops/linear_gemm.h"
+
+#include <algorithm>
+
+#include "engine/error.h"
+#include "engine/param_block.h"
+#include "graph/expr_codegen.h"
+#include "ops/elementwise.h"
+
+namespace sdgen::ops {
+
+using namespace graph;
+
+static constexpr int kHeaderWords = 12;  // shaders/linear/gemm.slang kGemmHeaderWords
+
+GemmTile chooseGemmTile(int64_t m, const DeviceInfo& info) {
+  // Few rows (time embeddings, pooled vectors): a 16-row tile wastes less of the workgroup.
+  GemmTile t = m <= 16 ? GemmTile{16, 64, 16} : GemmTile{64, 64, 16};
+  if (t.sharedBytes() > info.sharedMemoryPerWorkgroup || uint32_t(t.threads()) > info.maxWorkgroupInvocations)
+    throw Error("gemm: the " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + " tile needs " +
+                std::to_string(t.sharedBytes()) + " bytes of shared memory and " + std::to_string(t.threads()) +
+                " threads; the device allows " + std::to_string(info.sharedMemoryPerWorkgroup) + " and " +
+                std::to_string(info.maxWorkgroupInvocations));
+  return t;
+}
+
+static std::string wrapperSource(const GemmInfo& info, bool bias) {
+  auto flag = [](bool b) { return b ? "1" : "0"; };
+  return "import sdgen;\nimport expr;\nimport linear.gemm;\n"
+         "typealias A = " + info.aType + ";\ntypealias B = " + info.bType + ";\ntypealias S = " + info.sinkType +
+         ";\n[shader(\"compute\")]\n[numthreads(" + std::to_string((info.tileM / 4) * (info.tileN / 4)) +
+         ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
+         "  gemmMain<A, B, S, " + flag(info.vectorA) + ", " + flag(info.vectorOut) + ", " + flag(bias) + ", " +
+         std::to_string(info.tileM) + ", " + std::to_string(info.tileN) + ", " + std::to_string(info.tileK) +
+         ">(group, local);\n}\n";
+}
+
+GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
+  // Offsets and coordinates are 32-bit in the kernel.
+  const int64_t limit = int64_t(1) << 31;
+  if (p.batches * p.m * std::max(p.n, p.k) >= limit || p.k * p.n >= limit)
+    throw Error(p.label + ": tensors over 2^31 elements are not supported (M " + std::to_string(p.m) + ", N " +
+                std::to_string(p.n) + ", K " + std::to_string(p.k) + ", batches " + std::to_string(p.batches) + ")");
+  const GemmTile tile = chooseGemmTile(p.m, ctx.info());
+  GemmInfo info;
+  info.tileM = tile.bm;
+  info.tileN = tile.bn;
+  info.tileK = tile.bk;
+  info.vectorA = p.k % 4 == 0;
+  info.vectorB = !p.weights && p.n % 4 == 0;
+  info.vectorOut = p.n % 4 == 0;
+  info.groups = {uint32_t((p.n + tile.bn - 1) / tile.bn), uint32_t((p.m + tile.bm - 1) / tile.bm),
+                 uint32_t(p.batches)};
+  for (int i = 0; i < 3; ++i)
+    if (info.groups[i] > ctx.info().maxWorkgroupCount[i])
+      throw Error(p.label + ": grid axis " + std::to_string(i) + " needs " + std::to_string(info.groups[i]) +
+                  " workgroups, the device allows " + std::to_string(ctx.info().maxWorkgroupCount[i]));
+
+  ParamBlock params;
+  params.u32(uint32_t(p.m)).u32(uint32_t(p.n)).u32(uint32_t(p.k)).u32(uint32_t(p.d1)).u32(uint32_t(p.d2)).u32(0);
+  params.address(p.weights ? p.weights->weightAddress() : 0);
+  params.u32(uint32_t(p.weights ? p.weights->paddedOut() : 0));
+  params.address(p.weights ? p.weights->biasAddress() : 0);
+  params.u32(0);
+  if (params.size() != kHeaderWords) throw Error("gemm: header layout mismatch");
+
+  // Each operand gets its own vector decision: A along K, B and the output along N.
+  ExprCodegen genA(params, {info.vectorA, false});
+  info.aType = genA.emit(p.a);
+  int wrapped = genA.scalarWrappedNodes();
+  std::vector<TensorView> read = tensorsRead(p.a);
+  std::vector<MemRange> reads;
+  if (p.weights) {
+    info.bType = std::string("PackedB<") + (p.weights->storage() == DType::F16 ? "F16Storage" : "F32Storage") + ">";
+    reads = p.weights->ranges();
+  } else {
+    ExprCodegen genB(params, {info.vectorB, false});
+    info.bType = "ExprB<" + genB.emit(p.b) + ", " + (info.vectorB ? "1" : "0") + ">";
+    wrapped += genB.scalarWrappedNodes();
+    auto more = tensorsRead(p.b);
+    read.insert(read.end(), more.begin(), more.end());
+  }
+  ExprCodegen genS(params, {info.vectorOut, false});
+  info.sinkType = genS.emit(p.out);
+  info.scalarWrappedNodes = wrapped + genS.scalarWrappedNodes();
+  auto sinkReads = tensorsRead(p.out);
+  read.insert(read.end(), sinkReads.begin(), sinkReads.end());
+  for (auto& r : rangesOf(read)) reads.push_back(r);
+
+  KernelSource src;
+  src.generated = wrapperSource(info, p.weights && p.weights->hasBias());
+  src.label = p.label;
+  seq.dispatch(ctx.kernels().get(src), info.groups, params, reads, rangesOf(tensorsWritten(p.out)), p.label);
+  return info;
+}
+
+}  // namespace sdgen::ops

@@ -1,0 +1,228 @@
+// Flash attention against a naive float64 softmax(Q K^T * scale) V, in fp32 and fp16 storage: the
+// specialized head dimensions (40, 64, 80, 160) and the runtime-D kernel (8, 12, 33, 100), self- and
+// cross-attention (Sk = 77), query counts off the tile size, causal masking, B = 2 and H = 2, fused input
+// layouts (reshape, permute, slices of a fused QKV projection, computed Q) and permuted output sinks.
+// Error measure: max |gpu - ref| / max(1, |ref|), with ref rounded to fp16 when the output is stored in fp16.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "engine/command_sequence.h"
+#include "graph/expr.h"
+#include "ops/attention.h"
+#include "tests/graph/reference_eval.h"
+#include "tests/test_support.h"
+
+namespace sdgen {
+namespace {
+
+using namespace graph;
+
+class AttentionTest : public test::VulkanTest, public ::testing::WithParamInterface<DType> {
+ protected:
+  DType dt() const { return GetParam(); }
+  double tolerance() const { return dt() == DType::F16 ? 5e-3 : 1e-4; }
+
+  Expr input(const Shape& s, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+    keep_.push_back(mem_.upload(ctx(), test::randomFloats(numel(s), seed, lo, hi), dt()));
+    return buffer(view(keep_.back(), dt(), s));
+  }
+  TensorView output(const Shape& s) {
+    keep_.push_back(ctx().allocate(numel(s) * dtypeSize(dt()), "output"));
+    test::poison(ctx(), keep_.back());
+    return view(keep_.back(), dt(), s);
+  }
+  std::vector<float> read(const TensorView& t) {
+    auto it = std::find_if(keep_.begin(), keep_.end(), [&](auto& a) { return a.address() == t.address; });
+    return test::downloadFloats(ctx(), *it, numel(t.shape), t.dtype);
+  }
+
+  // Naive attention over the reference values of q [B, Sq, H, D], k and v [B, Sk, H, D]; row-major result.
+  std::vector<double> reference(const Expr& q, const Expr& k, const Expr& v, bool causal, double scale = 0) {
+    const Shape &qs = q.shape(), &ks = k.shape();
+    const int64_t B = qs[0], Sq = qs[1], H = qs[2], D = qs[3], Sk = ks[1];
+    if (scale == 0) scale = 1 / std::sqrt(double(D));
+    auto qv = test::evalReference(q, mem_), kv = test::evalReference(k, mem_), vv = test::evalReference(v, mem_);
+    std::vector<double> out(qv.size()), s(Sk);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < Sq; ++i) {
+          const double* qi = &qv[((b * Sq + i) * H + h) * D];
+          double mx = -INFINITY, sum = 0;
+          for (int64_t j = 0; j < Sk; ++j) {
+            const double* kj = &kv[((b * Sk + j) * H + h) * D];
+            double dot = 0;
+            for (int64_t d = 0; d < D; ++d) dot += qi[d] * kj[d];
+            s[j] = causal && j > i ? -INFINITY : dot * scale;
+            mx = std::max(mx, s[j]);
+          }
+          for (int64_t j = 0; j < Sk; ++j) sum += s[j] = std::exp(s[j] - mx);
+          for (int64_t d = 0; d < D; ++d) {
+            double acc = 0;
+            for (int64_t j = 0; j < Sk; ++j) acc += s[j] * vv[((b * Sk + j) * H + h) * D + d];
+            out[((b * Sq + i) * H + h) * D + d] = acc / sum;
+          }
+        }
+    return out;
+  }
+  void compare(const std::vector<float>& got, const std::vector<double>& ref, const std::string& what) {
+    ASSERT_EQ(got.size(), ref.size()) << what;
+    double worst = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      double expected = dt() == DType::F16 ? test::roundTo(DType::F16, float(ref[i])) : ref[i];
+      ASSERT_FALSE(std::isnan(got[i])) << what << ": element " << i << " not written (or NaN), expected " << ref[i];
+      double err = std::abs(got[i] - expected) / std::max(1.0, std::abs(ref[i]));
+      ASSERT_LE(err, tolerance()) << what << ": element " << i << " got " << got[i] << ", reference " << ref[i];
+      worst = std::max(worst, err);
+    }
+    maxError_ = std::max(maxError_, worst);
+  }
+  // Dense q, k, v buffers; q in a wider range so the softmax is peaked and the running max moves.
+  struct Problem {
+    Expr q, k, v;
+  };
+  Problem dense(int64_t B, int64_t Sq, int64_t Sk, int64_t H, int64_t D, uint32_t seed) {
+    return {input({B, Sq, H, D}, seed, -3.f, 3.f), input({B, Sk, H, D}, seed + 1), input({B, Sk, H, D}, seed + 2)};
+  }
+  ops::AttentionInfo run(const Problem& p, ops::AttentionOptions options, const std::string& what) {
+    TensorView out = output(p.q.shape());
+    CommandSequence seq(ctx());
+    auto info = ops::attention(ctx(), seq, p.q, p.k, p.v, bufferSink(out), options);
+    seq.run();
+    compare(read(out), reference(p.q, p.k, p.v, options.causal, options.scale.value_or(0)),
+            what + " (" + info.tile.describe() + ")");
+    return info;
+  }
+  void TearDown() override {
+    RecordProperty("max_error", std::to_string(maxError_));
+    std::printf("    [%s] max |gpu-ref|/max(1,|ref|) = %.3g\n", dtypeName(dt()), maxError_);
+    test::VulkanTest::TearDown();
+  }
+
+  test::HostMemory mem_;
+  std::vector<Allocation> keep_;
+  double maxError_ = 0;
+};
+
+TEST_P(AttentionTest, SelfAttentionSpecializedHeadDims) {
+  // Sq = Sk = 45: not a multiple of any query or key block.
+  for (int64_t d : {40, 64, 80, 160}) {
+    auto info = run(dense(2, 45, 45, 2, d, uint32_t(d)), {}, "self D " + std::to_string(d));
+    EXPECT_EQ(info.tile.d, d);
+    EXPECT_TRUE(info.vector);
+    EXPECT_EQ(info.scalarWrappedNodes, 0) << info.qType;
+  }
+}
+
+TEST_P(AttentionTest, CrossAttentionSkOf77) {
+  for (int64_t d : {40, 64, 80, 160}) run(dense(2, 70, 77, 2, d, 200 + uint32_t(d)), {}, "cross D " + std::to_string(d));
+}
+
+TEST_P(AttentionTest, RuntimeHeadDims) {
+  // D % 4 != 0 (33) reads and writes element by element; 100 uses the 128-column capacity.
+  for (int64_t d : {8, 12, 33, 100}) {
+    auto info = run(dense(2, 21, 30, 2, d, 300 + uint32_t(d)), {}, "runtime D " + std::to_string(d));
+    EXPECT_EQ(info.tile.d, 0);
+    EXPECT_EQ(info.vector, d % 4 == 0);
+  }
+  run(dense(1, 9, 77, 2, 12, 400), {}, "runtime D 12 cross");
+}
+
+TEST_P(AttentionTest, CausalMask) {
+  // CLIP text encoder: 77 tokens, D = 64; also a runtime-D head and a sequence shorter than one block.
+  run(dense(2, 77, 77, 2, 64, 500), {.causal = true}, "causal D 64");
+  run(dense(2, 50, 50, 2, 12, 510), {.causal = true}, "causal D 12");
+  run(dense(1, 5, 5, 1, 40, 520), {.causal = true}, "causal S 5");
+}
+
+TEST_P(AttentionTest, EveryTileCandidateThatFits) {
+  // Each device picks its own blocks (lavapipe's 32 KiB and the H100's 48 KiB differ), so every candidate is
+  // checked here on one head dimension, in both storage types.
+  for (const ops::FlashBlocks& b : ops::flashBlockCandidates()) {
+    ops::FlashTile t = ops::makeFlashTile(40, b);
+    if (t.sharedBytes() > ctx().info().sharedMemoryPerWorkgroup) continue;
+    auto info = run(dense(1, 45, 45, 2, 40, 550), {.blocks = b}, "blocks");
+    EXPECT_EQ(info.tile.bq, b.bq);
+    EXPECT_EQ(info.tile.bkv, b.bkv);
+  }
+}
+
+TEST_P(AttentionTest, ExplicitScale) {
+  run(dense(1, 33, 20, 2, 40, 600), {.scale = 0.05f}, "scale 0.05");
+}
+
+TEST_P(AttentionTest, FusedLayouts) {
+  const int64_t B = 2, S = 19, H = 2, D = 40, C = H * D;
+  // A fused QKV projection output [B, S, 3C]: Q, K and V are slices reshaped to heads (Reshape nodes).
+  Expr qkv = input({B, S, 3 * C}, 700, -2.f, 2.f);
+  auto heads = [&](int part) { return reshape(sliceLastDim(qkv, part * C, C), {B, S, H, D}); };
+  // Q computed from a [B, S, C] projection viewed as heads (a folded reshape); K, V stored head-major.
+  Expr proj = input({B, S, C}, 701);
+  Expr q2 = reshape(proj, {B, S, H, D}) * constant(2.f);
+  Expr kHeadMajor = input({B, H, 30, D}, 702), vHeadMajor = input({B, H, 30, D}, 703);
+  Expr k2 = permute(kHeadMajor, {0, 2, 1, 3}), v2 = permute(vHeadMajor, {0, 2, 1, 3});
+  // Outputs: [B, S, C] for the out projection viewed as [B, S, H, D], and a head-major [B, H, S, D] permute.
+  TensorView flat = output({B, S, C}), headMajor = output({B, H, S, D});
+  TensorView flatHeads = flat;
+  flatHeads.shape = {B, S, H, D};
+  flatHeads.strides = denseStrides(flatHeads.shape);
+  CommandSequence seq(ctx());
+  ops::attention(ctx(), seq, heads(0), heads(1), heads(2), bufferSink(flatHeads));
+  auto info = ops::attention(ctx(), seq, q2, k2, v2, permute(bufferSink(headMajor), {0, 2, 1, 3}));
+  seq.run();
+  EXPECT_EQ(info.scalarWrappedNodes, 0) << info.qType << " " << info.kType << " " << info.outType;
+  compare(read(flat), reference(heads(0), heads(1), heads(2), false), "fused QKV slices");
+  compare(read(headMajor), [&] {
+    auto ref = reference(q2, k2, v2, false);  // [B, S, H, D] -> [B, H, S, D]
+    std::vector<double> t(ref.size());
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t d = 0; d < D; ++d)
+            t[((b * H + h) * S + s) * D + d] = ref[((b * S + s) * H + h) * D + d];
+    return t;
+  }(), "permuted K/V and output");
+}
+
+TEST_P(AttentionTest, InvalidShapesThrowNamingShapes) {
+  Expr q = input({2, 10, 2, 8}, 800), k = input({2, 12, 2, 8}, 801), v = input({2, 12, 2, 8}, 802);
+  Expr kBadD = input({2, 12, 2, 6}, 803), big = input({1, 2, 1, 300}, 804);
+  TensorView out = output({2, 10, 2, 8}), flat = output({2, 10, 16}), bigOut = output({1, 2, 1, 300});
+  CommandSequence seq(ctx());
+  auto expectError = [](auto&& f, const std::string& needle) {
+    try {
+      f();
+      ADD_FAILURE() << "no error; expected one mentioning " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expectError([&] { ops::attention(ctx(), seq, q, kBadD, v, bufferSink(out)); }, "[2,12,2,6]");
+  expectError([&] { ops::attention(ctx(), seq, q, k, v, bufferSink(out), {.causal = true}); }, "Sq == Sk");
+  expectError([&] { ops::attention(ctx(), seq, reshape(q, {2, 10, 16}), k, v, bufferSink(out)); }, "[2,10,16]");
+  expectError([&] { ops::attention(ctx(), seq, q, k, v, bufferSink(flat)); }, "output [2,10,16]");
+  expectError([&] { ops::attention(ctx(), seq, big, big, big, bufferSink(bigOut)); }, "[1,2,1,300]");
+  expectError([&] { ops::attention(ctx(), seq, q, k, v, bufferSink(out), {.blocks = ops::FlashBlocks{8, 4, 8}}); },
+              "inconsistent");
+}
+
+INSTANTIATE_TEST_SUITE_P(Attention, AttentionTest, ::testing::Values(DType::F32, DType::F16),
+                         [](const auto& info) { return std::string(dtypeName(info.param)); });
+
+// Host-only: every head dimension gets a tile within lavapipe's and the H100's limits.
+TEST(AttentionTiles, FitDeviceLimits) {
+  for (uint32_t shared : {32768u, 49152u})
+    for (int64_t d : {1, 8, 12, 33, 40, 64, 80, 100, 128, 160, 200, 256}) {
+      ops::FlashTile t = ops::chooseFlashTile(d, shared, 1024);
+      EXPECT_LE(t.sharedBytes(), shared) << t.describe();
+      EXPECT_GE(4 * t.c4, d) << t.describe();
+      EXPECT_EQ(t.bkv % t.tpr, 0) << t.describe();
+      EXPECT_EQ(t.d != 0, ops::attentionHeadDimSpecialized(d)) << t.describe();
+    }
+  EXPECT_EQ(ops::chooseFlashTile(160, 49152, 1024).bkv, 16) << "the H100's 48 KiB allows larger key blocks";
+  EXPECT_THROW(ops::chooseFlashTile(257, 49152, 1024), Error);
+  EXPECT_THROW(ops::chooseFlashTile(160, 8192, 1024), Error);
+}
+
+}  // namespace
+}  // namespace sdgen

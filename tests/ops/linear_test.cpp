@@ -1,0 +1,280 @@
+// Linear layers and batched matmul against float64 CPU references, in fp32 and fp16 storage: odd shapes
+// (M, N, K not multiples of 4, K = 1, K = 1000), batched inputs, bias on/off, both row tiles, fused GEGLU
+// prologue, residual-add epilogue and a fused QKV projection writing through a partition sink.
+// Error measure: max |gpu - ref| / max(1, |ref|), with ref rounded to fp16 when the output is stored in fp16.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "engine/command_sequence.h"
+#include "graph/expr.h"
+#include "ops/linear.h"
+#include "tests/graph/reference_eval.h"
+#include "tests/test_support.h"
+
+namespace sdgen {
+namespace {
+
+using namespace graph;
+
+class LinearTest : public test::VulkanTest, public ::testing::WithParamInterface<DType> {
+ protected:
+  DType dt() const { return GetParam(); }
+  double tolerance() const { return dt() == DType::F16 ? 5e-3 : 1e-4; }
+
+  Expr input(const Shape& s, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+    keep_.push_back(mem_.upload(ctx(), test::randomFloats(numel(s), seed, lo, hi), dt()));
+    return buffer(view(keep_.back(), dt(), s));
+  }
+  TensorView output(const Shape& s) {
+    keep_.push_back(ctx().allocate(numel(s) * dtypeSize(dt()), "output"));
+    test::poison(ctx(), keep_.back());
+    return view(keep_.back(), dt(), s);
+  }
+  std::vector<float> read(const TensorView& t) {
+    auto it = std::find_if(keep_.begin(), keep_.end(), [&](auto& a) { return a.address() == t.address; });
+    return test::downloadFloats(ctx(), *it, numel(t.shape), t.dtype);
+  }
+
+  // Host weights [N, K] and bias [N]; the reference sees the weights as stored (rounded to fp16 if so).
+  struct HostLinear {
+    int64_t n, k;
+    std::vector<float> w, b;
+    std::unique_ptr<ops::LinearWeights> gpu;
+  };
+  HostLinear weights(int64_t n, int64_t k, bool bias, uint32_t seed) {
+    HostLinear h{n, k, test::randomFloats(n * k, seed), {}, {}};
+    if (bias) h.b = test::randomFloats(n, seed + 1);
+    h.gpu = std::make_unique<ops::LinearWeights>(ctx(), h.w, n, k, h.b, dt(), "test linear");
+    for (auto& v : h.w) v = test::roundTo(dt(), v);
+    return h;
+  }
+  // x W^T + b over the rows of x's reference values.
+  std::vector<double> reference(const Expr& x, const HostLinear& l) {
+    std::vector<double> xv = test::evalReference(x, mem_);
+    int64_t rows = static_cast<int64_t>(xv.size()) / l.k;
+    std::vector<double> y(rows * l.n);
+    for (int64_t m = 0; m < rows; ++m)
+      for (int64_t n = 0; n < l.n; ++n) {
+        double acc = l.b.empty() ? 0.0 : l.b[n];
+        for (int64_t k = 0; k < l.k; ++k) acc += xv[m * l.k + k] * double(l.w[n * l.k + k]);
+        y[m * l.n + n] = acc;
+      }
+    return y;
+  }
+  // Compares and returns the error measure (also recorded as a test property).
+  double compare(const std::vector<float>& got, const std::vector<double>& ref, const std::string& what) {
+    EXPECT_EQ(got.size(), ref.size()) << what;
+    double worst = 0;
+    for (size_t i = 0; i < std::min(got.size(), ref.size()); ++i) {
+      double expected = dt() == DType::F16 ? test::roundTo(DType::F16, float(ref[i])) : ref[i];
+      if (std::isnan(got[i])) {
+        ADD_FAILURE() << what << ": element " << i << " not written (or NaN), expected " << ref[i];
+        return 1;
+      }
+      double err = std::abs(got[i] - expected) / std::max(1.0, std::abs(ref[i]));
+      worst = std::max(worst, err);
+      if (err > tolerance()) {
+        ADD_FAILURE() << what << ": element " << i << " got " << got[i] << ", reference " << ref[i];
+        return err;
+      }
+    }
+    maxError_ = std::max(maxError_, worst);
+    return worst;
+  }
+  void TearDown() override {
+    RecordProperty("max_error", std::to_string(maxError_));
+    std::printf("    [%s] max |gpu-ref|/max(1,|ref|) = %.3g\n", dtypeName(dt()), maxError_);
+    test::VulkanTest::TearDown();
+  }
+
+  test::HostMemory mem_;
+  std::vector<Allocation> keep_;
+  double maxError_ = 0;
+};
+
+std::string name(int64_t m, int64_t n, int64_t k) {
+  return "M " + std::to_string(m) + " N " + std::to_string(n) + " K " + std::to_string(k);
+}
+
+TEST_P(LinearTest, OddShapesWithAndWithoutBias) {
+  struct Case { int64_t m, n, k; };
+  // Rows <= 16 take the 16-row tile, more the 64-row tile; N, K off multiples of 4 take the scalar paths.
+  const Case cases[] = {{1, 1, 1}, {7, 5, 3}, {13, 9, 1}, {70, 67, 45}, {33, 70, 1000}, {5, 8, 12}, {66, 130, 20}};
+  uint32_t seed = 100;
+  for (const Case& c : cases)
+    for (bool bias : {true, false}) {
+      Expr x = input({c.m, c.k}, seed++);
+      auto l = weights(c.n, c.k, bias, seed++);
+      TensorView out = output({c.m, c.n});
+      CommandSequence seq(ctx());
+      auto info = ops::linear(ctx(), seq, x, *l.gpu, bufferSink(out));
+      seq.run();
+      EXPECT_EQ(info.vectorA, c.k % 4 == 0);
+      EXPECT_EQ(info.vectorOut, c.n % 4 == 0);
+      EXPECT_EQ(info.tileM, c.m <= 16 ? 16 : 64);
+      compare(read(out), reference(x, l), name(c.m, c.n, c.k) + (bias ? " bias" : " no bias"));
+    }
+}
+
+TEST_P(LinearTest, BatchedLeadingAxes) {
+  // [2, 3, 5, 12] rank 4 and [2, 37, 24] rank 3: all leading axes are rows of one GEMM.
+  Expr x4 = input({2, 3, 5, 12}, 1), x3 = input({2, 37, 24}, 2);
+  auto l4 = weights(10, 12, true, 3), l3 = weights(20, 24, true, 4);
+  TensorView o4 = output({2, 3, 5, 10}), o3 = output({2, 37, 20});
+  CommandSequence seq(ctx());
+  auto i4 = ops::linear(ctx(), seq, x4, *l4.gpu, bufferSink(o4));
+  auto i3 = ops::linear(ctx(), seq, x3, *l3.gpu, bufferSink(o3));
+  seq.run();
+  EXPECT_EQ(i4.groups, (std::array<uint32_t, 3>{1, 1, 1})) << "30 rows: one 64-row tile";
+  EXPECT_EQ(i3.groups, (std::array<uint32_t, 3>{1, 2, 1})) << "74 rows: two 64-row tiles";
+  EXPECT_TRUE(i3.vectorA && i3.vectorOut);
+  EXPECT_EQ(i3.scalarWrappedNodes, 0) << i3.aType << " / " << i3.sinkType;
+  compare(read(o4), reference(x4, l4), "rank 4");
+  compare(read(o3), reference(x3, l3), "rank 3");
+}
+
+TEST_P(LinearTest, StridedAndMisalignedInputs) {
+  // x read through a permute (strided view) and computed on the fly: the prologue is evaluated per tile.
+  Expr raw = input({2, 9, 7}, 5);  // [B, K, S] -> x = silu(permute) : [B, S, K]
+  Expr x = silu(permute(raw, {0, 2, 1})) * constant(1.5f);
+  auto l = weights(6, 9, true, 6);
+  TensorView out = output({2, 7, 6});
+  // K = 8 but the input starts one element into its allocation: vector mode, that leaf read by scalars.
+  keep_.push_back(mem_.upload(ctx(), test::randomFloats(3 * 8 + 1, 7), dt()));
+  Expr shifted = buffer(view(keep_.back(), dt(), {3, 8}, dtypeSize(dt())));
+  auto l8 = weights(4, 8, false, 8);
+  TensorView out8 = output({3, 4});
+  CommandSequence seq(ctx());
+  ops::linear(ctx(), seq, x, *l.gpu, bufferSink(out));
+  auto info = ops::linear(ctx(), seq, shifted, *l8.gpu, bufferSink(out8));
+  seq.run();
+  EXPECT_TRUE(info.vectorA);
+  EXPECT_EQ(info.scalarWrappedNodes, 1) << info.aType;
+  compare(read(out), reference(x, l), "silu(permute(x))");
+  compare(read(out8), reference(shifted, l8), "misaligned x");
+}
+
+TEST_P(LinearTest, GegluPrologue) {
+  // The second feed-forward projection reads GEGLU(h) = h[..., :F] * gelu(h[..., F:]) directly.
+  for (int64_t f : {16, 13}) {
+    Expr h = input({2, 9, 2 * f}, 10 + uint32_t(f), -2.f, 2.f);
+    Expr geglu = sliceLastDim(h, 0, f) * gelu(sliceLastDim(h, f, f));
+    auto l = weights(12, f, true, 20 + uint32_t(f));
+    TensorView out = output({2, 9, 12});
+    CommandSequence seq(ctx());
+    auto info = ops::linear(ctx(), seq, geglu, *l.gpu, bufferSink(out));
+    seq.run();
+    EXPECT_EQ(info.vectorA, f % 4 == 0);
+    if (f % 4 == 0) {
+      EXPECT_EQ(info.scalarWrappedNodes, 0) << info.aType;
+    }
+    compare(read(out), reference(geglu, l), "GEGLU F " + std::to_string(f));
+  }
+}
+
+TEST_P(LinearTest, ResidualAddEpilogue) {
+  for (int64_t n : {24, 15}) {
+    Expr h = input({3, 11, 20}, 30 + uint32_t(n)), x = input({3, 11, n}, 40 + uint32_t(n));
+    auto l = weights(n, 20, true, 50 + uint32_t(n));
+    TensorView out = output({3, 11, n});
+    CommandSequence seq(ctx());
+    ops::linear(ctx(), seq, h, *l.gpu, residualAdd(bufferSink(out), x));
+    seq.run();
+    auto ref = reference(h, l);
+    auto xv = test::evalReference(x, mem_);
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] += xv[i];
+    compare(read(out), ref, "residual N " + std::to_string(n));
+  }
+}
+
+TEST_P(LinearTest, FusedQkvPartitionSink) {
+  for (int64_t c : {8, 5}) {  // parts of 8 columns store 4 at a time; parts of 5 fall back to scalar stores
+    Expr x = input({2, 11, 16}, 60 + uint32_t(c));
+    auto l = weights(3 * c, 16, true, 70 + uint32_t(c));
+    TensorView q = output({2, 11, c}), k = output({2, 11, c}), v = output({2, 11, c});
+    CommandSequence seq(ctx());
+    auto info = ops::linear(ctx(), seq, x, *l.gpu, partition({bufferSink(q), bufferSink(k), bufferSink(v)}, -1));
+    seq.run();
+    if (c % 4 == 0) {
+      EXPECT_EQ(info.scalarWrappedNodes, 0) << info.sinkType;
+    }
+    auto ref = reference(x, l);  // [2, 11, 3c]
+    std::vector<double> parts[3];
+    for (size_t i = 0; i < ref.size(); ++i) parts[(i % (3 * c)) / c].push_back(ref[i]);
+    compare(read(q), parts[0], "Q");
+    compare(read(k), parts[1], "K");
+    compare(read(v), parts[2], "V");
+  }
+}
+
+// out[b] = a[b] x b[b] in float64.
+std::vector<double> matmulReference(const std::vector<double>& a, const std::vector<double>& b, int64_t batches,
+                                    int64_t m, int64_t k, int64_t n, bool bBatched) {
+  std::vector<double> out(batches * m * n);
+  for (int64_t t = 0; t < batches; ++t)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < k; ++p) acc += a[(t * m + i) * k + p] * b[((bBatched ? t : 0) * k + p) * n + j];
+        out[(t * m + i) * n + j] = acc;
+      }
+  return out;
+}
+
+TEST_P(LinearTest, BatchedMatmul) {
+  // Plain, transposed B (keys-like [B, N, K]), B shared by all batches, rank 2, vector-friendly sizes.
+  Expr a = input({3, 17, 13}, 80), b = input({3, 13, 10}, 81), bt = input({3, 10, 13}, 82);
+  Expr shared = input({13, 10}, 83), a2 = input({20, 8}, 84), b2 = input({8, 12}, 85);
+  Expr av = input({2, 70, 16}, 86), bv = input({2, 16, 8}, 87);
+  TensorView o1 = output({3, 17, 10}), o2 = output({3, 17, 10}), o3 = output({3, 17, 10}), o4 = output({20, 12}),
+             o5 = output({2, 70, 8});
+  CommandSequence seq(ctx());
+  ops::matmul(ctx(), seq, a, b, bufferSink(o1));
+  ops::matmul(ctx(), seq, a, bt, bufferSink(o2), {.transposeB = true});
+  ops::matmul(ctx(), seq, a, shared, bufferSink(o3));
+  ops::matmul(ctx(), seq, a2, b2, bufferSink(o4));
+  auto info = ops::matmul(ctx(), seq, av, bv, bufferSink(o5));
+  seq.run();
+  EXPECT_TRUE(info.vectorA && info.vectorB && info.vectorOut);
+  EXPECT_EQ(info.groups, (std::array<uint32_t, 3>{1, 2, 2}));
+  auto ra = test::evalReference(a, mem_);
+  compare(read(o1), matmulReference(ra, test::evalReference(b, mem_), 3, 17, 13, 10, true), "matmul");
+  compare(read(o2), matmulReference(ra, test::evalReference(permute(bt, {0, 2, 1}), mem_), 3, 17, 13, 10, true),
+          "matmul transposed B");
+  compare(read(o3), matmulReference(ra, test::evalReference(shared, mem_), 3, 17, 13, 10, false), "shared B");
+  compare(read(o4), matmulReference(test::evalReference(a2, mem_), test::evalReference(b2, mem_), 1, 20, 8, 12, false),
+          "rank 2");
+  compare(read(o5), matmulReference(test::evalReference(av, mem_), test::evalReference(bv, mem_), 2, 70, 16, 8, true),
+          "vector");
+}
+
+TEST_P(LinearTest, InvalidShapesThrowNamingShapes) {
+  Expr x = input({2, 5, 12}, 90);
+  auto l = weights(8, 12, false, 91);
+  auto wrongK = weights(8, 10, false, 92);
+  TensorView good = output({2, 5, 8}), badN = output({2, 5, 7}), badRows = output({2, 4, 8});
+  CommandSequence seq(ctx());
+  auto expectError = [](auto&& f, const std::string& needle) {
+    try {
+      f();
+      ADD_FAILURE() << "no error; expected one mentioning " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expectError([&] { ops::linear(ctx(), seq, x, *wrongK.gpu, bufferSink(good)); }, "[2,5,12]");
+  expectError([&] { ops::linear(ctx(), seq, x, *l.gpu, bufferSink(badN)); }, "[2,5,7]");
+  expectError([&] { ops::linear(ctx(), seq, x, *l.gpu, bufferSink(badRows)); }, "[2,4,8]");
+  Expr a = input({3, 4, 5}, 93), b = input({3, 6, 7}, 94);
+  TensorView mo = output({3, 4, 7});
+  expectError([&] { ops::matmul(ctx(), seq, a, b, bufferSink(mo)); }, "[3,6,7]");
+  expectError([&] { ops::LinearWeights(ctx(), std::vector<float>(5), 2, 3, {}, dt()); }, "[2,3]");
+}
+
+INSTANTIATE_TEST_SUITE_P(Linear, LinearTest, ::testing::Values(DType::F32, DType::F16),
+                         [](const auto& info) { return std::string(dtypeName(info.param)); });
+
+}  // namespace
+}  // namespace sdgen
