@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p .carry
 bins=(build/default/app/sdgen)
-for t in build/default/tests/*_tests; do [ -x "$t" ] && bins+=("$t"); done
+for t in build/default/tests/*_tests build/default/tests/*/*_tests; do [ -x "$t" ] && bins+=("$t"); done
 [ -d build/default/bench ] && for b in build/default/bench/*; do [ -x "$b" ] && [ -f "$b" ] && bins+=("$b"); done
 tar -cJf .carry/bundle.tar.xz "${bins[@]}" tools/slang
 ls -la .carry

@@ -16,7 +16,7 @@ export SDGEN_VALIDATION=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 ./build/default/app/sdgen --list-devices 2>&1 | grep -v "vulkan validation"
 status=0
-for t in build/default/tests/*_tests; do
+for t in build/default/tests/*_tests build/default/tests/*/*_tests; do
   echo "=== $t"
   "$t" "$@" > "${OUT:-/tmp}/$(basename "$t").log" 2>&1 || status=1
   grep -E "^\[  (PASSED|FAILED) |^\[==========\]|tests? (ran|passed)" "${OUT:-/tmp}/$(basename "$t").log"
