@@ -1,0 +1,46 @@
+#pragma once
+// 2-D convolution of NHWC activations read through a fusion expression, written through a sink:
+//   out[n, oy, ox, co] = bias[co] + sum_{ky, kx, ci} in[n, oy*sH - pH + ky*dH, ox*sW - pW + kx*dW, ci] * w[co, ci, ky, kx]
+// with zero padding outside the image. Three algorithms (docs/kernels-conv.md): a general implicit GEMM
+// (always correct), a vectorized implicit GEMM (Cin, Cout multiples of 4) and Winograd F(4,3) (3x3, stride 1,
+// pad 1, dilation 1). The selection rule is in docs/dispatch-conv.md.
+#include <string>
+#include <vector>
+
+#include "engine/command_sequence.h"
+#include "engine/context.h"
+#include "graph/expr.h"
+#include "ops/conv2d_plan.h"
+#include "ops/conv2d_scratch.h"
+#include "ops/conv2d_weights.h"
+
+namespace sdgen::ops {
+
+struct Conv2dOptions {
+  ConvAlgo algo = ConvAlgo::Auto;  // a forced algorithm whose contract does not hold throws sdgen::Error
+  // Device memory for Winograd's intermediate tiles. Without one, Winograd is not eligible.
+  Conv2dScratch* scratch = nullptr;
+  // GEMM tile of GemmV2 and Winograd (BM x BN, one of convTiles()); 0 x 0 chooses by shape.
+  int tileM = 0, tileN = 0;
+  std::string label = "conv2d";
+};
+
+// What ran, for tests and profiles (--profile-conv).
+struct Conv2dInfo {
+  ConvAlgo algo = ConvAlgo::Auto;
+  std::string tile;                  // BM x BN, e.g. "128x128 (8x8 per thread)"
+  std::vector<std::string> kernels;  // the label of every dispatch recorded, in order
+  std::vector<std::string> skipped;  // with Auto: each better algorithm not taken and the condition that failed
+  int nativeVectorNodes = 0, scalarWrappedNodes = 0;  // input/sink access of the vectorized kernels
+  uint64_t scratchBytes = 0;
+};
+
+// `input` has shape [N, H, W, Cin] (any expression), `out` has shape [N, Ho, Wo, Cout] (any sink); the sink
+// receives the convolution including the bias. Errors (sdgen::Error) name the mismatching shapes.
+Conv2dInfo conv2d(Context& ctx, CommandSequence& seq, const graph::Expr& input, const Conv2dWeights& weights,
+                  const graph::Sink& out, const Conv2dOptions& options = {});
+
+// The output shape [N, Ho, Wo, Cout] for an input shape; throws when the output would be empty.
+graph::Shape conv2dOutputShape(const graph::Shape& input, const Conv2dWeights& weights);
+
+}  // namespace sdgen::ops

@@ -1,0 +1,162 @@
+#include "ops/conv2d_kernels.h"
+
+#include <algorithm>
+
+#include "engine/error.h"
+#include "engine/param_block.h"
+#include "graph/expr_codegen.h"
+#include "ops/elementwise.h"
+
+namespace sdgen::ops {
+
+using namespace graph;
+
+namespace {
+
+constexpr int kHeaderWords = 29;  // shaders/conv/conv_common.slang kConvHeaderWords
+constexpr int kThreads = 256;     // every conv kernel
+
+const char* storageType(DType t) { return t == DType::F16 ? "F16Storage" : "F32Storage"; }
+
+ParamBlock header(const ConvProblem& p, VkDeviceAddress weights, VkDeviceAddress bias, VkDeviceAddress v = 0,
+                  VkDeviceAddress m = 0, uint32_t gridRow = 0) {
+  ParamBlock b;
+  for (int64_t x : {p.n, p.h, p.w, p.cin, p.ho, p.wo, p.cout}) b.u32(uint32_t(x));
+  for (int x : {p.p.kh, p.p.kw, p.p.strideH, p.p.strideW, p.p.padH, p.p.padW, p.p.dilationH, p.p.dilationW})
+    b.u32(uint32_t(x));
+  b.u32(uint32_t(p.m())).u32(uint32_t(p.k()));
+  b.address(weights).address(bias).address(v).address(m);
+  b.u32(uint32_t(p.tilesH())).u32(uint32_t(p.tilesW())).u32(uint32_t(p.tiles())).u32(gridRow);
+  if (b.size() != kHeaderWords) throw Error("conv2d: parameter header layout mismatch");
+  return b;
+}
+
+std::string wrapper(const std::vector<std::string>& modules, const std::string& decls, const std::string& call) {
+  std::string s = "import sdgen;\nimport expr;\nimport conv.conv_common;\n";
+  for (auto& m : modules) s += "import " + m + ";\n";
+  return s + decls + "[shader(\"compute\")]\n[numthreads(256, 1, 1)]\n"
+                     "void main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n  " + call + "\n}\n";
+}
+
+// Shared memory of one GEMM tile variant, declared in the wrapper so each variant allocates only its own.
+std::string gemmSmem(const ConvTile& t) {
+  const std::string a = std::to_string(t.bm / 4), b = std::to_string(t.bn / 4);
+  return "groupshared float4 gsA[16 * " + a + "];\ngroupshared float4 gsB[16 * " + b + "];\n"
+         "struct ConvSmem : IGemmSmem {\n"
+         "  static void setA(int k, int m, float v) { gsA[k * " + a + " + (m >> 2)][m & 3] = v; }\n"
+         "  static float4 getA4(int k, int mg) { return gsA[k * " + a + " + mg]; }\n"
+         "  static void setB4(int k, int ng, float4 v) { gsB[k * " + b + " + ng] = v; }\n"
+         "  static float4 getB4(int k, int ng) { return gsB[k * " + b + " + ng]; }\n};\n";
+}
+
+std::string tileArgs(const ConvTile& t) {
+  return std::to_string(t.bm) + ", " + std::to_string(t.bn) + ", " + std::to_string(t.tm) + ", " +
+         std::to_string(t.tn);
+}
+
+std::vector<MemRange> concat(std::vector<MemRange> a, const std::vector<MemRange>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+void dispatch(const ConvCall& c, const std::string& generated, const std::string& kernel,
+              std::array<uint32_t, 3> groups, const ParamBlock& params, const std::vector<MemRange>& reads,
+              const std::vector<MemRange>& writes) {
+  KernelSource src;
+  src.generated = generated;
+  src.label = "conv2d " + kernel;
+  std::string label = c.label + " " + kernel;
+  c.seq.dispatch(c.ctx.kernels().get(src), groups, params, reads, writes, label);
+  c.info.kernels.push_back(label);
+}
+
+// A 1-D item space on a 2-D grid of 256-thread groups (group.x capped by the device).
+std::array<uint32_t, 3> grid1d(const ConvCall& c, int64_t items) {
+  int64_t groups = (items + kThreads - 1) / kThreads;
+  int64_t gx = std::min<int64_t>(groups, c.ctx.info().maxWorkgroupCount[0]);
+  return {uint32_t(gx), uint32_t((groups + gx - 1) / gx), 1};
+}
+
+MemRange rangeOf(const Allocation& a) { return {a.address(), a.size()}; }
+
+}  // namespace
+
+void recordConvGeneral(const ConvCall& c, const ConvTile& t) {
+  const ConvProblem& p = c.prob;
+  ParamBlock params = header(p, c.weights.gemm().address(), c.weights.bias().address());
+  ExprCodegen gen(params, {false, false});
+  std::string e = gen.emit(c.input), s = gen.emit(c.out);
+  std::string src = wrapper({"conv.conv_general"}, "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
+                            std::string("convGeneralMain<E, S, ") + storageType(c.weights.storage()) + ", " +
+                                std::to_string(t.bn) + ">(group, local);");
+  auto reads = concat(rangesOf(tensorsRead(c.input)), rangesOf(tensorsRead(c.out)));
+  reads.push_back(rangeOf(c.weights.gemm()));
+  reads.push_back(rangeOf(c.weights.bias()));
+  dispatch(c, src, "general " + std::to_string(t.bm) + "x" + std::to_string(t.bn),
+           {uint32_t((p.m() + t.bm - 1) / t.bm), uint32_t((p.cout + t.bn - 1) / t.bn), 1}, params, reads,
+           rangesOf(tensorsWritten(c.out)));
+}
+
+void recordConvGemmV2(const ConvCall& c, const ConvTile& t) {
+  const ConvProblem& p = c.prob;
+  ParamBlock params = header(p, c.weights.gemm().address(), c.weights.bias().address());
+  ExprCodegen gen(params, {true, false});  // Cin % 4 == 0 and Cout % 4 == 0: eval4 / store4 along channels
+  std::string e = gen.emit(c.input), s = gen.emit(c.out);
+  c.info.nativeVectorNodes += gen.nativeVectorNodes();
+  c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
+  std::string src = wrapper({"conv.gemm_core", "conv.conv_v2"},
+                            "typealias E = " + e + ";\ntypealias S = " + s + ";\n" + gemmSmem(t),
+                            std::string("convV2Main<E, S, ") + storageType(c.weights.storage()) + ", ConvSmem, " +
+                                tileArgs(t) + ">(group, local);");
+  auto reads = concat(rangesOf(tensorsRead(c.input)), rangesOf(tensorsRead(c.out)));
+  reads.push_back(rangeOf(c.weights.gemm()));
+  reads.push_back(rangeOf(c.weights.bias()));
+  dispatch(c, src, "gemm-v2 " + std::to_string(t.bm) + "x" + std::to_string(t.bn),
+           {uint32_t((p.m() + t.bm - 1) / t.bm), uint32_t((p.cout + t.bn - 1) / t.bn), 1}, params, reads,
+           rangesOf(tensorsWritten(c.out)));
+}
+
+void recordConvWinograd(const ConvCall& c, const ConvTile& t, const Allocation& scratch) {
+  const ConvProblem& p = c.prob;
+  const VkDeviceAddress v = scratch.address(), m = scratch.address() + p.winogradMOffset();
+  const MemRange vRange{v, uint64_t(36) * p.tiles() * p.cin * 4}, mRange{m, uint64_t(36) * p.tiles() * p.cout * 4};
+  const std::string scratchStorage = "F32Storage";
+  const Allocation& u = c.weights.winograd();
+
+  {  // 1. input transform: V = B^T d B
+    auto grid = grid1d(c, p.tiles() * p.cin / 4);
+    ParamBlock params = header(p, u.address(), c.weights.bias().address(), v, m, grid[0]);
+    ExprCodegen gen(params, {true, false});
+    std::string e = gen.emit(c.input);
+    c.info.nativeVectorNodes += gen.nativeVectorNodes();
+    c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
+    std::string src = wrapper({"conv.gemm_core", "conv.winograd"}, "typealias E = " + e + ";\n",
+                              "winogradInputMain<E, " + scratchStorage + ">(winogradItem(group, local));");
+    dispatch(c, src, "winograd input", grid, params, rangesOf(tensorsRead(c.input)), {vRange});
+  }
+  {  // 2. 36 GEMMs in the transformed domain: M[e] = V[e] U[e]
+    ParamBlock params = header(p, u.address(), c.weights.bias().address(), v, m);
+    std::string src = wrapper({"conv.gemm_core", "conv.winograd"}, gemmSmem(t),
+                              std::string("winogradGemmMain<") + storageType(DType::F32) + ", " +
+                                  scratchStorage + ", ConvSmem, " + tileArgs(t) + ">(group, local);");
+    dispatch(c, src, "winograd gemm " + std::to_string(t.bm) + "x" + std::to_string(t.bn),
+             {uint32_t((p.tiles() + t.bm - 1) / t.bm), uint32_t((p.cout + t.bn - 1) / t.bn), 36}, params,
+             {vRange, rangeOf(u)}, {mRange});
+  }
+  {  // 3. output transform: Y = A^T M A + bias, through the sink
+    auto grid = grid1d(c, p.tiles() * p.cout / 4);
+    ParamBlock params = header(p, u.address(), c.weights.bias().address(), v, m, grid[0]);
+    ExprCodegen gen(params, {true, false});
+    std::string s = gen.emit(c.out);
+    c.info.nativeVectorNodes += gen.nativeVectorNodes();
+    c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
+    std::string src = wrapper({"conv.gemm_core", "conv.winograd"}, "typealias S = " + s + ";\n",
+                              "winogradOutputMain<S, " + scratchStorage + ">(winogradItem(group, local));");
+    auto reads = rangesOf(tensorsRead(c.out));
+    reads.push_back(mRange);
+    reads.push_back(rangeOf(c.weights.bias()));
+    dispatch(c, src, "winograd output", grid, params, reads, rangesOf(tensorsWritten(c.out)));
+  }
+}
+
+}  // namespace sdgen::ops

@@ -1,0 +1,30 @@
+#pragma once
+// Records the dispatches of each conv algorithm (internal to ops/conv2d.cpp): generates the Slang wrapper that
+// specializes shaders/conv/*.slang on the input expression, the sink, the weight storage and the tile, fills
+// the parameter block (shaders/conv/conv_common.slang header, then expression and sink parameters) and
+// declares the memory each dispatch reads and writes.
+#include "engine/command_sequence.h"
+#include "engine/context.h"
+#include "graph/expr.h"
+#include "ops/conv2d.h"
+#include "ops/conv2d_plan.h"
+
+namespace sdgen::ops {
+
+struct ConvCall {
+  Context& ctx;
+  CommandSequence& seq;
+  const ConvProblem& prob;
+  const graph::Expr& input;
+  const Conv2dWeights& weights;
+  const graph::Sink& out;
+  const std::string& label;
+  Conv2dInfo& info;  // kernels launched and vector-access counts are appended
+};
+
+void recordConvGeneral(const ConvCall& call, const ConvTile& tile);
+void recordConvGemmV2(const ConvCall& call, const ConvTile& tile);
+// `scratch` holds V at offset 0 and M at prob.winogradMOffset() (prob.winogradScratchBytes() in all).
+void recordConvWinograd(const ConvCall& call, const ConvTile& tile, const Allocation& scratch);
+
+}  // namespace sdgen::ops

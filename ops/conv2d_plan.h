@@ -1,0 +1,66 @@
+#pragma once
+// What a conv2d call runs: the problem's sizes, each algorithm's contract (docs/kernels-conv.md), the GEMM tile
+// of the vectorized kernels and the selection rule of ConvAlgo::Auto (docs/dispatch-conv.md).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/device_info.h"
+#include "ops/conv2d_weights.h"
+
+namespace sdgen::ops {
+
+enum class ConvAlgo { Auto, General, GemmV2, Winograd };
+const char* convAlgoName(ConvAlgo a);             // "auto", "general", "gemm-v2", "winograd"
+ConvAlgo parseConvAlgo(const std::string& name);  // throws sdgen::Error listing the valid names
+
+// A workgroup tile of the GEMM core (shaders/conv/gemm_core.slang): BM x BN outputs, TM x TN per thread,
+// 256 threads, reduction steps of 16.
+struct ConvTile {
+  int bm = 0, bn = 0, tm = 0, tn = 0;
+  bool valid() const { return bm > 0; }
+  uint32_t sharedBytes() const { return uint32_t(16 * (bm + bn) * 4); }  // fp32 A and B tiles
+  std::string str() const;  // "128x128 (8x8 per thread)"
+};
+// Every tile the kernels are built for, and the one with BM x BN = bm x bn (invalid when none).
+const std::vector<ConvTile>& convTiles();
+ConvTile findConvTile(int bm, int bn);
+
+struct ConvProblem {
+  int64_t n = 0, h = 0, w = 0, cin = 0, ho = 0, wo = 0, cout = 0;
+  Conv2dParams p;
+  int64_t m() const { return n * ho * wo; }                  // GEMM rows: output pixels
+  int64_t k() const { return int64_t(p.kh) * p.kw * cin; }   // reduction length
+  int64_t tilesH() const { return (ho + 3) / 4; }            // Winograd 4x4 output tiles
+  int64_t tilesW() const { return (wo + 3) / 4; }
+  int64_t tiles() const { return n * tilesH() * tilesW(); }
+  uint64_t winogradScratchBytes() const;                     // fp32 V [36, T, Cin] and M [36, T, Cout]
+  uint64_t winogradMOffset() const;                          // byte offset of M in the scratch (256-aligned)
+  std::string str() const;                                   // "[N,H,W,Cin] -> [N,Ho,Wo,Cout] 3x3 s1 p1 d1"
+};
+
+struct ConvContext {
+  const DeviceInfo& device;
+  const Conv2dWeights& weights;
+  bool haveScratch = false;
+  ConvTile forcedTile;  // invalid: chooseConvTile
+};
+
+// The tile for `batch` M x N GEMMs (fits the device's shared memory; enough workgroups to fill a large GPU).
+ConvTile chooseConvTile(int64_t m, int64_t n, const DeviceInfo& device, int64_t batch = 1);
+// The general kernel's tile: 64x64, or 256x16 for at most 16 output channels (4x4 per thread either way).
+ConvTile generalConvTile(int64_t cout);
+constexpr uint32_t kGeneralConvSharedBytes = 16 * (256 + 64) * 4 + 256 * 16;  // shaders/conv/conv_general.slang
+
+// Empty when `algo` can run the problem; otherwise the first failing condition, as a sentence for errors.
+std::string contractViolation(ConvAlgo algo, const ConvProblem& prob, const ConvContext& cc);
+
+struct ConvPlan {
+  ConvAlgo algo = ConvAlgo::General;
+  ConvTile tile;                     // GemmV2 and Winograd
+  std::vector<std::string> skipped;  // Auto: "winograd: <condition>" for each better algorithm not taken
+};
+// Auto: the first eligible of Winograd, GemmV2, General. A forced algorithm whose contract fails throws.
+ConvPlan planConv(ConvAlgo requested, const ConvProblem& prob, const ConvContext& cc, const std::string& label);
+
+}  // namespace sdgen::ops

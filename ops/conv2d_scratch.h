@@ -1,0 +1,35 @@
+#pragma once
+// Device memory for the intermediate tensors of multi-kernel conv algorithms (Winograd's V and M tiles).
+// The caller owns one Conv2dScratch per command sequence (or per group of sequences that never run at the
+// same time) and keeps it alive while any sequence recorded with it may run. Every conv recorded with it
+// reuses the same memory; the sequence's hazard tracking orders the reuse (write-after-read barriers). When a
+// call needs more, a larger allocation replaces the current one and the old one is retired, not freed, because
+// commands already recorded still address it: all memory lives until the scratch is destroyed.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/context.h"
+#include "engine/memory.h"
+
+namespace sdgen::ops {
+
+class Conv2dScratch {
+ public:
+  explicit Conv2dScratch(Context& ctx, std::string name = "conv2d scratch") : ctx_(ctx), name_(std::move(name)) {}
+  Conv2dScratch(const Conv2dScratch&) = delete;
+  Conv2dScratch& operator=(const Conv2dScratch&) = delete;
+
+  // At least `bytes` of device memory, valid until this object is destroyed.
+  const Allocation& acquire(uint64_t bytes);
+  // Device memory held (current plus retired allocations).
+  uint64_t bytesHeld() const;
+
+ private:
+  Context& ctx_;
+  std::string name_;
+  Allocation current_;
+  std::vector<Allocation> retired_;
+};
+
+}  // namespace sdgen::ops

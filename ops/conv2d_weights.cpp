@@ -1,0 +1,90 @@
+#include "ops/conv2d_weights.h"
+
+#include "engine/error.h"
+#include "ops/conv2d_winograd_math.h"
+
+namespace sdgen::ops {
+
+std::string Conv2dParams::str() const {
+  auto pair = [](const char* tag, int a, int b) {
+    return std::string(tag) + (a == b ? std::to_string(a) : std::to_string(a) + "," + std::to_string(b));
+  };
+  std::string k = std::to_string(kh) + "x" + std::to_string(kw);
+  return k + " " + pair("s", strideH, strideW) + " " + pair("p", padH, padW) + " " + pair("d", dilationH, dilationW);
+}
+
+bool isWinogradGeometry(const Conv2dParams& p) {
+  return p.kh == 3 && p.kw == 3 && p.strideH == 1 && p.strideW == 1 && p.padH == 1 && p.padW == 1 &&
+         p.dilationH == 1 && p.dilationW == 1;
+}
+
+std::vector<float> packGemmLayout(std::span<const float> w, int cout, int cin, int kh, int kw) {
+  std::vector<float> out(w.size());
+  for (int co = 0; co < cout; ++co)
+    for (int ci = 0; ci < cin; ++ci)
+      for (int ky = 0; ky < kh; ++ky)
+        for (int kx = 0; kx < kw; ++kx) {
+          size_t k = (size_t(ky) * kw + kx) * cin + ci;
+          out[k * cout + co] = w[((size_t(co) * cin + ci) * kh + ky) * kw + kx];
+        }
+  return out;
+}
+
+// Uploads host floats as `dtype` (fp16 rounds to nearest even, once).
+static Allocation uploadAs(Context& ctx, const std::vector<float>& v, DType dtype, const std::string& what) {
+  Allocation a = ctx.allocate(v.size() * dtypeSize(dtype), what);
+  if (dtype == DType::F32) {
+    ctx.upload(a, 0, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
+  } else {
+    std::vector<uint16_t> h(v.size());
+    for (size_t i = 0; i < v.size(); ++i) h[i] = floatToHalf(v[i]);
+    ctx.upload(a, 0, {reinterpret_cast<const uint8_t*>(h.data()), h.size() * 2});
+  }
+  return a;
+}
+
+Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams& p, std::span<const float> weights,
+                             std::span<const float> bias, const Conv2dWeightsOptions& options)
+    : cout_(cout), cin_(cin), params_(p), storage_(options.storage), name_(options.name) {
+  const std::string who = name_ + " (" + p.str() + ")";
+  if (cout <= 0 || cin <= 0)
+    throw Error(who + ": channel counts must be positive, got Cout " + std::to_string(cout) + ", Cin " +
+                std::to_string(cin));
+  if (p.kh <= 0 || p.kw <= 0 || p.strideH <= 0 || p.strideW <= 0 || p.dilationH <= 0 || p.dilationW <= 0 ||
+      p.padH < 0 || p.padW < 0)
+    throw Error(who + ": kernel size, stride and dilation must be positive and padding non-negative");
+  const size_t expected = size_t(cout) * cin * p.kh * p.kw;
+  if (weights.size() != expected)
+    throw Error(who + ": expected " + std::to_string(expected) + " weights [Cout, Cin, kh, kw] = [" +
+                std::to_string(cout) + "," + std::to_string(cin) + "," + std::to_string(p.kh) + "," +
+                std::to_string(p.kw) + "], got " + std::to_string(weights.size()));
+  if (!bias.empty() && bias.size() != size_t(cout))
+    throw Error(who + ": bias must have Cout = " + std::to_string(cout) + " elements, got " +
+                std::to_string(bias.size()));
+  if (expected >= (size_t(1) << 31) / 36)
+    throw Error(who + ": " + std::to_string(expected) + " weights exceed the 32-bit indexing of the conv kernels");
+  if (!options.packGemm && !(options.packWinograd && isWinogradGeometry(p)))
+    throw Error(who + ": no layout packed (packGemm is off and the geometry is not Winograd's)");
+
+  if (options.packGemm)
+    gemm_ = uploadAs(ctx, packGemmLayout(weights, cout, cin, p.kh, p.kw), storage_, name_ + " (gemm layout)");
+  if (options.packWinograd && isWinogradGeometry(p))
+    winograd_ = uploadAs(ctx, winograd::packFilters(weights, cout, cin), DType::F32, name_ + " (winograd U)");
+  std::vector<float> b(bias.begin(), bias.end());
+  if (b.empty()) b.assign(cout, 0.0f);
+  bias_ = uploadAs(ctx, b, DType::F32, name_ + " (bias)");
+}
+
+const Allocation& Conv2dWeights::gemm() const {
+  if (!gemm_) throw Error(name_ + ": the gemm layout was not packed (Conv2dWeightsOptions::packGemm)");
+  return gemm_;
+}
+
+const Allocation& Conv2dWeights::winograd() const {
+  if (!winograd_)
+    throw Error(name_ + ": the Winograd layout was not packed (geometry " + params_.str() +
+                (isWinogradGeometry(params_) ? ", Conv2dWeightsOptions::packWinograd off)" : " is not 3x3 s1 p1 d1)"));
+  return winograd_;
+}
+
+}  // namespace sdgen::ops

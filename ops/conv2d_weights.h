@@ -1,0 +1,74 @@
+#pragma once
+// Convolution weights packed once, at load time, into the layouts the conv kernels read (docs/kernels-conv.md):
+//   gemm      [kh*kw*Cin, Cout], row k = (ky*kw + kx)*Cin + ci: one row of the implicit GEMM's B matrix, Cout
+//             contiguous so a workgroup's loads coalesce and 4 output channels are one aligned vector
+//             (General and GemmV2);
+//   winograd  U[36, Cin, Cout] = G g G^T per (ci, co), computed in double (Winograd F(4,3)), ALWAYS fp32:
+//             F(4,3)'s output transform amplifies the rounding of U (coefficients up to 8 per axis against a
+//             result that cancels), so fp16 U gives errors of a few percent (measured: 3-9% relative) where
+//             fp32 U gives about 1e-4 of the output's scale.
+// The gemm layout is stored in fp32 or fp16 (`storage`); the bias is always fp32 [Cout] (zeros when absent).
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/context.h"
+#include "engine/dtype.h"
+#include "engine/memory.h"
+
+namespace sdgen::ops {
+
+struct Conv2dParams {
+  int kh = 3, kw = 3;
+  int strideH = 1, strideW = 1;
+  int padH = 1, padW = 1;
+  int dilationH = 1, dilationW = 1;
+
+  // A square kernel with "same"-style padding dilation*(k/2), as in Stable Diffusion.
+  static Conv2dParams square(int k, int stride = 1, int dilation = 1) {
+    return {k, k, stride, stride, dilation * (k / 2), dilation * (k / 2), dilation, dilation};
+  }
+  std::string str() const;  // "3x3 s1 p1 d1" (per axis when they differ)
+};
+
+// 3x3, stride 1, padding 1, dilation 1: the geometry Winograd F(4,3) computes.
+bool isWinogradGeometry(const Conv2dParams& p);
+
+struct Conv2dWeightsOptions {
+  DType storage = DType::F32;
+  bool packGemm = true;      // General and GemmV2 need it; drop it only when Winograd always runs
+  bool packWinograd = true;  // packed only when the geometry is Winograd's (4x the memory of the gemm layout)
+  std::string name = "conv2d weights";  // names the allocations and appears in errors
+};
+
+class Conv2dWeights {
+ public:
+  // `weights`: [Cout, Cin, kh, kw] row-major (the PyTorch layout); `bias`: [Cout], or empty for none.
+  Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams& params, std::span<const float> weights,
+                std::span<const float> bias, const Conv2dWeightsOptions& options = {});
+
+  int cout() const { return cout_; }
+  int cin() const { return cin_; }
+  const Conv2dParams& params() const { return params_; }
+  DType storage() const { return storage_; }
+  const std::string& name() const { return name_; }
+
+  bool hasGemm() const { return static_cast<bool>(gemm_); }
+  bool hasWinograd() const { return static_cast<bool>(winograd_); }
+  const Allocation& gemm() const;      // throws sdgen::Error when not packed
+  const Allocation& winograd() const;  // throws sdgen::Error when not packed; always fp32
+  const Allocation& bias() const { return bias_; }
+
+ private:
+  int cout_, cin_;
+  Conv2dParams params_;
+  DType storage_;
+  std::string name_;
+  Allocation gemm_, winograd_, bias_;
+};
+
+// Host packing (exposed for tests): the gemm layout of [Cout, Cin, kh, kw] weights.
+std::vector<float> packGemmLayout(std::span<const float> weights, int cout, int cin, int kh, int kw);
+
+}  // namespace sdgen::ops

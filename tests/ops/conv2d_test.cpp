@@ -1,0 +1,425 @@
+// Convolution: every algorithm against a float64 CPU reference, in fp32 and fp16 storage (activations, weights
+// and output in the same dtype; accumulation is fp32 on the GPU), on small shapes covering borders, odd sizes,
+// strides, 1x1, dilation, no padding, batches, several tiles and every GEMM tile variant; fused input
+// expressions and sinks; the algorithms agreeing with each other; contracts and shape errors.
+//
+// Error measure: max over elements of |gpu - ref| / max(1, |ref|); at most 1e-4 in fp32 and 5e-3 with fp16
+// storage. Outputs are poisoned with NaN first, so an element no kernel wrote fails. The largest error per
+// algorithm and dtype is printed after the run (per tile and test with CONV_DETAIL=1).
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "engine/command_sequence.h"
+#include "graph/expr.h"
+#include "ops/conv2d.h"
+#include "ops/conv2d_winograd_math.h"
+#include "tests/graph/reference_eval.h"
+#include "tests/ops/conv2d_reference.h"
+#include "tests/test_support.h"
+
+namespace sdgen {
+namespace {
+
+using namespace graph;
+using ops::Conv2dParams;
+using ops::ConvAlgo;
+
+// Largest error seen per "algorithm dtype" (the first word of a check's description), printed after the tests.
+std::map<std::string, double>& maxErrors() {
+  static std::map<std::string, double> m;
+  return m;
+}
+
+class ConvErrorReport : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    for (auto& [k, v] : maxErrors()) std::printf("[conv2d] max relative error %-18s %.3g\n", k.c_str(), v);
+  }
+};
+[[maybe_unused]] auto* const gReport = ::testing::AddGlobalTestEnvironment(new ConvErrorReport);
+
+struct Case {
+  const char* name;
+  int n, h, w, cin, cout;
+  Conv2dParams p;
+};
+
+// Host copy of a layer and its packing.
+struct Layer {
+  int cout = 0, cin = 0;
+  Conv2dParams p;
+  std::vector<float> w, b;
+  std::unique_ptr<ops::Conv2dWeights> gpu;
+};
+
+class ConvTest : public test::VulkanTest, public ::testing::WithParamInterface<DType> {
+ protected:
+  DType dt() const { return GetParam(); }
+  double tolerance() const { return dt() == DType::F16 ? 5e-3 : 1e-4; }
+
+  Expr input(const Shape& s, uint32_t seed) { return input(s, seed, dt()); }
+  Expr input(const Shape& s, uint32_t seed, DType dtype) {
+    keep_.push_back(mem_.upload(ctx(), test::randomFloats(numel(s), seed), dtype));
+    return buffer(view(keep_.back(), dtype, s));
+  }
+  Layer layer(int cout, int cin, Conv2dParams p, uint32_t seed) {
+    Layer l{cout, cin, p, test::randomFloats(size_t(cout) * cin * p.kh * p.kw, seed), test::randomFloats(cout, seed + 1)};
+    // Weights representable in the storage type (an fp16 checkpoint): every layout then holds the same values
+    // (Winograd's U is computed from them in double and kept in fp32).
+    for (auto& x : l.w) x = test::roundTo(dt(), x);
+    ops::Conv2dWeightsOptions o;
+    o.storage = dt();
+    l.gpu = std::make_unique<ops::Conv2dWeights>(ctx(), cout, cin, p, l.w, l.b, o);
+    return l;
+  }
+  TensorView output(const Shape& s) { return output(s, dt()); }
+  TensorView output(const Shape& s, DType dtype) {
+    keep_.push_back(ctx().allocate(numel(s) * dtypeSize(dtype), "conv output"));
+    test::poison(ctx(), keep_.back());
+    return view(keep_.back(), dtype, s);
+  }
+  std::vector<float> read(const TensorView& t) {
+    for (auto& a : keep_)
+      if (a.address() == t.address) return test::downloadFloats(ctx(), a, numel(t.shape), t.dtype);
+    throw Error("test: unknown tensor");
+  }
+  std::vector<double> reference(const Expr& in, const Layer& l) {
+    return test::conv2dReference(test::evalReference(in, mem_), in.shape(), l.w, l.b, l.cout, l.p);
+  }
+  ops::Conv2dOptions options(ConvAlgo algo) {
+    ops::Conv2dOptions o;
+    o.algo = algo;
+    o.scratch = &scratch_;
+    return o;
+  }
+
+  // Max relative error of `got` against `ref` (same order); records it under `what` and checks the tolerance.
+  double compare(const std::vector<float>& got, const std::vector<double>& ref, const std::string& what) {
+    EXPECT_EQ(got.size(), ref.size());
+    double worst = 0;
+    size_t worstAt = 0;
+    for (size_t i = 0; i < got.size() && i < ref.size(); ++i) {
+      if (std::isnan(got[i])) {
+        ADD_FAILURE() << what << ": element " << i << " not written (NaN), reference " << ref[i];
+        return INFINITY;
+      }
+      double e = std::abs(got[i] - ref[i]) / std::max(1.0, std::abs(ref[i]));
+      if (e > worst) worst = e, worstAt = i;
+    }
+    EXPECT_LE(worst, tolerance()) << what << ": element " << worstAt << " got " << got[worstAt] << ", reference "
+                                  << ref[worstAt];
+    std::string key = (std::getenv("CONV_DETAIL") ? what : what.substr(0, what.find(' '))) + " " + dtypeName(dt());
+    maxErrors()[key] = std::max(maxErrors()[key], worst);
+    return worst;
+  }
+
+  // One conv of `in` into a fresh NHWC buffer, checked against the reference.
+  ops::Conv2dInfo check(const Expr& in, const Layer& l, ConvAlgo algo, int tileM = 0, int tileN = 0) {
+    TensorView out = output(ops::conv2dOutputShape(in.shape(), *l.gpu));
+    CommandSequence seq(ctx());
+    auto o = options(algo);
+    o.tileM = tileM, o.tileN = tileN;
+    ops::Conv2dInfo info = ops::conv2d(ctx(), seq, in, *l.gpu, bufferSink(out), o);
+    EXPECT_EQ(info.algo, algo);
+    seq.run();
+    compare(read(out), reference(in, l), std::string(ops::convAlgoName(algo)) + " " + info.tile);
+    return info;
+  }
+  void checkCases(const std::vector<Case>& cases, ConvAlgo algo) {
+    uint32_t seed = 100;
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.name);
+      Layer l = layer(c.cout, c.cin, c.p, seed++);
+      check(input({c.n, c.h, c.w, c.cin}, seed++), l, algo);
+    }
+  }
+
+  test::HostMemory mem_;
+  std::vector<Allocation> keep_;
+  ops::Conv2dScratch scratch_{test::context()};
+};
+
+Conv2dParams geometry(int kh, int kw, int sh, int sw, int ph, int pw, int dh = 1, int dw = 1) {
+  return {kh, kw, sh, sw, ph, pw, dh, dw};
+}
+const Conv2dParams k3 = Conv2dParams::square(3);
+
+TEST_P(ConvTest, GeneralAnyShape) {
+  checkCases({
+                 {"3x3, odd channels", 1, 5, 7, 3, 5, k3},
+                 {"stride 2, batch 2", 2, 7, 6, 5, 6, Conv2dParams::square(3, 2)},
+                 {"1x1", 1, 4, 5, 7, 3, Conv2dParams::square(1)},
+                 {"dilation 2", 1, 7, 8, 3, 4, Conv2dParams::square(3, 1, 2)},
+                 {"padding 0", 1, 6, 5, 2, 3, geometry(3, 3, 1, 1, 0, 0)},
+                 {"5x5", 1, 6, 6, 3, 4, Conv2dParams::square(5)},
+                 {"1x3 mixed stride/pad/dilation", 1, 6, 9, 3, 5, geometry(1, 3, 2, 1, 0, 1, 1, 2)},
+                 {"several tiles in M, N and K", 2, 9, 9, 20, 70, k3},
+                 {"narrow tile (Cout <= 16), several tiles in M", 2, 12, 13, 3, 5, k3},
+                 {"single channel in and out", 1, 3, 4, 1, 1, k3},
+             },
+             ConvAlgo::General);
+}
+
+TEST_P(ConvTest, GemmV2) {
+  checkCases({
+                 {"3x3", 1, 5, 7, 8, 12, k3},
+                 {"stride 2, batch 2", 2, 7, 6, 4, 8, Conv2dParams::square(3, 2)},
+                 {"1x1", 1, 5, 5, 12, 8, Conv2dParams::square(1)},
+                 {"dilation 2", 1, 7, 8, 4, 4, Conv2dParams::square(3, 1, 2)},
+                 {"padding 0", 1, 6, 5, 8, 4, geometry(3, 3, 1, 1, 0, 0)},
+                 {"1x3 mixed stride/pad/dilation", 1, 6, 9, 4, 8, geometry(1, 3, 2, 1, 0, 1, 1, 2)},
+             },
+             ConvAlgo::GemmV2);
+}
+
+TEST_P(ConvTest, GemmV2EveryTile) {
+  // M = 162 rows, Cout = 136 and K = 180 (11.25 steps of 16): partial tiles on every axis for every variant.
+  Layer l = layer(136, 20, k3, 7);
+  Expr x = input({2, 9, 9, 20}, 8);
+  for (const ops::ConvTile& t : ops::convTiles()) {
+    SCOPED_TRACE(t.str());
+    EXPECT_EQ(check(x, l, ConvAlgo::GemmV2, t.bm, t.bn).tile, t.str());
+  }
+}
+
+TEST_P(ConvTest, Winograd) {
+  checkCases({
+                 {"one 4x4 tile", 1, 4, 4, 4, 4, k3},
+                 {"image smaller than a tile", 1, 2, 3, 4, 8, k3},
+                 {"partial tiles, batch 2", 2, 7, 9, 8, 12, k3},
+                 {"several tiles in M, N and K", 1, 13, 6, 20, 68, k3},
+             },
+             ConvAlgo::Winograd);
+  Layer l = layer(8, 8, k3, 9);
+  check(input({1, 10, 11, 8}, 10), l, ConvAlgo::Winograd, 128, 128);  // a large tile over a partial GEMM
+}
+
+TEST_P(ConvTest, AlgorithmsAgree) {
+  Layer l = layer(8, 12, k3, 11);
+  Expr x = input({2, 6, 10, 12}, 12);
+  std::vector<std::vector<float>> results;
+  for (ConvAlgo a : {ConvAlgo::General, ConvAlgo::GemmV2, ConvAlgo::Winograd}) {
+    TensorView out = output({2, 6, 10, 8});
+    CommandSequence seq(ctx());
+    ops::conv2d(ctx(), seq, x, *l.gpu, bufferSink(out), options(a));
+    seq.run();
+    results.push_back(read(out));
+  }
+  for (size_t a = 1; a < results.size(); ++a)
+    compare(results[a], std::vector<double>(results[0].begin(), results[0].end()),
+            std::string("agreement-with-general ") + std::to_string(a));
+}
+
+TEST_P(ConvTest, FusedInputAndResidualSink) {
+  // in = silu(x) + per-channel shift; out = conv(in) + residual.
+  Expr x = input({1, 6, 7, 8}, 20), shift = input({8}, 21), residual = input({1, 6, 7, 12}, 22);
+  Expr in = silu(x) + shift;
+  Layer l = layer(12, 8, k3, 23);
+  auto ref = reference(in, l);
+  auto res = test::evalReference(residual, mem_);
+  for (size_t i = 0; i < ref.size(); ++i) ref[i] += res[i];
+  for (ConvAlgo a : {ConvAlgo::General, ConvAlgo::GemmV2, ConvAlgo::Winograd}) {
+    SCOPED_TRACE(ops::convAlgoName(a));
+    TensorView out = output({1, 6, 7, 12});
+    CommandSequence seq(ctx());
+    auto info = ops::conv2d(ctx(), seq, in, *l.gpu, residualAdd(bufferSink(out), residual), options(a));
+    seq.run();
+    if (a != ConvAlgo::General) {
+      EXPECT_GT(info.nativeVectorNodes, 0);
+      EXPECT_EQ(info.scalarWrappedNodes, 0);
+    }
+    compare(read(out), ref, std::string(ops::convAlgoName(a)) + " fused");
+  }
+}
+
+TEST_P(ConvTest, FusedConcatUpsampleInputAndNchwSink) {
+  // in = concat(upsample2x(a), b) along channels (2 + 6: the split is not a multiple of 4, so the vector
+  // kernels read it with scalar accesses); the sink permutes to NCHW.
+  Expr a = input({2, 3, 4, 2}, 30), b = input({2, 6, 8, 6}, 31);
+  Expr in = concat(upsample2x(a), b, 3);
+  Layer l = layer(4, 8, k3, 32);
+  auto ref = reference(in, l);
+  for (ConvAlgo algo : {ConvAlgo::General, ConvAlgo::GemmV2, ConvAlgo::Winograd}) {
+    SCOPED_TRACE(ops::convAlgoName(algo));
+    TensorView out = output({2, 4, 6, 8});  // NCHW
+    CommandSequence seq(ctx());
+    auto info = ops::conv2d(ctx(), seq, in, *l.gpu, permute(bufferSink(out), {0, 3, 1, 2}), options(algo));
+    seq.run();
+    if (algo != ConvAlgo::General) {
+      EXPECT_GT(info.scalarWrappedNodes, 0);
+    }
+    std::vector<float> nchw = read(out), nhwc(nchw.size());
+    for (int n = 0; n < 2; ++n)
+      for (int c = 0; c < 4; ++c)
+        for (int y = 0; y < 6; ++y)
+          for (int x = 0; x < 8; ++x) nhwc[((n * 6 + y) * 8 + x) * 4 + c] = nchw[((n * 4 + c) * 6 + y) * 8 + x];
+    compare(nhwc, ref, std::string(ops::convAlgoName(algo)) + " fused");
+  }
+}
+
+TEST_P(ConvTest, MixedActivationAndWeightStorage) {
+  // Weights in the parameter's dtype, activations in the other one, output in fp32.
+  const DType other = dt() == DType::F16 ? DType::F32 : DType::F16;
+  Layer l = layer(8, 4, k3, 80);
+  Expr x = input({1, 5, 6, 4}, 81, other);
+  auto ref = reference(x, l);
+  for (ConvAlgo a : {ConvAlgo::General, ConvAlgo::GemmV2, ConvAlgo::Winograd}) {
+    SCOPED_TRACE(ops::convAlgoName(a));
+    TensorView out = output({1, 5, 6, 8}, DType::F32);
+    CommandSequence seq(ctx());
+    ops::conv2d(ctx(), seq, x, *l.gpu, bufferSink(out), options(a));
+    seq.run();
+    compare(read(out), ref, std::string(ops::convAlgoName(a)) + " mixed");
+  }
+}
+
+TEST_P(ConvTest, ChainedWinogradConvsShareScratch) {
+  // Two Winograd convs in one sequence reuse the same scratch memory; the second reads the first's output.
+  Layer l1 = layer(8, 4, k3, 40), l2 = layer(4, 8, k3, 41);
+  Expr x = input({1, 5, 6, 4}, 42);
+  TensorView mid = output({1, 5, 6, 8}), out = output({1, 5, 6, 4});
+  CommandSequence seq(ctx());
+  ops::conv2d(ctx(), seq, x, *l1.gpu, bufferSink(mid), options(ConvAlgo::Winograd));
+  ops::conv2d(ctx(), seq, buffer(mid), *l2.gpu, bufferSink(out), options(ConvAlgo::Winograd));
+  seq.run();
+  auto r1 = reference(x, l1);
+  for (auto& v : r1) v = test::roundTo(dt(), float(v));  // mid is stored in the storage dtype
+  auto r2 = test::conv2dReference(r1, {1, 5, 6, 8}, l2.w, l2.b, 4, k3);
+  compare(read(out), r2, "winograd chained");
+}
+
+// Runs `f` and checks that it throws sdgen::Error whose message contains every string in `parts`.
+template <class F>
+void expectError(F&& f, std::initializer_list<const char*> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no error thrown";
+  } catch (const Error& e) {
+    for (const char* p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+}
+
+TEST_P(ConvTest, AutoSelection) {
+  Layer l3 = layer(8, 8, k3, 50), l1x1 = layer(8, 8, Conv2dParams::square(1), 51), odd = layer(4, 3, k3, 52);
+  Expr x = input({1, 4, 4, 8}, 53), x3 = input({1, 4, 4, 3}, 54);
+  TensorView out8 = output({1, 4, 4, 8}), out4 = output({1, 4, 4, 4});
+  CommandSequence seq(ctx());
+  auto o = options(ConvAlgo::Auto);
+  EXPECT_EQ(ops::conv2d(ctx(), seq, x, *l3.gpu, bufferSink(out8), o).algo, ConvAlgo::Winograd);
+  auto info = ops::conv2d(ctx(), seq, x, *l1x1.gpu, bufferSink(out8), o);
+  EXPECT_EQ(info.algo, ConvAlgo::GemmV2);
+  ASSERT_EQ(info.skipped.size(), 1u);
+  EXPECT_NE(info.skipped[0].find("not 3x3 s1 p1 d1"), std::string::npos) << info.skipped[0];
+  info = ops::conv2d(ctx(), seq, x3, *odd.gpu, bufferSink(out4), o);
+  EXPECT_EQ(info.algo, ConvAlgo::General);
+  EXPECT_EQ(info.skipped.size(), 2u);
+  o.scratch = nullptr;
+  info = ops::conv2d(ctx(), seq, x, *l3.gpu, bufferSink(out8), o);
+  EXPECT_EQ(info.algo, ConvAlgo::GemmV2);
+  EXPECT_NE(info.skipped.at(0).find("no scratch"), std::string::npos);
+  EXPECT_EQ(info.kernels.size(), 1u);
+
+  // Weights packed for Winograd only: Auto still runs (Winograd), the gemm algorithms refuse.
+  ops::Conv2dWeightsOptions winogradOnly;
+  winogradOnly.storage = dt();
+  winogradOnly.packGemm = false;
+  ops::Conv2dWeights w(ctx(), 8, 8, k3, l3.w, l3.b, winogradOnly);
+  EXPECT_FALSE(w.hasGemm());
+  o = options(ConvAlgo::Auto);
+  info = ops::conv2d(ctx(), seq, x, w, bufferSink(out8), o);
+  EXPECT_EQ(info.algo, ConvAlgo::Winograd);
+  EXPECT_EQ(info.kernels.size(), 3u);
+  EXPECT_GT(info.scratchBytes, 0u);
+  expectError([&] { ops::conv2d(ctx(), seq, x, w, bufferSink(out8), options(ConvAlgo::General)); },
+              {"packed without the gemm layout"});
+}
+
+TEST_P(ConvTest, ForcedAlgorithmWithViolatedContractThrows) {
+  Layer odd = layer(4, 3, k3, 60), s2 = layer(4, 4, Conv2dParams::square(3, 2), 61), ok = layer(4, 4, k3, 62);
+  Expr x3 = input({1, 4, 4, 3}, 63), x4 = input({1, 4, 4, 4}, 64);
+  TensorView o44 = output({1, 4, 4, 4}), o22 = output({1, 2, 2, 4});
+  CommandSequence seq(ctx());
+  expectError([&] { ops::conv2d(ctx(), seq, x3, *odd.gpu, bufferSink(o44), options(ConvAlgo::GemmV2)); },
+              {"gemm-v2", "Cin = 3 is not a multiple of 4"});
+  expectError([&] { ops::conv2d(ctx(), seq, x3, *odd.gpu, bufferSink(o44), options(ConvAlgo::Winograd)); },
+              {"winograd", "Cin = 3"});
+  expectError([&] { ops::conv2d(ctx(), seq, x4, *s2.gpu, bufferSink(o22), options(ConvAlgo::Winograd)); },
+              {"3x3 s2 p1 d1 is not 3x3 s1 p1 d1"});
+  auto noScratch = options(ConvAlgo::Winograd);
+  noScratch.scratch = nullptr;
+  expectError([&] { ops::conv2d(ctx(), seq, x4, *ok.gpu, bufferSink(o44), noScratch); }, {"no scratch"});
+  auto badTile = options(ConvAlgo::GemmV2);
+  badTile.tileM = 32, badTile.tileN = 32;
+  expectError([&] { ops::conv2d(ctx(), seq, x4, *ok.gpu, bufferSink(o44), badTile); }, {"no GEMM tile 32x32"});
+  EXPECT_EQ(seq.dispatchCount(), 0u);
+}
+
+TEST_P(ConvTest, MisshapedWeightsAndSinksThrow) {
+  std::vector<float> w(4 * 4 * 9), b(4);
+  ops::Conv2dWeightsOptions o;
+  o.storage = dt();
+  o.name = "unet.conv_in";
+  expectError([&] { ops::Conv2dWeights(ctx(), 4, 4, k3, std::span(w).first(30), b, o); },
+              {"unet.conv_in", "expected 144 weights", "[4,4,3,3]", "got 30"});
+  expectError([&] { ops::Conv2dWeights(ctx(), 4, 4, k3, w, std::span(b).first(3), o); }, {"bias", "got 3"});
+  ops::Conv2dWeights good(ctx(), 4, 4, k3, w, b, o);
+  Expr x = input({1, 5, 6, 4}, 70), x8 = input({1, 5, 6, 8}, 71);
+  TensorView wrong = output({1, 5, 5, 4}), right = output({1, 5, 6, 4});
+  CommandSequence seq(ctx());
+  expectError([&] { ops::conv2d(ctx(), seq, x, good, bufferSink(wrong)); },
+              {"output sink has shape [1,5,5,4], expected [1,5,6,4]", "input [1,5,6,4]"});
+  expectError([&] { ops::conv2d(ctx(), seq, x8, good, bufferSink(right)); },
+              {"input [1,5,6,8] has 8 channels", "Cin = 4"});
+  expectError([&] { ops::conv2d(ctx(), seq, reshape(x, {30, 4}), good, bufferSink(right)); }, {"NHWC", "[30,4]"});
+  expectError([&] { ops::conv2d(ctx(), seq, buffer(right), good, bufferSink(right)); }, {"in-place"});
+  expectError([&] { ops::conv2dOutputShape({1, 1, 1, 4}, ops::Conv2dWeights(ctx(), 4, 4, geometry(3, 3, 1, 1, 0, 0), w, b, o)); },
+              {"smaller than the (dilated) kernel"});
+  EXPECT_EQ(seq.dispatchCount(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Conv, ConvTest, ::testing::Values(DType::F32, DType::F16),
+                         [](const auto& info) { return std::string(dtypeName(info.param)); });
+
+// The F(4,3) matrices: A^T [(G g G^T) .* (B^T d B)] A is the 2-D correlation of d with g (host only).
+TEST(ConvWinogradMath, TransformsComputeTheCorrelation) {
+  using namespace ops::winograd;
+  auto g = test::randomFloats(9, 1), dd = test::randomFloats(36, 2);
+  auto u = filterTransform(std::span<const float, 9>(g.data(), 9));
+  double v[6][6], bd[6][6];
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j) {
+      bd[i][j] = 0;
+      for (int k = 0; k < 6; ++k) bd[i][j] += BT[i][k] * dd[k * 6 + j];
+    }
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j) {
+      v[i][j] = 0;
+      for (int k = 0; k < 6; ++k) v[i][j] += bd[i][k] * BT[j][k];
+      v[i][j] *= u[i * 6 + j];
+    }
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 4; ++x) {
+      double got = 0, want = 0;
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) got += AT[y][i] * v[i][j] * AT[x][j];
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) want += double(dd[(y + a) * 6 + x + b]) * g[a * 3 + b];
+      EXPECT_NEAR(got, want, 1e-12) << "output " << y << "," << x;
+    }
+}
+
+TEST(ConvWinogradMath, GemmLayoutPacking) {
+  // [Cout=2, Cin=3, 1, 2] -> row k = kx * Cin + ci, column co.
+  std::vector<float> w(12);
+  for (int i = 0; i < 12; ++i) w[i] = float(i);
+  auto p = ops::packGemmLayout(w, 2, 3, 1, 2);
+  for (int co = 0; co < 2; ++co)
+    for (int ci = 0; ci < 3; ++ci)
+      for (int kx = 0; kx < 2; ++kx) EXPECT_EQ(p[(kx * 3 + ci) * 2 + co], w[(co * 3 + ci) * 2 + kx]);
+}
+
+}  // namespace
+}  // namespace sdgen
