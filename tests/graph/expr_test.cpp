@@ -5,32 +5,21 @@
 #include "engine/command_sequence.h"
 #include "graph/expr.h"
 #include "ops/elementwise.h"
-#include "tests/graph/reference_eval.h"
-#include "tests/test_support.h"
+#include "tests/graph/tensor_fixture.h"
 
 namespace sdgen {
 namespace {
 
 using namespace graph;
 
-class ExprTest : public test::VulkanTest, public ::testing::WithParamInterface<DType> {
+class ExprTest : public test::TensorTest {
  protected:
-  DType dt() const { return GetParam(); }
+  // Elementwise kernels do a handful of fp32 operations per element: hold them to a tighter bar.
   double tolerance() const { return dt() == DType::F16 ? 5e-3 : 1e-5; }
-
   Expr input(const Shape& s, uint32_t seed, float lo = -2.f, float hi = 2.f) {
-    keep_.push_back(mem_.upload(ctx(), test::randomFloats(numel(s), seed, lo, hi), dt()));
-    return buffer(view(keep_.back(), dt(), s));
+    return TensorTest::input(s, seed, lo, hi);
   }
-  TensorView output(const Shape& s, DType dtype) {
-    keep_.push_back(ctx().allocate(numel(s) * dtypeSize(dtype), "output"));
-    test::poison(ctx(), keep_.back());
-    return view(keep_.back(), dtype, s);
-  }
-  std::vector<float> read(const TensorView& t) {
-    auto it = std::find_if(keep_.begin(), keep_.end(), [&](auto& a) { return a.address() == t.address; });
-    return test::downloadFloats(ctx(), *it, numel(t.shape), t.dtype);
-  }
+
   // Evaluates `e` into a fresh output of the storage dtype and compares with the reference.
   ops::ElementwiseInfo check(const Expr& e, ops::ElementwiseOptions options = {}) {
     TensorView out = output(e.shape(), dt());
@@ -49,9 +38,6 @@ class ExprTest : public test::VulkanTest, public ::testing::WithParamInterface<D
           << "element " << i << ": got " << got[i] << ", reference " << ref[i];
     }
   }
-
-  test::HostMemory mem_;
-  std::vector<Allocation> keep_;
 };
 
 const Shape kOdd = {2, 3, 5, 7};   // innermost 7: scalar path

@@ -10,32 +10,15 @@
 #include "engine/command_sequence.h"
 #include "graph/expr.h"
 #include "ops/attention.h"
-#include "tests/graph/reference_eval.h"
-#include "tests/test_support.h"
+#include "tests/graph/tensor_fixture.h"
 
 namespace sdgen {
 namespace {
 
 using namespace graph;
 
-class AttentionTest : public test::VulkanTest, public ::testing::WithParamInterface<DType> {
+class AttentionTest : public test::TensorTest {
  protected:
-  DType dt() const { return GetParam(); }
-  double tolerance() const { return dt() == DType::F16 ? 5e-3 : 1e-4; }
-
-  Expr input(const Shape& s, uint32_t seed, float lo = -1.f, float hi = 1.f) {
-    keep_.push_back(mem_.upload(ctx(), test::randomFloats(numel(s), seed, lo, hi), dt()));
-    return buffer(view(keep_.back(), dt(), s));
-  }
-  TensorView output(const Shape& s) {
-    keep_.push_back(ctx().allocate(numel(s) * dtypeSize(dt()), "output"));
-    test::poison(ctx(), keep_.back());
-    return view(keep_.back(), dt(), s);
-  }
-  std::vector<float> read(const TensorView& t) {
-    auto it = std::find_if(keep_.begin(), keep_.end(), [&](auto& a) { return a.address() == t.address; });
-    return test::downloadFloats(ctx(), *it, numel(t.shape), t.dtype);
-  }
 
   // Naive attention over the reference values of q [B, Sq, H, D], k and v [B, Sk, H, D]; row-major result.
   std::vector<double> reference(const Expr& q, const Expr& k, const Expr& v, bool causal, double scale = 0) {
@@ -99,8 +82,6 @@ class AttentionTest : public test::VulkanTest, public ::testing::WithParamInterf
     test::VulkanTest::TearDown();
   }
 
-  test::HostMemory mem_;
-  std::vector<Allocation> keep_;
   double maxError_ = 0;
 };
 

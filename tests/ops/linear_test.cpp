@@ -10,32 +10,15 @@
 #include "engine/command_sequence.h"
 #include "graph/expr.h"
 #include "ops/linear.h"
-#include "tests/graph/reference_eval.h"
-#include "tests/test_support.h"
+#include "tests/graph/tensor_fixture.h"
 
 namespace sdgen {
 namespace {
 
 using namespace graph;
 
-class LinearTest : public test::VulkanTest, public ::testing::WithParamInterface<DType> {
+class LinearTest : public test::TensorTest {
  protected:
-  DType dt() const { return GetParam(); }
-  double tolerance() const { return dt() == DType::F16 ? 5e-3 : 1e-4; }
-
-  Expr input(const Shape& s, uint32_t seed, float lo = -1.f, float hi = 1.f) {
-    keep_.push_back(mem_.upload(ctx(), test::randomFloats(numel(s), seed, lo, hi), dt()));
-    return buffer(view(keep_.back(), dt(), s));
-  }
-  TensorView output(const Shape& s) {
-    keep_.push_back(ctx().allocate(numel(s) * dtypeSize(dt()), "output"));
-    test::poison(ctx(), keep_.back());
-    return view(keep_.back(), dt(), s);
-  }
-  std::vector<float> read(const TensorView& t) {
-    auto it = std::find_if(keep_.begin(), keep_.end(), [&](auto& a) { return a.address() == t.address; });
-    return test::downloadFloats(ctx(), *it, numel(t.shape), t.dtype);
-  }
 
   // Host weights [N, K] and bias [N]; the reference sees the weights as stored (rounded to fp16 if so).
   struct HostLinear {
@@ -89,8 +72,6 @@ class LinearTest : public test::VulkanTest, public ::testing::WithParamInterface
     test::VulkanTest::TearDown();
   }
 
-  test::HostMemory mem_;
-  std::vector<Allocation> keep_;
   double maxError_ = 0;
 };
 
