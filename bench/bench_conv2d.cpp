@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/command_sequence.h"
+#include "engine/tensor_io.h"
 #include "engine/context.h"
 #include "engine/error.h"
 #include "graph/expr.h"
@@ -124,27 +125,8 @@ std::vector<float> randomVector(size_t n, uint32_t seed, float scale) {
 
 // Host values rounded to `dtype` (what the device holds) and uploaded.
 Allocation upload(Context& ctx, std::vector<float>& v, DType dtype, const char* what) {
-  Allocation a = ctx.allocate(v.size() * dtypeSize(dtype), what);
-  if (dtype == DType::F32) {
-    ctx.upload(a, 0, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
-  } else {
-    std::vector<uint16_t> h(v.size());
-    for (size_t i = 0; i < v.size(); ++i) h[i] = floatToHalf(v[i]), v[i] = halfToFloat(h[i]);
-    ctx.upload(a, 0, {reinterpret_cast<const uint8_t*>(h.data()), h.size() * 2});
-  }
-  return a;
-}
-
-std::vector<float> download(Context& ctx, const Allocation& a, size_t n, DType dtype) {
-  std::vector<float> out(n);
-  if (dtype == DType::F32) {
-    ctx.download(a, 0, {reinterpret_cast<uint8_t*>(out.data()), n * 4});
-  } else {
-    std::vector<uint16_t> h(n);
-    ctx.download(a, 0, {reinterpret_cast<uint8_t*>(h.data()), n * 2});
-    for (size_t i = 0; i < n; ++i) out[i] = halfToFloat(h[i]);
-  }
-  return out;
+  for (auto& x : v) x = roundToStorage(dtype, x);
+  return uploadFloats(ctx, v, dtype, what);
 }
 
 double percentile(std::vector<double> v, double q) {
@@ -264,7 +246,7 @@ void benchRow(Context& ctx, const Args& args, const Row& row, DType dt, std::vec
     ops::conv2d(ctx, seq, in, weights, bufferSink(view(general, dt, os)), o);
     seq.run();
   }
-  std::vector<float> ref = download(ctx, general, outCount, dt);
+  std::vector<float> ref = downloadFloats(ctx, general, outCount, dt);
   double cpuRel = sampledCpuCheck(row, x, w, b, ref, ho, wo, 256);
 
   for (ops::ConvAlgo algo : args.algos) {
@@ -284,7 +266,7 @@ void benchRow(Context& ctx, const Args& args, const Row& row, DType dt, std::vec
       for (auto& k : info.kernels) r.kernels += (r.kernels.empty() ? "" : "; ") + k;
       r.medianMs = percentile(ms, 0.5), r.p10Ms = percentile(ms, 0.1), r.p90Ms = percentile(ms, 0.9);
       r.tflops = flop / (r.medianMs * 1e-3) / 1e12;
-      std::vector<float> got = download(ctx, result, outCount, dt);
+      std::vector<float> got = downloadFloats(ctx, result, outCount, dt);
       for (size_t i = 0; i < outCount; ++i) {
         double d = std::abs(double(got[i]) - ref[i]);
         if (std::isnan(got[i])) d = INFINITY;

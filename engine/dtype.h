@@ -15,5 +15,7 @@ inline std::string dtypeDefine(DType t) { return t == DType::F16 ? "1" : "0"; }
 // IEEE half conversions (round to nearest even), used by hosts preparing fp16 data and references.
 uint16_t floatToHalf(float f);
 float halfToFloat(uint16_t h);
+// The value a float becomes when stored as `t`.
+inline float roundToStorage(DType t, float v) { return t == DType::F16 ? halfToFloat(floatToHalf(v)) : v; }
 
 }  // namespace sdgen

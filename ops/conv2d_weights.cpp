@@ -1,5 +1,7 @@
 #include "ops/conv2d_weights.h"
 
+#include "engine/tensor_io.h"
+
 #include "engine/error.h"
 #include "ops/conv2d_winograd_math.h"
 
@@ -30,19 +32,6 @@ std::vector<float> packGemmLayout(std::span<const float> w, int cout, int cin, i
   return out;
 }
 
-// Uploads host floats as `dtype` (fp16 rounds to nearest even, once).
-static Allocation uploadAs(Context& ctx, const std::vector<float>& v, DType dtype, const std::string& what) {
-  Allocation a = ctx.allocate(v.size() * dtypeSize(dtype), what);
-  if (dtype == DType::F32) {
-    ctx.upload(a, 0, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
-  } else {
-    std::vector<uint16_t> h(v.size());
-    for (size_t i = 0; i < v.size(); ++i) h[i] = floatToHalf(v[i]);
-    ctx.upload(a, 0, {reinterpret_cast<const uint8_t*>(h.data()), h.size() * 2});
-  }
-  return a;
-}
-
 Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams& p, std::span<const float> weights,
                              std::span<const float> bias, const Conv2dWeightsOptions& options)
     : cout_(cout), cin_(cin), params_(p), storage_(options.storage), name_(options.name) {
@@ -67,12 +56,12 @@ Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams
     throw Error(who + ": no layout packed (packGemm is off and the geometry is not Winograd's)");
 
   if (options.packGemm)
-    gemm_ = uploadAs(ctx, packGemmLayout(weights, cout, cin, p.kh, p.kw), storage_, name_ + " (gemm layout)");
+    gemm_ = uploadFloats(ctx, packGemmLayout(weights, cout, cin, p.kh, p.kw), storage_, name_ + " (gemm layout)");
   if (options.packWinograd && isWinogradGeometry(p))
-    winograd_ = uploadAs(ctx, winograd::packFilters(weights, cout, cin), DType::F32, name_ + " (winograd U)");
+    winograd_ = uploadFloats(ctx, winograd::packFilters(weights, cout, cin), DType::F32, name_ + " (winograd U)");
   std::vector<float> b(bias.begin(), bias.end());
   if (b.empty()) b.assign(cout, 0.0f);
-  bias_ = uploadAs(ctx, b, DType::F32, name_ + " (bias)");
+  bias_ = uploadFloats(ctx, b, DType::F32, name_ + " (bias)");
 }
 
 const Allocation& Conv2dWeights::gemm() const {

@@ -1,5 +1,7 @@
 #include "tests/test_support.h"
 
+#include "engine/tensor_io.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -33,27 +35,11 @@ void VulkanTest::TearDown() {
 }
 
 Allocation uploadFloats(Context& ctx, std::span<const float> values, DType dtype, const char* what) {
-  Allocation a = ctx.allocate(std::max<size_t>(values.size(), 1) * dtypeSize(dtype), what);
-  if (dtype == DType::F32) {
-    ctx.upload(a, 0, {reinterpret_cast<const uint8_t*>(values.data()), values.size() * 4});
-  } else {
-    std::vector<uint16_t> h(values.size());
-    for (size_t i = 0; i < values.size(); ++i) h[i] = floatToHalf(values[i]);
-    ctx.upload(a, 0, {reinterpret_cast<const uint8_t*>(h.data()), h.size() * 2});
-  }
-  return a;
+  return sdgen::uploadFloats(ctx, values, dtype, what);
 }
 
 std::vector<float> downloadFloats(Context& ctx, const Allocation& a, size_t count, DType dtype) {
-  std::vector<float> out(count);
-  if (dtype == DType::F32) {
-    ctx.download(a, 0, {reinterpret_cast<uint8_t*>(out.data()), count * 4});
-  } else {
-    std::vector<uint16_t> h(count);
-    ctx.download(a, 0, {reinterpret_cast<uint8_t*>(h.data()), count * 2});
-    for (size_t i = 0; i < count; ++i) out[i] = halfToFloat(h[i]);
-  }
-  return out;
+  return sdgen::downloadFloats(ctx, a, count, dtype);
 }
 
 void poison(Context& ctx, const Allocation& a) {
@@ -69,7 +55,7 @@ std::vector<float> randomFloats(size_t n, uint32_t seed, float lo, float hi) {
   return v;
 }
 
-float roundTo(DType dtype, float v) { return dtype == DType::F16 ? halfToFloat(floatToHalf(v)) : v; }
+float roundTo(DType dtype, float v) { return roundToStorage(dtype, v); }
 
 }  // namespace sdgen::test
 

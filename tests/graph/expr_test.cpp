@@ -15,7 +15,7 @@ using namespace graph;
 class ExprTest : public test::TensorTest {
  protected:
   // Elementwise kernels do a handful of fp32 operations per element: hold them to a tighter bar.
-  double tolerance() const { return dt() == DType::F16 ? 5e-3 : 1e-5; }
+  double tolerance() const override { return dt() == DType::F16 ? 5e-3 : 1e-5; }
   Expr input(const Shape& s, uint32_t seed, float lo = -2.f, float hi = 2.f) {
     return TensorTest::input(s, seed, lo, hi);
   }
@@ -30,13 +30,7 @@ class ExprTest : public test::TensorTest {
     return info;
   }
   void compare(const std::vector<float>& got, const std::vector<double>& ref) {
-    ASSERT_EQ(got.size(), ref.size());
-    for (size_t i = 0; i < got.size(); ++i) {
-      double expected = dt() == DType::F16 ? test::roundTo(DType::F16, float(ref[i])) : ref[i];
-      ASSERT_FALSE(std::isnan(got[i])) << "element " << i << " not written (or NaN), expected " << ref[i];
-      ASSERT_LE(std::abs(got[i] - expected), tolerance() * std::max(1.0, std::abs(ref[i])))
-          << "element " << i << ": got " << got[i] << ", reference " << ref[i];
-    }
+    TensorTest::compare(got, ref, "expression");
   }
 };
 

@@ -48,18 +48,6 @@ class AttentionTest : public test::TensorTest {
         }
     return out;
   }
-  void compare(const std::vector<float>& got, const std::vector<double>& ref, const std::string& what) {
-    ASSERT_EQ(got.size(), ref.size()) << what;
-    double worst = 0;
-    for (size_t i = 0; i < got.size(); ++i) {
-      double expected = dt() == DType::F16 ? test::roundTo(DType::F16, float(ref[i])) : ref[i];
-      ASSERT_FALSE(std::isnan(got[i])) << what << ": element " << i << " not written (or NaN), expected " << ref[i];
-      double err = std::abs(got[i] - expected) / std::max(1.0, std::abs(ref[i]));
-      ASSERT_LE(err, tolerance()) << what << ": element " << i << " got " << got[i] << ", reference " << ref[i];
-      worst = std::max(worst, err);
-    }
-    maxError_ = std::max(maxError_, worst);
-  }
   // Dense q, k, v buffers; q in a wider range so the softmax is peaked and the running max moves.
   struct Problem {
     Expr q, k, v;
@@ -76,13 +64,6 @@ class AttentionTest : public test::TensorTest {
             what + " (" + info.tile.describe() + ")");
     return info;
   }
-  void TearDown() override {
-    RecordProperty("max_error", std::to_string(maxError_));
-    std::printf("    [%s] max |gpu-ref|/max(1,|ref|) = %.3g\n", dtypeName(dt()), maxError_);
-    test::VulkanTest::TearDown();
-  }
-
-  double maxError_ = 0;
 };
 
 TEST_P(AttentionTest, SelfAttentionSpecializedHeadDims) {

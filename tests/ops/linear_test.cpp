@@ -47,32 +47,6 @@ class LinearTest : public test::TensorTest {
     return y;
   }
   // Compares and returns the error measure (also recorded as a test property).
-  double compare(const std::vector<float>& got, const std::vector<double>& ref, const std::string& what) {
-    EXPECT_EQ(got.size(), ref.size()) << what;
-    double worst = 0;
-    for (size_t i = 0; i < std::min(got.size(), ref.size()); ++i) {
-      double expected = dt() == DType::F16 ? test::roundTo(DType::F16, float(ref[i])) : ref[i];
-      if (std::isnan(got[i])) {
-        ADD_FAILURE() << what << ": element " << i << " not written (or NaN), expected " << ref[i];
-        return 1;
-      }
-      double err = std::abs(got[i] - expected) / std::max(1.0, std::abs(ref[i]));
-      worst = std::max(worst, err);
-      if (err > tolerance()) {
-        ADD_FAILURE() << what << ": element " << i << " got " << got[i] << ", reference " << ref[i];
-        return err;
-      }
-    }
-    maxError_ = std::max(maxError_, worst);
-    return worst;
-  }
-  void TearDown() override {
-    RecordProperty("max_error", std::to_string(maxError_));
-    std::printf("    [%s] max |gpu-ref|/max(1,|ref|) = %.3g\n", dtypeName(dt()), maxError_);
-    test::VulkanTest::TearDown();
-  }
-
-  double maxError_ = 0;
 };
 
 std::string name(int64_t m, int64_t n, int64_t k) {
