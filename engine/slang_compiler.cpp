@@ -1,5 +1,8 @@
 #include "engine/slang_compiler.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -134,7 +137,10 @@ std::vector<uint32_t> SlangCompiler::compile(const KernelSource& source) {
     input = shaderDir_ + "/" + source.module;
     if (!fs::exists(input)) throw Error("kernel source not found: " + input);
   }
-  const std::string tmp = cacheDir_ + "/spirv/" + key + ".tmp" + std::to_string(stats_.compiled.load());
+  // Unique per process and call: concurrent compilers (parallel tests, prepare()) may build the same key.
+  static std::atomic<uint64_t> serial{0};
+  const std::string tmp = cacheDir_ + "/spirv/" + key + ".tmp" + std::to_string(::getpid()) + "_" +
+                          std::to_string(serial++);
   fs::create_directories(cacheDir_ + "/spirv");
   std::vector<std::string> argv = {slangc_, input, "-entry", source.entry, "-I", shaderDir_, "-o", tmp + ".spv",
                                    "-depfile", tmp + ".d"};

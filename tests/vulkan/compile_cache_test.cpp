@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "engine/error.h"
 #include "tests/test_support.h"
@@ -89,6 +90,22 @@ TEST_F(CompileCacheTest, DiagnosticsAreShownVerbatimWithTheGeneratedFile) {
     std::string msg = e.what();
     EXPECT_NE(msg.find("undefined_thing"), std::string::npos) << msg;
     EXPECT_NE(msg.find(".slang"), std::string::npos) << msg;
+  }
+}
+
+// Parallel test processes and prepare() compile the same kernel into one cache at the same time.
+TEST_F(CompileCacheTest, ConcurrentCompilersOfTheSameKernelBothSucceed) {
+  KernelSource src;
+  src.module = "kernel.slang";
+  for (int round = 0; round < 4; ++round) {
+    fs::remove_all(root_ / "cache");
+    SlangCompiler a = compiler(), b = compiler();
+    std::vector<uint32_t> ra, rb;
+    std::thread ta([&] { ra = a.compile(src); }), tb([&] { rb = b.compile(src); });
+    ta.join();
+    tb.join();
+    ASSERT_FALSE(ra.empty());
+    EXPECT_EQ(ra, rb);
   }
 }
 
