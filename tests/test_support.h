@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "engine/context.h"
@@ -38,5 +39,16 @@ void poison(Context& ctx, const Allocation& a);
 std::vector<float> randomFloats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
 // Rounds through fp16 when dtype is F16 (what the GPU sees after upload).
 float roundTo(DType dtype, float v);
+
+// Runs f and expects an sdgen::Error whose message contains `needle` (bad input must be named).
+template <class F>
+void expectErrorContaining(F&& f, const std::string& needle) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
 
 }  // namespace sdgen::test

@@ -22,8 +22,11 @@ class TensorTest : public VulkanTest, public ::testing::WithParamInterface<DType
   virtual double tolerance() const { return dt() == DType::F16 ? 5e-3 : 1e-4; }
 
   graph::Expr input(const graph::Shape& s, uint32_t seed, float lo = -1.f, float hi = 1.f) {
-    keep_.push_back(mem_.upload(ctx(), randomFloats(graph::numel(s), seed, lo, hi), dt()));
-    return graph::buffer(graph::view(keep_.back(), dt(), s));
+    return input(s, seed, dt(), lo, hi);
+  }
+  graph::Expr input(const graph::Shape& s, uint32_t seed, DType dtype, float lo = -1.f, float hi = 1.f) {
+    keep_.push_back(mem_.upload(ctx(), randomFloats(graph::numel(s), seed, lo, hi), dtype));
+    return graph::buffer(graph::view(keep_.back(), dtype, s));
   }
   graph::TensorView output(const graph::Shape& s, std::optional<DType> dtype = std::nullopt) {
     DType d = dtype.value_or(dt());

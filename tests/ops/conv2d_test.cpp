@@ -16,7 +16,7 @@
 #include "graph/expr.h"
 #include "ops/conv2d.h"
 #include "ops/conv2d_winograd_math.h"
-#include "tests/graph/reference_eval.h"
+#include "tests/graph/tensor_fixture.h"
 #include "tests/ops/conv2d_reference.h"
 #include "tests/test_support.h"
 
@@ -55,16 +55,8 @@ struct Layer {
   std::unique_ptr<ops::Conv2dWeights> gpu;
 };
 
-class ConvTest : public test::VulkanTest, public ::testing::WithParamInterface<DType> {
+class ConvTest : public test::TensorTest {
  protected:
-  DType dt() const { return GetParam(); }
-  double tolerance() const { return dt() == DType::F16 ? 5e-3 : 1e-4; }
-
-  Expr input(const Shape& s, uint32_t seed) { return input(s, seed, dt()); }
-  Expr input(const Shape& s, uint32_t seed, DType dtype) {
-    keep_.push_back(mem_.upload(ctx(), test::randomFloats(numel(s), seed), dtype));
-    return buffer(view(keep_.back(), dtype, s));
-  }
   Layer layer(int cout, int cin, Conv2dParams p, uint32_t seed) {
     Layer l{cout, cin, p, test::randomFloats(size_t(cout) * cin * p.kh * p.kw, seed), test::randomFloats(cout, seed + 1)};
     // Weights representable in the storage type (an fp16 checkpoint): every layout then holds the same values
@@ -74,17 +66,6 @@ class ConvTest : public test::VulkanTest, public ::testing::WithParamInterface<D
     o.storage = dt();
     l.gpu = std::make_unique<ops::Conv2dWeights>(ctx(), cout, cin, p, l.w, l.b, o);
     return l;
-  }
-  TensorView output(const Shape& s) { return output(s, dt()); }
-  TensorView output(const Shape& s, DType dtype) {
-    keep_.push_back(ctx().allocate(numel(s) * dtypeSize(dtype), "conv output"));
-    test::poison(ctx(), keep_.back());
-    return view(keep_.back(), dtype, s);
-  }
-  std::vector<float> read(const TensorView& t) {
-    for (auto& a : keep_)
-      if (a.address() == t.address) return test::downloadFloats(ctx(), a, numel(t.shape), t.dtype);
-    throw Error("test: unknown tensor");
   }
   std::vector<double> reference(const Expr& in, const Layer& l) {
     return test::conv2dReference(test::evalReference(in, mem_), in.shape(), l.w, l.b, l.cout, l.p);
@@ -113,6 +94,7 @@ class ConvTest : public test::VulkanTest, public ::testing::WithParamInterface<D
                                   << ref[worstAt];
     std::string key = (std::getenv("CONV_DETAIL") ? what : what.substr(0, what.find(' '))) + " " + dtypeName(dt());
     maxErrors()[key] = std::max(maxErrors()[key], worst);
+    maxError_ = std::max(maxError_, worst);
     return worst;
   }
 
@@ -137,8 +119,6 @@ class ConvTest : public test::VulkanTest, public ::testing::WithParamInterface<D
     }
   }
 
-  test::HostMemory mem_;
-  std::vector<Allocation> keep_;
   ops::Conv2dScratch scratch_{test::context()};
 };
 

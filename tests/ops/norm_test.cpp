@@ -8,22 +8,17 @@
 #include "ops/norm.h"
 #include "ops/softmax.h"
 #include "ops/timestep_embedding.h"
-#include "tests/test_support.h"
+#include "tests/graph/tensor_fixture.h"
 
 namespace sdgen {
 namespace {
 
 using namespace graph;
 
-class NormOps : public test::VulkanTest, public ::testing::WithParamInterface<DType> {
+class NormOps : public test::TensorTest {
  protected:
-  DType dt() const { return GetParam(); }
-  double tol() const { return dt() == DType::F16 ? 5e-3 : 1e-4; }
-  Allocation keep(Allocation a) {
-    keep_.push_back(std::move(a));
-    return {};
-  }
-  // Uploads values rounded to dt(); returns the expression and the values the GPU sees.
+  double tol() const { return tolerance(); }
+  // Uploads values rounded to the storage type (dt(), or `t` when !useParam); `seen` gets what the GPU holds.
   Expr input(const Shape& s, uint32_t seed, std::vector<double>* seen, float lo = -2, float hi = 2, DType t = DType::F32,
              bool useParam = true) {
     DType d = useParam ? dt() : t;
@@ -33,25 +28,15 @@ class NormOps : public test::VulkanTest, public ::testing::WithParamInterface<DT
     for (float x : v) seen->push_back(test::roundTo(d, x));
     return buffer(view(keep_.back(), d, s));
   }
-  TensorView output(const Shape& s, DType d) {
-    keep_.push_back(ctx().allocate(numel(s) * dtypeSize(d), "out"));
-    test::poison(ctx(), keep_.back());
-    return view(keep_.back(), d, s);
-  }
-  std::vector<float> read(const TensorView& t) {
-    for (auto& a : keep_)
-      if (a.address() == t.address) return test::downloadFloats(ctx(), a, numel(t.shape), t.dtype);
-    return {};
-  }
   void compare(const std::vector<float>& got, const std::vector<double>& ref, double tolerance) {
     ASSERT_EQ(got.size(), ref.size());
     for (size_t i = 0; i < got.size(); ++i) {
       ASSERT_FALSE(std::isnan(got[i])) << i;
       ASSERT_LE(std::abs(got[i] - ref[i]), tolerance * std::max(1.0, std::abs(ref[i])))
           << "element " << i << ": got " << got[i] << " reference " << ref[i];
+      maxError_ = std::max(maxError_, std::abs(got[i] - ref[i]) / std::max(1.0, std::abs(ref[i])));
     }
   }
-  std::vector<Allocation> keep_;
 };
 
 TEST_P(NormOps, GroupNormWithSiluInTheConsumer) {
