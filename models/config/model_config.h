@@ -1,0 +1,78 @@
+#pragma once
+// The architecture and sampling configuration of a Stable Diffusion model, as plain values. Filled from a
+// diffusers folder's config.json files or inferred from a single-file checkpoint's tensor shapes
+// (models/config/*.cpp); the model builders (CLIP, UNet, VAE) read nothing else, so no size is hard-coded.
+// Field names follow diffusers/transformers; see docs/models.md for the mapping and what is refused.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sdgen::models {
+
+// transformers CLIPTextConfig.
+struct ClipTextConfig {
+  int vocabSize = 49408;
+  int hiddenSize = 768;
+  int intermediateSize = 3072;
+  int numHiddenLayers = 12;
+  int numAttentionHeads = 12;
+  int maxPositionEmbeddings = 77;
+  std::string hiddenAct = "quick_gelu";  // "quick_gelu" (SD 1.x) or "gelu" (SD 2.x, OpenCLIP)
+  float layerNormEps = 1e-5f;
+  int padTokenId = 49407;  // what the tokenizer pads with (SD 2.x: 0)
+};
+
+// diffusers UNet2DConditionModel config (the subset Stable Diffusion 1.x/2.x uses).
+struct UNetConfig {
+  int inChannels = 4, outChannels = 4;
+  int sampleSize = 64;                         // latent size the model was trained at
+  std::vector<int> blockOutChannels;           // per resolution level
+  std::vector<std::string> downBlockTypes;     // "CrossAttnDownBlock2D" | "DownBlock2D"
+  std::vector<std::string> upBlockTypes;       // "UpBlock2D" | "CrossAttnUpBlock2D"
+  std::string midBlockType = "UNetMidBlock2DCrossAttn";  // or "" (no mid block, mid_block_type null)
+  std::vector<int> layersPerBlock;             // per down block (up blocks have one more)
+  std::vector<int> attentionHeads;             // per down block: num_attention_heads, or attention_head_dim when
+                                               // that is null (diffusers' legacy naming: it counts heads)
+  std::vector<int> transformerLayersPerBlock;  // per down block
+  int crossAttentionDim = 768;
+  bool useLinearProjection = false;            // proj_in/proj_out linear (SD 2.x) instead of 1x1 conv
+  bool upcastAttention = false;
+  int normNumGroups = 32;
+  float normEps = 1e-5f;
+  bool flipSinToCos = true;
+  float freqShift = 0.f;
+  int downsamplePadding = 1;
+  int convInKernel = 3, convOutKernel = 3;
+};
+
+// diffusers AutoencoderKL config.
+struct VaeConfig {
+  int inChannels = 3, outChannels = 3, latentChannels = 4;
+  std::vector<int> blockOutChannels;  // encoder order; the decoder runs them reversed
+  int layersPerBlock = 2;             // decoder up blocks have layersPerBlock + 1 resnets
+  int normNumGroups = 32;
+  int sampleSize = 512;
+  float scalingFactor = 0.18215f;
+  std::optional<float> shiftFactor;
+  bool useQuantConv = true, usePostQuantConv = true;
+  bool midBlockAddAttention = true;
+};
+
+// diffusers scheduler config (scheduler/scheduler_config.json), the fields the samplers use.
+struct SchedulerConfig {
+  int numTrainTimesteps = 1000;
+  float betaStart = 0.00085f, betaEnd = 0.012f;
+  std::string betaSchedule = "scaled_linear";  // "scaled_linear" | "linear"
+  std::string predictionType = "epsilon";      // "epsilon" | "v_prediction"
+  int stepsOffset = 1;
+  std::string timestepSpacing = "leading";     // "leading" | "trailing" | "linspace"
+  bool setAlphaToOne = false;
+  bool clipSample = false;
+};
+
+struct TokenizerPaths {
+  std::string directory;  // a diffusers tokenizer/ folder (vocab.json + merges.txt, or tokenizer.json); empty:
+                          // the CLIP vocabulary the project ships (models/vocab/clip)
+};
+
+}  // namespace sdgen::models
