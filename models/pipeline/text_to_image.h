@@ -1,0 +1,68 @@
+#pragma once
+// Text to image: tokenize -> CLIP text encoder -> denoising loop with classifier-free guidance (conditional and
+// unconditional halves batched through one UNet pass, the step recorded once and replayed) -> VAE decode.
+// Load once, generate many times; each generation reuses the recorded sequences when the size is unchanged.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/context.h"
+#include "engine/dtype.h"
+#include "models/sampling/sampler_kind.h"
+
+namespace sdgen::pipeline {
+
+struct LoadOptions {
+  std::string modelPath;      // a diffusers folder or a single-file checkpoint (.safetensors)
+  std::string tokenizerPath;  // single-file checkpoints: a tokenizer folder; empty = the shipped CLIP vocabulary
+  DType precision = DType::F32;  // storage of weights and activations (fp32 or fp16)
+};
+
+struct GenerationRequest {
+  std::string prompt, negativePrompt;
+  int steps = 20;
+  float cfgScale = 7.5f;
+  uint64_t seed = 0;
+  int width = 0, height = 0;  // 0: the model's default (UNet sample size x VAE scale factor)
+  sampling::SamplerKind sampler = sampling::SamplerKind::EulerAncestral;
+  bool karras = false;
+  int clipSkip = 0;  // 0: the text encoder's last layer; 1: the penultimate, ...
+};
+
+struct Image {
+  int width = 0, height = 0;
+  std::vector<uint8_t> rgb;  // width * height * 3, row-major, top row first
+};
+
+// Wall-clock milliseconds of the stages of the last generate() (and of loading).
+struct StageTimings {
+  double loadMs = 0, compileMs = 0, encodeMs = 0, decodeMs = 0;
+  std::vector<double> stepMs;
+};
+
+// step: 1..steps, called after each denoising step completes.
+using ProgressCallback = std::function<void(int step, int steps)>;
+
+class TextToImage {
+ public:
+  TextToImage(Context& ctx, const LoadOptions& options);
+  ~TextToImage();
+  TextToImage(const TextToImage&) = delete;
+  TextToImage& operator=(const TextToImage&) = delete;
+
+  // Throws sdgen::Error naming the problem (bad size, prompt issues, out of device memory).
+  Image generate(const GenerationRequest& request, const ProgressCallback& progress = {});
+
+  const StageTimings& timings() const;
+  std::string modelName() const;   // the folder or file name, for metadata
+  int defaultWidth() const;
+  int defaultHeight() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sdgen::pipeline
