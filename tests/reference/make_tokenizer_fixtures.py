@@ -11,7 +11,7 @@ reproduces. transformers 5 dropped the slow class (CLIPTokenizer became the fast
 `transformers<5`:
 
   python3 -m venv /tmp/tokvenv && /tmp/tokvenv/bin/pip install "transformers<5" tokenizers regex
-  /tmp/tokvenv/bin/python scripts/make_tokenizer_fixtures.py
+  /tmp/tokvenv/bin/python tests/reference/make_tokenizer_fixtures.py
 
 The fast tokenizer differs from the slow one on a few inputs (runs of CJK ideographs, invisible format
 characters such as U+200B); for those cases the fixture also records `fast_ids`, for information only.
@@ -21,7 +21,7 @@ import pathlib
 import sys
 import tempfile
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
+REPO = pathlib.Path(__file__).resolve().parent.parent.parent
 VOCAB_DIR = REPO / "models" / "vocab" / "clip"
 OUT_DIR = REPO / "tests" / "fixtures" / "tokenizer"
 MAX_LENGTH = 77
@@ -107,6 +107,76 @@ PROMPTS = [
      "dramatic shadows, volumetric fog, depth of field, bokeh, sharp focus, intricate details, hyperrealistic, "
      "octane render, unreal engine 5, trending on artstation, award winning photograph, golden hour"),
     "長い日本語のプロンプト、" * 10,
+    # more plain prompts of the kinds people write
+    "portrait of a woman, oil on canvas, rembrandt lighting",
+    "cyberpunk city street at night, neon signs, rain, reflections",
+    "a cute corgi wearing sunglasses, studio photo, 85mm",
+    "isometric 3d render of a tiny island, low poly, pastel colors",
+    "watercolor sketch of a lighthouse; soft edges; muted palette",
+    "macro shot of a dew drop on a leaf -- sharp, crisp, detailed",
+    "steampunk airship above victorian london, 1890s",
+    "anime style, 2girls, cherry blossoms, school uniform, smiling",
+    "the quick brown fox jumps over the lazy dog",
+    "THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG",
+    # numbers, units, dates, versions
+    "4k 8K 16k 1080p 720P",
+    "2024-01-31 12:34:56",
+    "v1.5 vs v2.1 vs sdxl-1.0",
+    "0.001 0.5 -3 +7 1e-5 6.02e23",
+    "x1.5 upscale, 2x, 10x zoom, 100%",
+    "007 and 0042 and 000",
+    "room 101, floor 3/4, 50/50 chance",
+    # punctuation runs and brackets
+    "(((((((deep nesting)))))))",
+    "[[[ ]]] {{{ }}} <<< >>>",
+    "a:b;c,d.e!f?g",
+    "...and then... nothing.",
+    "'quoted' \"double\" `backtick`",
+    "under_score__double___triple",
+    "slash/back\\slash|pipe",
+    "~tilde ^caret =equals +plus",
+    "key=value&other=thing#frag",
+    "!!!",
+    "a!b",
+    # more contractions
+    "I'd've and y'all",
+    "you're You'RE YOU'RE",
+    "ma'am, o'neill, rock'n'roll",
+    "’tis the season",
+    # more scripts
+    "Straße, Grüße, Æsir, Øresund, Þórr",
+    "Ελληνικά γράμματα και τόνοι",
+    "Українська мова, ґанок, їжак",
+    "עברית מימין לשמאל",
+    "العربية من اليمين إلى اليسار",
+    "हिन्दी में प्रॉम्प्ट",
+    "ภาษาไทย ไม่มีช่องว่าง",
+    "Tiếng Việt có dấu",
+    "ひらがな カタカナ 漢字",
+    "ｈａｌｆ　ｗｉｄｔｈ？",
+    "ＡＢＣ full-width capitals",
+    "𝐁𝐨𝐥𝐝 𝕕𝕠𝕦𝕓𝕝𝕖 math letters",
+    "Ⅻ roman numeral and ① circled",
+    # emoji and symbols
+    "🙂🙃😉 faces",
+    "skin tones 👍🏻👍🏿",
+    "keycap 1️⃣ and #️⃣",
+    "rainbow flag 🏳️‍🌈",
+    "arrows → ← ↑ ↓ ⇒",
+    "box drawing ┌─┐│└┘",
+    "music ♪ ♫ and chess ♔",
+    "weather ☀️🌧️❄️",
+    # whitespace oddities
+    "a\u3000ideographic space",
+    "many          spaces",
+    "\t\ttabs only\t",
+    "trailing newline\n",
+    # long prompts
+    ", ".join(["best quality"] * 40),
+    "🐱" * 100,
+    "supercalifragilisticexpialidocious " * 12,
+    "a, " * 100,
+    "0123456789" * 12,
 ]
 
 
@@ -142,7 +212,7 @@ def main():
 
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     fixture = {
-        "about": "CLIP tokenizer parity cases; written by scripts/make_tokenizer_fixtures.py, do not edit",
+        "about": "CLIP tokenizer parity cases; written by tests/reference/make_tokenizer_fixtures.py, do not edit",
         "reference": f"transformers {transformers.__version__} CLIPTokenizer (slow, no ftfy)",
         "vocab": "models/vocab/clip",
         "max_length": MAX_LENGTH,
