@@ -11,7 +11,7 @@
 namespace sdgen {
 
 int runDemo(Context& ctx, bool verbose) {
-  std::printf("sdgen: the built-in text-to-image model does not exist yet; running the engine self-demo instead.\n");
+  std::printf("sdgen --demo: engine self-check (kernel compile, GPU run, float64 CPU reference); images: sdgen -p PROMPT\n");
   std::printf("device: %s (%s, Vulkan %s)\n", ctx.info().name.c_str(), ctx.info().driverName.c_str(),
               ctx.info().apiVersionString().c_str());
   if (verbose) std::fputs(ctx.info().describe().c_str(), stdout);

@@ -1,87 +1,60 @@
-// sdgen command line. Until the text-to-image pipeline lands, --demo runs the smallest real thing the
-// engine can do (compile kernels, run them on the GPU, check against the CPU) and says so.
+// sdgen command line: parse (usage errors exit 2), then run one mode (runtime errors exit 1 with the message of
+// the sdgen::Error, which names the file, tensor or device involved).
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <exception>
-#include <optional>
-#include <string>
-#include <vector>
 
+#include "app/cli_options.h"
 #include "app/demo.h"
+#include "app/generate.h"
+#include "app/show_params.h"
 #include "engine/context.h"
 #include "engine/device.h"
-#include "engine/error.h"
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: sdgen [options]\n"
-    "  --list-devices      list Vulkan devices and their capabilities\n"
-    "  --device N          use Vulkan device N (default: SDGEN_DEVICE, else the best GPU, else lavapipe)\n"
-    "  --demo              run the engine self-demo (kernel compile + GPU run checked against the CPU)\n"
-    "  -v, --verbose       more output\n"
-    "  --version           print the version\n"
-    "  -h, --help          this help\n";
+constexpr int kExitRuntimeError = 1;
+constexpr int kExitUsageError = 2;
 
-struct Args {
-  bool listDevices = false, demo = false, verbose = false;
-  std::optional<uint32_t> device;
-};
-
-struct UsageError {
-  std::string message;
-};
-
-uint32_t parseIndex(const std::string& flag, const char* value) {
-  if (!value) throw UsageError{flag + " needs a value"};
-  char* end = nullptr;
-  long v = std::strtol(value, &end, 10);
-  if (*value == '\0' || *end != '\0' || v < 0) throw UsageError{flag + ": expected a non-negative integer, got '" +
-                                                               std::string(value) + "'"};
-  return static_cast<uint32_t>(v);
+int listDevices() {
+  sdgen::InstanceOptions io;
+  io.validation = sdgen::validationRequestedByEnvironment();
+  sdgen::Instance instance(io);
+  for (auto& d : sdgen::listDevices(instance)) std::fputs(d.describe().c_str(), stdout);
+  return 0;
 }
 
-Args parse(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string s = argv[i];
-    if (s == "--list-devices") a.listDevices = true;
-    else if (s == "--demo") a.demo = true;
-    else if (s == "-v" || s == "--verbose") a.verbose = true;
-    else if (s == "--device") a.device = parseIndex(s, i + 1 < argc ? argv[++i] : nullptr);
-    else if (s == "--version") { std::printf("sdgen %s\n", SDGEN_VERSION); std::exit(0); }
-    else if (s == "-h" || s == "--help") { std::fputs(kUsage, stdout); std::exit(0); }
-    else throw UsageError{"unknown option '" + s + "'"};
+int runMode(const sdgen::app::CliOptions& options) {
+  using sdgen::app::Mode;
+  switch (options.mode) {
+    case Mode::Help: std::fputs(sdgen::app::usageText().c_str(), stdout); return 0;
+    case Mode::Version: std::printf("sdgen %s\n", SDGEN_VERSION); return 0;
+    case Mode::ListDevices: return listDevices();
+    case Mode::ShowParams: return sdgen::app::runShowParams(options.showParamsPath, stdout, stderr);
+    case Mode::Demo: {
+      sdgen::ContextOptions contextOptions;
+      contextOptions.deviceIndex = options.device;
+      sdgen::Context ctx(contextOptions);
+      return sdgen::runDemo(ctx, options.verbose);
+    }
+    case Mode::Generate: return sdgen::app::runGenerate(options, stdout, stderr);
   }
-  if (!a.listDevices && !a.demo) throw UsageError{"nothing to do: give --demo or --list-devices"};
-  return a;
+  return kExitRuntimeError;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  Args args;
+  sdgen::app::CliOptions options;
   try {
-    args = parse(argc, argv);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "sdgen: %s\n%s", e.message.c_str(), kUsage);
-    return 2;
+    options = sdgen::app::parseCommandLine(argc, argv);
+  } catch (const sdgen::app::UsageError& e) {
+    std::fprintf(stderr, "sdgen: %s\nTry 'sdgen --help' for the list of options.\n", e.what());
+    return kExitUsageError;
   }
   try {
-    if (args.listDevices) {
-      sdgen::InstanceOptions io;
-      io.validation = sdgen::validationRequestedByEnvironment();
-      sdgen::Instance instance(io);
-      for (auto& d : sdgen::listDevices(instance)) std::fputs(d.describe().c_str(), stdout);
-      return 0;
-    }
-    sdgen::ContextOptions options;
-    options.deviceIndex = args.device;
-    sdgen::Context ctx(options);
-    return sdgen::runDemo(ctx, args.verbose);
+    return runMode(options);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sdgen: error: %s\n", e.what());
-    return 1;
+    return kExitRuntimeError;
   }
 }

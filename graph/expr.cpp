@@ -266,6 +266,16 @@ Expr upsample2x(const Expr& a) {
   return Expr(make(ExprKind::Upsample2x, s, {a}));
 }
 
+Expr resizeNearest(const Expr& a, int64_t height, int64_t width) {
+  const Shape& in = a.shape();
+  if (in.size() != 4 || height <= 0 || width <= 0)
+    throw Error("resizeNearest: expects an NHWC tensor of rank 4 and a positive size, got " + shapeString(in) + " to " +
+                std::to_string(height) + "x" + std::to_string(width));
+  if (height == in[1] * 2 && width == in[2] * 2) return upsample2x(a);
+  if (height == in[1] && width == in[2]) return a;
+  return Expr(make(ExprKind::ResizeNearest, {in[0], height, width, in[3]}, {a}));
+}
+
 Expr repeatInterleave(const Expr& a, int axis, int64_t factor) {
   axis = normAxis(axis, a.shape().size(), "repeatInterleave");
   if (factor < 1) throw Error("repeatInterleave: factor must be >= 1, got " + std::to_string(factor));

@@ -82,6 +82,9 @@ Expr slice(const Expr& a, int axis, int64_t start, int64_t length);
 Expr sliceLastDim(const Expr& a, int64_t start, int64_t length);  // GEGLU halves
 Expr concat(const Expr& a, const Expr& b, int axis);
 Expr upsample2x(const Expr& a);                               // NHWC nearest, H and W doubled
+// NHWC nearest resize to [N, height, width, C] as torch's interpolate(mode="nearest", size=...) does:
+// src = floor(dst * in / out). Doubling is upsample2x.
+Expr resizeNearest(const Expr& a, int64_t height, int64_t width);
 Expr repeatInterleave(const Expr& a, int axis, int64_t factor); // out[.., i, ..] = a[.., i / factor, ..]
 Expr gather(const Expr& table, const TensorView& indices);   // table [V, D], indices int32 [...] -> [..., D]
 

@@ -132,6 +132,11 @@ std::string ExprCodegen::emitNode(const Expr& e, bool vec) {
       return "Concat<" + O + "," + std::to_string(n.axis + padOf(n.shape)) + "," + a + "," + child(1, vec) + ">";
     }
     case ExprKind::Upsample2x: return "Upsample2x<" + child(0, vec) + ">";
+    case ExprKind::ResizeNearest: {
+      const Shape& in = n.children[0].shape();
+      for (int64_t v : {in[1], n.shape[1], in[2], n.shape[2]}) params_.i32(static_cast<int32_t>(v));
+      return "ResizeNearest<" + O + "," + child(0, vec) + ">";
+    }
     case ExprKind::RepeatInterleave: {
       params_.i32(static_cast<int32_t>(n.start));
       int axis = n.axis + padOf(n.shape);

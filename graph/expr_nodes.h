@@ -8,7 +8,7 @@ namespace sdgen::graph {
 
 enum class ExprKind {
   Buffer, Constant, Uniform, KernelOutput, Unary, Clamp, Binary,
-  Broadcast, Reshape, Permute, Slice, Concat, Upsample2x, Gather, RepeatInterleave
+  Broadcast, Reshape, Permute, Slice, Concat, Upsample2x, ResizeNearest, Gather, RepeatInterleave
 };
 
 struct ExprNode {

@@ -20,6 +20,7 @@ struct ClipTextConfig {
   std::string hiddenAct = "quick_gelu";  // "quick_gelu" (SD 1.x) or "gelu" (SD 2.x, OpenCLIP)
   float layerNormEps = 1e-5f;
   int padTokenId = 49407;  // what the tokenizer pads with (SD 2.x: 0)
+  std::string source;      // the config.json it came from, or the checkpoint it was inferred from (messages)
 };
 
 // diffusers UNet2DConditionModel config (the subset Stable Diffusion 1.x/2.x uses).
@@ -43,6 +44,7 @@ struct UNetConfig {
   float freqShift = 0.f;
   int downsamplePadding = 1;
   int convInKernel = 3, convOutKernel = 3;
+  std::string source;  // the config.json it came from, or the checkpoint it was inferred from (messages)
 };
 
 // diffusers AutoencoderKL config.
@@ -56,6 +58,7 @@ struct VaeConfig {
   std::optional<float> shiftFactor;
   bool useQuantConv = true, usePostQuantConv = true;
   bool midBlockAddAttention = true;
+  std::string source;  // the config.json it came from, or the checkpoint it was inferred from (messages)
 };
 
 // diffusers scheduler config (scheduler/scheduler_config.json), the fields the samplers use.
@@ -68,6 +71,9 @@ struct SchedulerConfig {
   std::string timestepSpacing = "leading";     // "leading" | "trailing" | "linspace"
   bool setAlphaToOne = false;
   bool clipSample = false;
+  bool useKarrasSigmas = false;                // the config asks for Karras sigmas (use_karras_sigmas)
+  std::string className;                       // _class_name, e.g. "PNDMScheduler" (decides absent fields' defaults)
+  std::string source;  // the scheduler_config.json it came from, or "defaults for CHECKPOINT" (messages)
 };
 
 struct TokenizerPaths {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,12 @@ struct LoadOptions {
   std::string modelPath;      // a diffusers folder or a single-file checkpoint (.safetensors)
   std::string tokenizerPath;  // single-file checkpoints: a tokenizer folder; empty = the shipped CLIP vocabulary
   DType precision = DType::F32;  // storage of weights and activations (fp32 or fp16)
+  // Single-file checkpoints (see models::OpenOptions): a diffusers folder whose configs supply what the tensor
+  // shapes cannot show, the training resolution and the prediction type; diffusers folders: the weight variant.
+  std::string configPath;
+  std::optional<int> imageSize;
+  std::optional<std::string> predictionType;
+  std::string variant;
 };
 
 struct GenerationRequest {
@@ -34,6 +41,8 @@ struct GenerationRequest {
 struct Image {
   int width = 0, height = 0;
   std::vector<uint8_t> rgb;  // width * height * 3, row-major, top row first
+  std::vector<float> pixels;  // the same as floats in [0, 1] before quantization (diffusers' output_type="np")
+  std::vector<std::string> warnings;  // e.g. a prompt longer than the text encoder's 77 tokens, cut off
 };
 
 // Wall-clock milliseconds of the stages of the last generate() (and of loading).

@@ -13,10 +13,34 @@ namespace sdgen::models {
 namespace {
 
 int32_t specialId(const BpeVocabulary& v, std::string_view text) {
-  std::string key(text);
-  if (auto it = v.addedTokens.find(key); it != v.addedTokens.end()) return it->second;
-  if (auto it = v.tokens.find(key); it != v.tokens.end()) return it->second;
-  throw Error("the vocabulary of " + v.source + " has no '" + key + "' token (not a CLIP vocabulary)");
+  // As convert_tokens_to_ids: the added tokens first (the last entry with that content), then the vocabulary.
+  for (auto it = v.addedTokens.rbegin(); it != v.addedTokens.rend(); ++it)
+    if (it->content == text) return it->id;
+  if (auto it = v.tokens.find(std::string(text)); it != v.tokens.end()) return it->second;
+  throw Error("the vocabulary of " + v.source + " has no '" + std::string(text) + "' token (not a CLIP vocabulary)");
+}
+
+// CLIPTokenizer's BOS/EOS (and its unknown and default pad token, the same EOS) are always added tokens; entries
+// of the files come after them, so that they win for the same content.
+std::vector<AddedToken> addedTokensWithDefaults(const BpeVocabulary& v) {
+  std::vector<AddedToken> tokens;
+  for (std::string_view text : {ClipBpeTokenizer::kBosText, ClipBpeTokenizer::kEosText}) {
+    AddedToken t;
+    t.content = std::string(text);
+    t.id = specialId(v, text);
+    t.special = true;
+    t.normalized = false;
+    tokens.push_back(std::move(t));
+  }
+  tokens.insert(tokens.end(), v.addedTokens.begin(), v.addedTokens.end());
+  return tokens;
+}
+
+// The ids of BPE symbols, looked up as convert_tokens_to_ids does: an added token's id wins over the vocabulary's.
+std::unordered_map<std::string, int32_t> bpeIds(BpeVocabulary& v) {
+  std::unordered_map<std::string, int32_t> ids = std::move(v.tokens);
+  for (const AddedToken& t : v.addedTokens) ids[t.content] = t.id;
+  return ids;
 }
 
 }  // namespace
@@ -44,14 +68,15 @@ ClipBpeTokenizer::ClipBpeTokenizer(BpeVocabulary vocabulary, ClipTokenizerOption
       bos_(specialId(vocabulary, kBosText)),
       eos_(specialId(vocabulary, kEosText)),
       pad_(options_.padId.value_or(eos_)),
+      added_(addedTokensWithDefaults(vocabulary)),
       // The reference's unknown token is the end-of-text token.
-      bpe_(std::move(vocabulary.tokens), vocabulary.merges, eos_) {  // members above are initialized first
+      bpe_(bpeIds(vocabulary), vocabulary.merges, eos_) {  // members above are initialized first
   if (options_.maxLength < 2)
     throw Error("CLIP tokenizer maxLength " + std::to_string(options_.maxLength) + " leaves no room for BOS and EOS");
 }
 
-void ClipBpeTokenizer::appendSegmentIds(std::string_view segment, std::vector<int32_t>& out) const {
-  for (const std::u32string& word : cleanTextToWords(unicode::decodeUtf8(segment))) {
+void ClipBpeTokenizer::appendSegmentIds(std::u32string_view segment, std::vector<int32_t>& out) const {
+  for (const std::u32string& word : cleanTextToWords(segment)) {
     for (std::u32string_view piece : splitClipPieces(word)) {
       std::string utf8 = unicode::encodeUtf8(piece);
       // The reference's BPE cache is seeded with the special tokens' texts, so a piece spelled exactly like one
@@ -68,17 +93,14 @@ void ClipBpeTokenizer::appendSegmentIds(std::string_view segment, std::vector<in
 }
 
 std::vector<int32_t> ClipBpeTokenizer::contentIds(std::string_view text) const {
-  // Special tokens written verbatim in the prompt are split out before any cleanup, as the reference does
-  // for its added tokens; what lies between them is tokenized on its own.
+  // Added tokens written verbatim in the prompt are split out before any cleanup; what lies between them is
+  // tokenized on its own.
   std::vector<int32_t> ids;
-  size_t at = 0;
-  while (at <= text.size()) {
-    size_t bos = text.find(kBosText, at), eos = text.find(kEosText, at);
-    size_t next = std::min(bos, eos);
-    appendSegmentIds(text.substr(at, next == std::string_view::npos ? std::string_view::npos : next - at), ids);
-    if (next == std::string_view::npos) break;
-    ids.push_back(next == bos ? bos_ : eos_);
-    at = next + (next == bos ? kBosText.size() : kEosText.size());
+  for (const PromptPiece& piece : added_.split(unicode::decodeUtf8(text))) {
+    if (piece.addedId)
+      ids.push_back(*piece.addedId);
+    else
+      appendSegmentIds(piece.text, ids);
   }
   return ids;
 }

@@ -1,13 +1,15 @@
 #pragma once
 // CLIP's tokenizer, id for id the same as Hugging Face transformers' CLIPTokenizer (the Python one, without
-// ftfy; see docs/models.md for where the fast one differs): special tokens typed in the prompt are kept,
-// the rest is cleaned (text_cleanup.h), split (pretokenizer.h) and BPE-encoded (bpe.h); then BOS/EOS are added
-// and the sequence is truncated or padded to maxLength.
+// ftfy; see docs/models.md for where the fast one differs): added tokens typed in the prompt (the special tokens
+// and any the vocabulary adds, e.g. SD 2.x's "!") are cut out first (added_tokens.h), the text between them is
+// cleaned (text_cleanup.h), split (pretokenizer.h) and BPE-encoded (bpe.h); then BOS/EOS are added and the
+// sequence is truncated or padded to maxLength.
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "models/tokenizer/added_tokens.h"
 #include "models/tokenizer/bpe.h"
 #include "models/tokenizer/tokenizer.h"
 #include "models/tokenizer/vocab_files.h"
@@ -32,11 +34,15 @@ class ClipBpeTokenizer final : public Tokenizer {
   // vocab.json + merges.txt (of which the first kClipMergeCount merges are used, as the reference does).
   static ClipBpeTokenizer fromVocabAndMerges(const std::string& vocabJsonPath, const std::string& mergesPath,
                                              ClipTokenizerOptions options = {});
-  // tokenizer.json (all its merges are used, as the `tokenizers` library does).
+  // tokenizer.json (all its merges are used, as the `tokenizers` library does), with its added_tokens.
   static ClipBpeTokenizer fromTokenizerJson(const std::string& path, ClipTokenizerOptions options = {});
-  // A tokenizer folder as diffusers lays it out: vocab.json + merges.txt, else tokenizer.json.
+  // The vocabulary files of a tokenizer folder: vocab.json + merges.txt, else tokenizer.json. Only the files'
+  // own tokens: the folder's configs (pad token, length, the added tokens of tokenizer_config.json,
+  // special_tokens_map.json, added_tokens.json) are read by loadClipTokenizerFolder (formats/tokenizer_folder.h).
   static ClipBpeTokenizer fromDirectory(const std::string& dir, ClipTokenizerOptions options = {});
 
+  // vocabulary.addedTokens are split out of prompts; <|startoftext|> and <|endoftext|> always are (CLIPTokenizer's
+  // default special tokens), with their vocabulary ids unless addedTokens gives them others.
   ClipBpeTokenizer(BpeVocabulary vocabulary, ClipTokenizerOptions options);
 
   Encoding encode(std::string_view text) const override;
@@ -51,10 +57,11 @@ class ClipBpeTokenizer final : public Tokenizer {
   const BpeModel& bpe() const { return bpe_; }
 
  private:
-  void appendSegmentIds(std::string_view segment, std::vector<int32_t>& out) const;
+  void appendSegmentIds(std::u32string_view segment, std::vector<int32_t>& out) const;
 
   ClipTokenizerOptions options_;
   int32_t bos_ = 0, eos_ = 0, pad_ = 0;
+  AddedTokenSplitter added_;
   BpeModel bpe_;
 };
 

@@ -7,6 +7,7 @@
 
 #include "engine/error.h"
 #include "engine/file_util.h"
+#include "models/tokenizer/added_token_json.h"
 
 namespace sdgen::models {
 
@@ -83,7 +84,47 @@ std::vector<BpeMerge> readMergesTxt(const std::string& path, size_t maxMerges) {
   return merges;
 }
 
+// tokenizer.json's "added_tokens": [{"id": 0, "content": "!", ...}, ...]; absent or null: none.
+std::vector<AddedToken> readAddedTokens(const json& root, const std::string& path) {
+  std::vector<AddedToken> tokens;
+  if (!root.is_object() || !root.contains("added_tokens") || root["added_tokens"].is_null()) return tokens;
+  const json& list = root["added_tokens"];
+  if (!list.is_array()) throw Error("tokenizer file '" + path + "': added_tokens is not an array");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& t = list[i];
+    const std::string where = "added_tokens[" + std::to_string(i) + "]";
+    if (!t.is_object() || !t.contains("id") || !t["id"].is_number_integer() || t["id"].get<int64_t>() < 0 ||
+        t["id"].get<int64_t>() > std::numeric_limits<int32_t>::max())
+      throw Error("tokenizer file '" + path + "': " + where + " " + t.dump() + " lacks a non-negative integer \"id\"");
+    tokens.push_back(addedTokenFromJson(t, t["id"].get<int32_t>(), path, where));
+  }
+  return tokens;
+}
+
 }  // namespace
+
+AddedToken addedTokenFromJson(const json& object, int32_t id, const std::string& file, const std::string& where,
+                              bool forceSpecial) {
+  auto fail = [&](const std::string& what) { return Error("'" + file + "': " + where + " " + what); };
+  if (!object.is_object() || !object.contains("content") || !object["content"].is_string())
+    throw fail("is " + object.dump() + ", expected an added token {\"content\": string, ...}");
+  auto flag = [&](const char* name, bool fallback) {
+    if (!object.contains(name) || object[name].is_null()) return fallback;
+    if (!object[name].is_boolean())
+      throw fail("has \"" + std::string(name) + "\": " + object[name].dump() + ", not a boolean");
+    return object[name].get<bool>();
+  };
+  AddedToken t;
+  t.content = object["content"].get<std::string>();
+  if (t.content.empty()) throw fail("has an empty \"content\"");
+  t.id = id;
+  t.singleWord = flag("single_word", false);
+  t.lstrip = flag("lstrip", false);
+  t.rstrip = flag("rstrip", false);
+  t.special = forceSpecial || flag("special", false);
+  t.normalized = flag("normalized", !t.special);
+  return t;
+}
 
 BpeVocabulary loadVocabAndMerges(const std::string& vocabJsonPath, const std::string& mergesPath,
                                  size_t maxMerges) {
@@ -127,15 +168,12 @@ BpeVocabulary loadTokenizerJson(const std::string& path) {
     if (!ok) throw fail("model.merges[" + std::to_string(i) + "] is " + m.dump() + ", expected \"a b\" or [\"a\", \"b\"]");
     v.merges.push_back(std::move(merge));
   }
-  if (root.contains("added_tokens") && root["added_tokens"].is_array()) {
-    for (const json& t : root["added_tokens"]) {
-      if (!t.is_object() || !t.contains("content") || !t["content"].is_string() || !t.contains("id") ||
-          !t["id"].is_number_integer())
-        throw fail("added_tokens entry " + t.dump() + " lacks a string \"content\" and an integer \"id\"");
-      v.addedTokens[t["content"].get<std::string>()] = t["id"].get<int32_t>();
-    }
-  }
+  v.addedTokens = readAddedTokens(root, path);
   return v;
+}
+
+std::vector<AddedToken> loadTokenizerJsonAddedTokens(const std::string& path) {
+  return readAddedTokens(parseJson(path, readOrThrow(path, "tokenizer file"), "tokenizer file"), path);
 }
 
 }  // namespace sdgen::models

@@ -2,13 +2,14 @@
 // Reading a BPE vocabulary from the two file layouts Hugging Face uses:
 //  - vocab.json (token -> id) + merges.txt ("#version" header, then one "left right" pair per line, by rank)
 //  - tokenizer.json of the `tokenizers` library (model.vocab, model.merges as "a b" strings or [a, b] pairs,
-//    added_tokens for the special tokens)
+//    added_tokens for the special tokens and any other added token)
 // Every error is an sdgen::Error naming the file.
 #include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "models/tokenizer/added_tokens.h"
 #include "models/tokenizer/bpe.h"
 
 namespace sdgen::models {
@@ -16,7 +17,7 @@ namespace sdgen::models {
 struct BpeVocabulary {
   std::unordered_map<std::string, int32_t> tokens;
   std::vector<BpeMerge> merges;                           // by rank
-  std::unordered_map<std::string, int32_t> addedTokens;  // tokenizer.json's added_tokens (content -> id)
+  std::vector<AddedToken> addedTokens;  // tokenizer.json's added_tokens, in file order
   std::string source;  // the file(s) it was read from, quoted, for messages
 };
 
@@ -25,5 +26,7 @@ BpeVocabulary loadVocabAndMerges(const std::string& vocabJsonPath, const std::st
                                  size_t maxMerges);
 // Requires a BPE model with the "</w>" end-of-word suffix, as CLIP's.
 BpeVocabulary loadTokenizerJson(const std::string& path);
+// Only the added_tokens of a tokenizer.json (none when it has no such array).
+std::vector<AddedToken> loadTokenizerJsonAddedTokens(const std::string& path);
 
 }  // namespace sdgen::models

@@ -96,6 +96,8 @@ TEST_P(ExprTest, LayoutNodes) {
   check(concat(x, x * constant(2.f), 3));               // innermost, 8 + 8
   check(upsample2x(y));
   check(upsample2x(silu(x)));
+  check(resizeNearest(y, 5, 9));        // diffusers' upsampling to an odd skip size (3 -> 5, 5 -> 9)
+  check(resizeNearest(silu(x), 7, 3));  // any size, shrinking too
   Expr groups = input({2, 1, 1, 2}, 14);
   auto splat = check(repeatInterleave(groups, 3, 4) * x);  // innermost factor 4: one read splat to 4 lanes
   EXPECT_EQ(splat.scalarWrappedNodes, 0) << splat.exprType;

@@ -123,6 +123,10 @@ double evalReference(const Expr& e, const Coord& c, const HostMemory& mem, doubl
       return child(1, cc);
     }
     case ExprKind::Upsample2x: return child(0, {c[0], c[1] / 2, c[2] / 2, c[3]});
+    case ExprKind::ResizeNearest: {
+      const Shape& in = n.children[0].shape();
+      return child(0, {c[0], c[1] * in[1] / n.shape[1], c[2] * in[2] / n.shape[2], c[3]});
+    }
     case ExprKind::RepeatInterleave: {
       Coord cc = c;
       cc[n.axis] /= n.start;

@@ -169,6 +169,25 @@ TEST(ClipTokenizer, TokenizerJsonMergesAsStringsOrPairs) {
   }
 }
 
+TEST(ClipTokenizer, TokenizerJsonAddedTokensAreSplitOut) {
+  // An added token beyond the two specials ("xy", id 5) is cut out of the text before the cleanup and BPE, so
+  // "abxyab" is "ab" [xy] "ab" instead of one word whose symbols are unknown.
+  json root = json::parse(tinyTokenizerJson(true));
+  root["added_tokens"].push_back({{"id", 5}, {"content", "xy"}, {"special", false}});
+  TempDir dir;
+  ClipBpeTokenizer t = ClipBpeTokenizer::fromTokenizerJson(dir.write("tokenizer.json", root.dump()), {.maxLength = 6});
+  EXPECT_EQ(t.encode("abxyab").ids, (std::vector<int32_t>{3, 2, 5, 2, 4, 4}));
+  // Matching is case-sensitive: "XY" is cleaned to "xy" and BPE-encoded, its two symbols unknown (= end id).
+  Encoding upper = t.encode("ab XY");
+  EXPECT_EQ(upper.ids, (std::vector<int32_t>{3, 2, 4, 4, 4, 4}));
+  EXPECT_EQ(upper.length, 5u);
+  root["added_tokens"].back()["lstrip"] = "no";
+  std::string bad = dir.write("bad.json", root.dump());
+  std::string msg = errorOf([&] { ClipBpeTokenizer::fromTokenizerJson(bad); });
+  EXPECT_NE(msg.find(bad), std::string::npos) << msg;
+  EXPECT_NE(msg.find("added_tokens[2]"), std::string::npos) << msg;
+}
+
 TEST(ClipTokenizer, MergesWithWindowsLineEndingsAndTrailingBlankLines) {
   TempDir dir;
   std::string vocab = dir.write("vocab.json", json::parse(tinyTokenizerJson(true))["model"]["vocab"].dump());

@@ -1,0 +1,342 @@
+#include "app/cli_options.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <span>
+#include <string_view>
+
+namespace sdgen::app {
+
+namespace {
+
+// Modes a flag is meaningful in, as bits, so "a generation flag given with --demo" is one table look-up.
+enum ModeBit : unsigned {
+  kGenerate = 1u << 0,
+  kDemo = 1u << 1,
+  kListDevices = 1u << 2,
+  kShowParams = 1u << 3,
+  kAnyMode = kGenerate | kDemo | kListDevices | kShowParams,
+};
+
+unsigned modeBit(Mode m) {
+  switch (m) {
+    case Mode::Generate: return kGenerate;
+    case Mode::Demo: return kDemo;
+    case Mode::ListDevices: return kListDevices;
+    case Mode::ShowParams: return kShowParams;
+    default: return kAnyMode;
+  }
+}
+
+const char* modeDescription(Mode m) {
+  switch (m) {
+    case Mode::Generate: return "image generation";
+    case Mode::Demo: return "--demo";
+    case Mode::ListDevices: return "--list-devices";
+    case Mode::ShowParams: return "--show-params";
+    default: return "?";
+  }
+}
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+template <class Int>
+Int parseInteger(const std::string& flag, const std::string& value, Int lo, Int hi, const std::string& accepted) {
+  Int v{};
+  const char* first = value.data();
+  const char* last = first + value.size();
+  auto [end, ec] = std::from_chars(first, last, v);
+  if (value.empty() || ec == std::errc::invalid_argument || end != last)
+    throw UsageError(flag + ": expected " + accepted + ", got " + quoted(value));
+  if (ec == std::errc::result_out_of_range || v < lo || v > hi)
+    throw UsageError(flag + ": " + quoted(value) + " is out of range; expected " + accepted);
+  return v;
+}
+
+float parseFloat(const std::string& flag, const std::string& value, float lo, float hi, const std::string& accepted) {
+  float v = 0;
+  const char* first = value.data();
+  const char* last = first + value.size();
+  auto [end, ec] = std::from_chars(first, last, v);
+  if (value.empty() || ec == std::errc::invalid_argument || end != last || !std::isfinite(v))
+    throw UsageError(flag + ": expected " + accepted + ", got " + quoted(value));
+  if (ec == std::errc::result_out_of_range || v < lo || v > hi)
+    throw UsageError(flag + ": " + quoted(value) + " is out of range; expected " + accepted);
+  return v;
+}
+
+std::string rangeText(long long lo, long long hi) {
+  return "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+}
+
+std::string formatFloat(float v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::string("?");
+}
+
+int parseImageSize(const std::string& flag, const std::string& value) {
+  using L = CliLimits;
+  const std::string accepted = "a multiple of " + std::to_string(L::kSizeMultiple) + " from " +
+                               std::to_string(L::kMinSize) + " to " + std::to_string(L::kMaxSize) +
+                               " (or 0 for the model's default)";
+  int v = parseInteger<int>(flag, value, 0, L::kMaxSize, accepted);
+  if (v != 0 && (v < L::kMinSize || v % L::kSizeMultiple != 0))
+    throw UsageError(flag + ": " + quoted(value) + " is not " + accepted);
+  return v;
+}
+
+struct ParseState;
+
+// One command-line flag: its spellings, whether it takes a value, the modes it applies to, and what it sets.
+struct Flag {
+  const char* shortName;  // "-p", or nullptr
+  const char* longName;   // "--prompt"
+  bool takesValue;
+  unsigned modes;
+  void (*apply)(ParseState& state, const std::string& flag, const std::string& value);
+};
+
+struct ParseState {
+  CliOptions options;
+  std::string modeFlag;  // the flag that chose a mode other than Generate
+  bool done = false;     // --help / --version seen
+  struct Seen {
+    std::string flag;
+    unsigned modes;
+  };
+  std::vector<Seen> seen;
+
+  void setMode(Mode m, const std::string& flag) {
+    if (!modeFlag.empty() && modeFlag != flag)
+      throw UsageError(modeFlag + " and " + flag + " cannot be combined: give one of --demo, --list-devices, " +
+                       "--show-params FILE, or a prompt to generate an image");
+    options.mode = m;
+    modeFlag = flag;
+  }
+};
+
+constexpr Flag kFlags[] = {
+    {"-p", "--prompt", true, kGenerate,
+     [](ParseState& s, const std::string&, const std::string& v) {
+       s.options.prompt = v;
+       s.options.promptGiven = true;
+     }},
+    {"-n", "--negative-prompt", true, kGenerate,
+     [](ParseState& s, const std::string&, const std::string& v) { s.options.negativePrompt = v; }},
+    {"-m", "--model", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       if (v.empty()) throw UsageError(f + ": expected a model path (a diffusers folder or a .safetensors file)");
+       s.options.modelPath = v;
+     }},
+    {nullptr, "--tokenizer", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       if (v.empty()) throw UsageError(f + ": expected a tokenizer folder");
+       s.options.tokenizerPath = v;
+     }},
+    {nullptr, "--steps", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.steps = parseInteger<int>(f, v, CliLimits::kMinSteps, CliLimits::kMaxSteps,
+                                           rangeText(CliLimits::kMinSteps, CliLimits::kMaxSteps));
+     }},
+    {nullptr, "--cfg-scale", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.cfgScale = parseFloat(f, v, CliLimits::kMinCfgScale, CliLimits::kMaxCfgScale,
+                                       "a number from " + formatFloat(CliLimits::kMinCfgScale) + " to " +
+                                           formatFloat(CliLimits::kMaxCfgScale));
+     }},
+    {"-s", "--seed", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       if (v == "-1") {  // webui's and stable-diffusion.cpp's spelling of "random"
+         s.options.seed.reset();
+         return;
+       }
+       s.options.seed = parseInteger<uint64_t>(
+           f, v, 0, std::numeric_limits<uint64_t>::max(),
+           "an integer from 0 to " + std::to_string(std::numeric_limits<uint64_t>::max()) + " (or -1 for random)");
+     }},
+    {"-W", "--width", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) { s.options.width = parseImageSize(f, v); }},
+    {"-H", "--height", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) { s.options.height = parseImageSize(f, v); }},
+    {nullptr, "--sampler", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       auto kind = sampling::parseSamplerKind(v);
+       if (!kind)
+         throw UsageError(f + ": unknown sampler " + quoted(v) + "; accepted: " + sampling::samplerFlagNames());
+       s.options.sampler = *kind;
+     }},
+    {nullptr, "--karras", false, kGenerate,
+     [](ParseState& s, const std::string&, const std::string&) { s.options.karras = true; }},
+    {nullptr, "--clip-skip", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.clipSkip =
+           parseInteger<int>(f, v, CliLimits::kMinClipSkip, CliLimits::kMaxClipSkip,
+                             rangeText(CliLimits::kMinClipSkip, CliLimits::kMaxClipSkip) +
+                                 " (1 = the last CLIP layer, 2 = the penultimate)");
+     }},
+    {nullptr, "--batch-count", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.batchCount = parseInteger<int>(f, v, CliLimits::kMinBatchCount, CliLimits::kMaxBatchCount,
+                                                rangeText(CliLimits::kMinBatchCount, CliLimits::kMaxBatchCount));
+     }},
+    {nullptr, "--precision", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       if (v == "auto") s.options.precision = PrecisionChoice::Auto;
+       else if (v == "fp32") s.options.precision = PrecisionChoice::F32;
+       else if (v == "fp16") s.options.precision = PrecisionChoice::F16;
+       else throw UsageError(f + ": unknown precision " + quoted(v) + "; accepted: auto, fp32, fp16");
+     }},
+    {nullptr, "--device", true, kGenerate | kDemo,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.device = parseInteger<uint32_t>(f, v, 0, std::numeric_limits<uint32_t>::max(),
+                                                 "a device index as listed by --list-devices (0, 1, ...)");
+     }},
+    {"-o", "--output", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       auto lower = v;
+       for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+       if (lower.size() < 5 || !lower.ends_with(".png") || lower.ends_with("/.png"))
+         throw UsageError(f + ": expected a file name ending in .png, got " + quoted(v));
+       s.options.outputPath = v;
+     }},
+    {"-v", "--verbose", false, kAnyMode,
+     [](ParseState& s, const std::string&, const std::string&) { s.options.verbose = true; }},
+    {"-h", "--help", false, kAnyMode,
+     [](ParseState& s, const std::string&, const std::string&) {
+       s.options.mode = Mode::Help;
+       s.done = true;
+     }},
+    {nullptr, "--version", false, kAnyMode,
+     [](ParseState& s, const std::string&, const std::string&) {
+       s.options.mode = Mode::Version;
+       s.done = true;
+     }},
+    {nullptr, "--list-devices", false, kListDevices,
+     [](ParseState& s, const std::string& f, const std::string&) { s.setMode(Mode::ListDevices, f); }},
+    {nullptr, "--demo", false, kDemo,
+     [](ParseState& s, const std::string& f, const std::string&) { s.setMode(Mode::Demo, f); }},
+    {nullptr, "--show-params", true, kShowParams,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       if (v.empty()) throw UsageError(f + ": expected a PNG file");
+       s.setMode(Mode::ShowParams, f);
+       s.options.showParamsPath = v;
+     }},
+};
+
+const Flag* findFlag(std::string_view name) {
+  for (const auto& f : kFlags)
+    if ((f.shortName && name == f.shortName) || name == f.longName) return &f;
+  return nullptr;
+}
+
+// "-s/--seed" or "--steps": both spellings, so the message matches whichever the user typed.
+std::string displayName(const Flag& f) {
+  return f.shortName ? std::string(f.shortName) + "/" + f.longName : std::string(f.longName);
+}
+
+}  // namespace
+
+CliOptions parseCommandLine(const std::vector<std::string>& args) {
+  ParseState state;
+  for (size_t i = 0; i < args.size() && !state.done; ++i) {
+    const std::string& arg = args[i];
+    if (arg.size() < 2 || arg[0] != '-') {
+      throw UsageError("unexpected argument " + quoted(arg) +
+                       "; the prompt is given with -p/--prompt (quote it if it has spaces)");
+    }
+    // --flag=value splits at the first '='; short flags take their value from the next argument only.
+    std::string name = arg;
+    std::optional<std::string> inlineValue;
+    if (arg.starts_with("--")) {
+      if (auto eq = arg.find('='); eq != std::string::npos) {
+        name = arg.substr(0, eq);
+        inlineValue = arg.substr(eq + 1);
+      }
+    }
+    const Flag* flag = findFlag(name);
+    if (!flag) throw UsageError("unknown option " + quoted(name) + " (sdgen --help lists the options)");
+    const std::string display = displayName(*flag);
+
+    std::string value;
+    if (flag->takesValue) {
+      if (inlineValue) {
+        value = *inlineValue;
+      } else if (i + 1 < args.size()) {
+        value = args[++i];
+      } else {
+        throw UsageError(display + " needs a value");
+      }
+    } else if (inlineValue) {
+      throw UsageError(display + " takes no value, got " + quoted(arg));
+    }
+    flag->apply(state, display, value);
+    state.seen.push_back({display, flag->modes});
+  }
+
+  CliOptions& o = state.options;
+  if (state.done) return o;  // --help / --version
+
+  for (const auto& s : state.seen) {
+    if (!(s.modes & modeBit(o.mode))) {
+      throw UsageError(s.flag + " does not apply to " + modeDescription(o.mode) +
+                       (s.modes == kGenerate ? " (it is an image generation option)" : ""));
+    }
+  }
+  if (o.mode == Mode::Generate && !o.promptGiven) {
+    throw UsageError(
+        "nothing to do: give -p/--prompt TEXT to generate an image (or --demo, --list-devices, --show-params FILE; "
+        "sdgen --help lists every option)");
+  }
+  return o;
+}
+
+CliOptions parseCommandLine(int argc, const char* const* argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  return parseCommandLine(args);
+}
+
+std::string usageText() {
+  using L = CliLimits;
+  std::string s;
+  s += "usage: sdgen -p PROMPT [options]       generate images\n";
+  s += "       sdgen --show-params FILE.png    print the generation parameters stored in a PNG\n";
+  s += "       sdgen --list-devices | --demo [--device N] | --version | --help\n";
+  s += "\n";
+  s += "generation:\n";
+  s += "  -p, --prompt TEXT           what the image shows\n";
+  s += "  -n, --negative-prompt TEXT  what it should not show\n";
+  s += "  -m, --model PATH            a diffusers folder or a .safetensors checkpoint (default: the built-in\n";
+  s += "                              model models/builtin/sdgen-tiny)\n";
+  s += "      --tokenizer DIR         tokenizer folder for single-file checkpoints (default: the shipped CLIP one)\n";
+  s += "      --steps N               denoising steps, " + std::to_string(L::kMinSteps) + ".." +
+       std::to_string(L::kMaxSteps) + " (default 20)\n";
+  s += "      --cfg-scale F           classifier-free guidance scale, " + formatFloat(L::kMinCfgScale) + ".." +
+       formatFloat(L::kMaxCfgScale) + " (default 7.5)\n";
+  s += "  -s, --seed N                0..2^64-1; omitted or -1: random, and printed\n";
+  s += "  -W, --width N               multiple of 8 (default: the model's)\n";
+  s += "  -H, --height N              multiple of 8 (default: the model's)\n";
+  s += "      --sampler NAME          " + std::string(sampling::samplerFlagNames()) + " (default euler_a)\n";
+  s += "      --karras                Karras noise schedule (sigmas)\n";
+  s += "      --clip-skip N           1 = last CLIP layer (default), 2 = penultimate, ...\n";
+  s += "      --batch-count N         images one after another; seeds seed, seed+1, ... (default 1)\n";
+  s += "      --precision P           auto, fp32, fp16 (default auto: fp16 on GPUs that support it)\n";
+  s += "  -o, --output FILE.png       default sdgen-<seed>.png; with --batch-count > 1: FILE-1.png, FILE-2.png, ...\n";
+  s += "\n";
+  s += "other:\n";
+  s += "      --device N              Vulkan device N (default: SDGEN_DEVICE, else the best GPU, else lavapipe)\n";
+  s += "      --list-devices          list Vulkan devices and their capabilities\n";
+  s += "      --demo                  engine self-check (kernel compile + GPU run checked against the CPU)\n";
+  s += "      --show-params FILE.png  print the text chunks (generation parameters) of a PNG\n";
+  s += "  -v, --verbose               more output\n";
+  s += "      --version               print the version\n";
+  s += "  -h, --help                  this help\n";
+  s += "\n";
+  s += "Values go after a space or '=' (--steps 30, --steps=30). Exit codes: 0 ok, 1 error, 2 usage error.\n";
+  return s;
+}
+
+}  // namespace sdgen::app

@@ -1,0 +1,83 @@
+#include "app/generate.h"
+
+#include <string>
+
+#include "app/atomic_file.h"
+#include "app/generation_params.h"
+#include "app/generation_plan.h"
+#include "app/png_writer.h"
+#include "app/progress.h"
+#include "engine/context.h"
+#include "models/pipeline/text_to_image.h"
+
+namespace sdgen::app {
+
+int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
+  // Everything that can be checked without the device is checked first: a missing model or an unwritable
+  // output directory should not cost a model load and a denoising loop.
+  pipeline::LoadOptions load;
+  load.modelPath = resolveModelPath(options.modelPath);
+  load.tokenizerPath = options.tokenizerPath;
+  const uint64_t seed = chooseSeed(options.seed);
+  const auto plan = planImages(options.outputPath, seed, options.batchCount);
+  for (const auto& image : plan) checkOutputDirectory(image.path);
+
+  // The seed goes out before any long work, so an interrupted run can still be reproduced.
+  std::fprintf(out, "seed: %llu\n", static_cast<unsigned long long>(seed));
+  std::fflush(out);
+
+  ContextOptions contextOptions;
+  contextOptions.deviceIndex = options.device;
+  Context ctx(contextOptions);
+  load.precision = resolvePrecision(options.precision, ctx.info());
+  if (options.verbose) {
+    std::fprintf(err, "device: %s (%s, Vulkan %s)\nmodel: %s\nprecision: %s\n", ctx.info().name.c_str(),
+                 ctx.info().driverName.c_str(), ctx.info().apiVersionString().c_str(), load.modelPath.c_str(),
+                 dtypeName(load.precision));
+  }
+
+  pipeline::TextToImage textToImage(ctx, load);
+  ProgressReporter progress(err, ProgressReporter::stderrIsTerminal());
+  TimingTotals totals;
+
+  for (size_t i = 0; i < plan.size(); ++i) {
+    pipeline::GenerationRequest request;
+    request.prompt = options.prompt;
+    request.negativePrompt = options.negativePrompt;
+    request.steps = options.steps;
+    request.cfgScale = options.cfgScale;
+    request.seed = plan[i].seed;
+    request.width = options.width;
+    request.height = options.height;
+    request.sampler = options.sampler;
+    request.karras = options.karras;
+    request.clipSkip = options.clipSkip - 1;  // webui's 1 = last layer; the pipeline counts layers skipped
+
+    progress.begin(plan.size() > 1 ? "image " + std::to_string(i + 1) + "/" + std::to_string(plan.size()) : "");
+    pipeline::Image image = textToImage.generate(request, [&](int step, int steps) { progress.step(step, steps); });
+    progress.end();
+    totals.add(textToImage.timings());
+
+    GenerationParams params;
+    params.prompt = options.prompt;
+    params.negativePrompt = options.negativePrompt;
+    params.steps = options.steps;
+    params.sampler = options.sampler;
+    params.karras = options.karras;
+    params.cfgScale = options.cfgScale;
+    params.seed = plan[i].seed;
+    params.width = image.width;
+    params.height = image.height;
+    params.modelName = textToImage.modelName();
+    params.clipSkip = options.clipSkip;
+    params.version = std::string("sdgen ") + SDGEN_VERSION;
+    writePngFile(plan[i].path, image.width, image.height, image.rgb,
+                 {PngText{kParametersKeyword, formatGenerationParams(params)}});
+    std::fprintf(out, "wrote %s (seed %llu)\n", plan[i].path.c_str(), static_cast<unsigned long long>(plan[i].seed));
+    std::fflush(out);
+  }
+  std::fputs(formatTimingSummary(totals).c_str(), err);
+  return 0;
+}
+
+}  // namespace sdgen::app

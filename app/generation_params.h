@@ -1,0 +1,35 @@
+#pragma once
+// The "parameters" text that stable-diffusion-webui stores in its PNGs, so that webui's "PNG Info", civitai and
+// other tools read sdgen's images:
+//   PROMPT
+//   Negative prompt: NEGATIVE            (only when there is one)
+//   Steps: 20, Sampler: Euler a, CFG scale: 7.5, Seed: 42, Size: 512x512, Model: NAME, Clip skip: 2, Version: sdgen 0.1.0
+#include <cstdint>
+#include <string>
+
+#include "models/sampling/sampler_kind.h"
+
+namespace sdgen::app {
+
+struct GenerationParams {
+  std::string prompt, negativePrompt;
+  int steps = 0;
+  sampling::SamplerKind sampler = sampling::SamplerKind::EulerAncestral;
+  bool karras = false;
+  float cfgScale = 0;
+  uint64_t seed = 0;
+  int width = 0, height = 0;
+  std::string modelName;
+  int clipSkip = 1;  // webui's convention; written only when > 1, as webui does
+  std::string version;  // e.g. "sdgen 0.1.0"
+};
+
+// The PNG text keyword webui uses.
+inline constexpr const char* kParametersKeyword = "parameters";
+
+std::string formatGenerationParams(const GenerationParams& p);
+
+// webui's value quoting: a value with ',', ':' or a newline is written as a JSON string (non-ASCII kept).
+std::string quoteParamValue(const std::string& value);
+
+}  // namespace sdgen::app

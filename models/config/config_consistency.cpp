@@ -1,0 +1,27 @@
+// The checks between the configs of one model: components from different models would load and compute garbage
+// (or index out of bounds), so mismatches are refused with both sources named.
+#include "engine/error.h"
+#include "models/config/config_files.h"
+
+namespace sdgen::models {
+
+void validateModelConfigs(const ClipTextConfig& text, const UNetConfig& unet, const VaeConfig& vae) {
+  if (text.hiddenSize != unet.crossAttentionDim)
+    throw Error("mismatched text-encoder/UNet widths: the text encoder's hidden_size is " +
+                std::to_string(text.hiddenSize) + " ('" + text.source + "') but the UNet's cross_attention_dim is " +
+                std::to_string(unet.crossAttentionDim) + " ('" + unet.source +
+                "'); the two components come from different models");
+  if (unet.inChannels != vae.latentChannels)
+    throw Error("mismatched UNet/VAE latents: the UNet's in_channels is " + std::to_string(unet.inChannels) + " ('" +
+                unet.source + "') but the VAE's latent_channels is " + std::to_string(vae.latentChannels) + " ('" +
+                vae.source + "')" +
+                (unet.inChannels > vae.latentChannels
+                     ? "; extra UNet inputs (inpainting, depth) are not supported by text-to-image"
+                     : ""));
+  if (unet.outChannels != vae.latentChannels)
+    throw Error("mismatched UNet/VAE latents: the UNet's out_channels is " + std::to_string(unet.outChannels) +
+                " ('" + unet.source + "') but the VAE's latent_channels is " + std::to_string(vae.latentChannels) +
+                " ('" + vae.source + "')");
+}
+
+}  // namespace sdgen::models

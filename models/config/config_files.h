@@ -1,0 +1,52 @@
+#pragma once
+// Reading the JSON configs of a diffusers Stable Diffusion folder into the plain configs of model_config.h:
+//   text_encoder/config.json        -> ClipTextConfig   (transformers CLIPTextConfig)
+//   unet/config.json                -> UNetConfig       (diffusers UNet2DConditionModel)
+//   vae/config.json                 -> VaeConfig        (diffusers AutoencoderKL)
+//   scheduler/scheduler_config.json -> SchedulerConfig
+//   model_index.json                -> ModelIndex
+// An absent field takes the default of the Python class's __init__ (so a config parses as diffusers reads it);
+// int-or-list fields are expanded to one entry per block. Whatever sdgen does not implement is refused with an
+// sdgen::Error naming the file, the field and the value; invalid JSON, wrong types and missing required fields
+// name the file and the field. docs/models.md lists the refusals.
+#include <map>
+#include <string>
+#include <utility>
+
+#include "models/config/model_config.h"
+
+namespace sdgen::models {
+
+ClipTextConfig loadClipTextConfig(const std::string& path);
+UNetConfig loadUNetConfig(const std::string& path);
+VaeConfig loadVaeConfig(const std::string& path);
+SchedulerConfig loadSchedulerConfig(const std::string& path);
+
+// The same from JSON text; `file` is what messages call it.
+ClipTextConfig parseClipTextConfig(const std::string& json, const std::string& file);
+UNetConfig parseUNetConfig(const std::string& json, const std::string& file);
+VaeConfig parseVaeConfig(const std::string& json, const std::string& file);
+SchedulerConfig parseSchedulerConfig(const std::string& json, const std::string& file);
+
+// model_index.json: the pipeline class and, per component, [library, class] (null entries are left out).
+struct ModelIndex {
+  std::string className;  // "StableDiffusionPipeline"
+  std::map<std::string, std::pair<std::string, std::string>> components;  // "unet" -> {"diffusers", "UNet2DConditionModel"}
+  std::string source;
+};
+// Refuses pipelines other than Stable Diffusion 1.x/2.x text-to-image ones (SDXL, SD3, ...) and components of
+// other classes than CLIPTextModel, CLIPTokenizer, UNet2DConditionModel, AutoencoderKL and a scheduler.
+ModelIndex loadModelIndex(const std::string& path);
+ModelIndex parseModelIndex(const std::string& json, const std::string& file);
+
+// Checks of one config on its own (sizes positive, lists one entry per block, channels divisible by the norm
+// groups and the attention heads); parse*/load* and the single-file inference call them.
+void validateClipTextConfig(const ClipTextConfig& c);
+void validateUNetConfig(const UNetConfig& c);
+void validateVaeConfig(const VaeConfig& c);
+void validateSchedulerConfig(const SchedulerConfig& c);
+// Checks between the configs of one model: text-encoder width = UNet cross_attention_dim, UNet in/out channels =
+// VAE latent_channels. Errors name both sources.
+void validateModelConfigs(const ClipTextConfig& text, const UNetConfig& unet, const VaeConfig& vae);
+
+}  // namespace sdgen::models

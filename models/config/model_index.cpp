@@ -1,0 +1,72 @@
+// model_index.json -> ModelIndex: a Stable Diffusion 1.x/2.x pipeline and its five components.
+#include <algorithm>
+
+#include "engine/error.h"
+#include "models/config/config_files.h"
+#include "models/config/config_json.h"
+
+namespace sdgen::models {
+
+namespace {
+
+using nlohmann::json;
+
+struct Expected {
+  const char* component;
+  const char* library;
+  std::vector<std::string> classes;  // empty: any class whose name ends in "Scheduler"
+};
+
+const std::vector<Expected>& expectedComponents() {
+  static const std::vector<Expected> kExpected = {
+      {"text_encoder", "transformers", {"CLIPTextModel", "CLIPTextModelWithProjection"}},
+      {"tokenizer", "transformers", {"CLIPTokenizer", "CLIPTokenizerFast"}},
+      {"unet", "diffusers", {"UNet2DConditionModel"}},
+      {"vae", "diffusers", {"AutoencoderKL"}},
+      {"scheduler", "diffusers", {}},
+  };
+  return kExpected;
+}
+
+ModelIndex fromJson(const ConfigJson& j) {
+  ModelIndex index;
+  index.source = j.file();
+  index.className = j.string("_class_name");
+  for (const char* second : {"text_encoder_2", "tokenizer_2", "text_encoder_3", "transformer", "prior"})
+    if (j.present(second))
+      j.unsupported(second, "pipeline " + index.className +
+                                " is not Stable Diffusion 1.x/2.x (SDXL, SD3 and others are not implemented)");
+  if (index.className.find("XL") != std::string::npos)
+    j.unsupported("_class_name", "SDXL pipelines are not implemented; sdgen runs Stable Diffusion 1.x and 2.x");
+
+  for (const auto& [name, value] : j.root().items()) {
+    if (name.starts_with("_") || value.is_null()) continue;
+    // Components are [library, class]; [null, null] marks an absent optional one (e.g. no safety checker).
+    if (!value.is_array() || value.size() != 2) continue;
+    if (value[0].is_null() && value[1].is_null()) continue;
+    if (!value[0].is_string() || !value[1].is_string())
+      j.fail(name, "must be [library, class], got " + value.dump());
+    index.components[name] = {value[0].get<std::string>(), value[1].get<std::string>()};
+  }
+  for (const Expected& e : expectedComponents()) {
+    auto it = index.components.find(e.component);
+    if (it == index.components.end())
+      j.fail(e.component, "is missing: a Stable Diffusion pipeline has text_encoder, tokenizer, unet, vae and scheduler");
+    const auto& [library, cls] = it->second;
+    bool ok = e.classes.empty() ? cls.ends_with("Scheduler")
+                                : std::find(e.classes.begin(), e.classes.end(), cls) != e.classes.end();
+    if (!ok || library != e.library)
+      j.unsupported(e.component, std::string("expected ") + e.library + " " +
+                                     (e.classes.empty() ? std::string("scheduler") : e.classes.front()));
+  }
+  return index;
+}
+
+}  // namespace
+
+ModelIndex loadModelIndex(const std::string& path) { return fromJson(ConfigJson::load(path)); }
+ModelIndex parseModelIndex(const std::string& json, const std::string& file) {
+  return fromJson(ConfigJson::parse(json, file));
+}
+
+}  // namespace sdgen::models

@@ -1,0 +1,86 @@
+#include "models/formats/mapped_weights.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/error.h"
+
+namespace sdgen::models {
+
+namespace {
+
+// "'down_blocks.0.resnets.0.norm1.weight' (stored as 'model.diffusion_model.input_blocks.1.0.in_layers.0.weight')"
+std::string quotedName(std::string_view name, const TensorRef& r) {
+  std::string s = "'" + std::string(name) + "'";
+  if (r.key != name) s += " (stored as '" + r.key + "')";
+  return s;
+}
+
+}  // namespace
+
+TensorRef TensorRef::whole(std::shared_ptr<const SafetensorsFile> file, const std::string& key) {
+  TensorRef r;
+  r.shape = file->get(key).shape;
+  r.key = key;
+  r.file = std::move(file);
+  return r;
+}
+
+TensorRef TensorRef::rows(std::shared_ptr<const SafetensorsFile> file, const std::string& key, int64_t begin,
+                          int64_t count) {
+  const TensorInfo& t = file->get(key);
+  if (t.shape.empty() || begin < 0 || count < 0 || begin + count > t.shape[0])
+    throw Error("tensor '" + key + "' in '" + file->path() + "' has shape " + formatShape(t.shape) +
+                ", which has no rows [" + std::to_string(begin) + ", " + std::to_string(begin + count) + ")");
+  TensorRef r;
+  r.shape = t.shape;
+  r.shape[0] = count;
+  r.rowBegin = begin;
+  r.rowCount = count;
+  r.key = key;
+  r.file = std::move(file);
+  return r;
+}
+
+TensorRef TensorRef::squeezed1x1(std::shared_ptr<const SafetensorsFile> file, const std::string& key) {
+  TensorRef r = whole(std::move(file), key);
+  if (r.shape.size() == 4 && r.shape[2] == 1 && r.shape[3] == 1) {
+    r.shape.resize(2);
+    r.squeezed = true;
+  }
+  return r;
+}
+
+const TensorRef& MappedWeights::ref(std::string_view name) const {
+  auto it = table_.find(name);
+  if (it == table_.end()) throw Error("tensor '" + std::string(name) + "' not found in " + description_);
+  return it->second;
+}
+
+std::vector<std::string> MappedWeights::names() const {
+  std::vector<std::string> out;
+  out.reserve(table_.size());
+  for (const auto& [name, r] : table_) out.push_back(name);
+  return out;
+}
+
+std::vector<float> MappedWeights::read(std::string_view name, std::span<const int64_t> expected) const {
+  const TensorRef& r = ref(name);
+  const TensorInfo& stored = r.file->get(r.key);
+  bool shapeOk = std::equal(expected.begin(), expected.end(), r.shape.begin(), r.shape.end()) ||
+                 (r.squeezed && std::equal(expected.begin(), expected.end(), stored.shape.begin(), stored.shape.end()));
+  if (!shapeOk)
+    throw Error("tensor " + quotedName(name, r) + " in '" + r.file->path() + "' has shape " + formatShape(r.shape) +
+                ", expected " + formatShape(expected));
+  if (!isFloatDType(stored.dtype))
+    throw Error("tensor " + quotedName(name, r) + " in '" + r.file->path() + "' has dtype " +
+                tensorDTypeName(stored.dtype) + ", not a floating-point type (F32, F16, BF16) that converts to weights");
+  std::vector<float> all = r.file->readAsF32(r.key);
+  if (r.rowCount < 0) return all;
+  // A block of rows: the rows are contiguous in row-major storage.
+  const size_t rowSize = stored.shape[0] == 0 ? 0 : all.size() / static_cast<size_t>(stored.shape[0]);
+  return std::vector<float>(all.begin() + static_cast<ptrdiff_t>(r.rowBegin * rowSize),
+                            all.begin() + static_cast<ptrdiff_t>((r.rowBegin + r.rowCount) * rowSize));
+}
+
+}  // namespace sdgen::models

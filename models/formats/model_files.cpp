@@ -1,0 +1,197 @@
+#include "models/formats/model_files.h"
+
+#include <filesystem>
+
+#include "engine/error.h"
+#include "models/config/config_files.h"
+#include "models/formats/ldm_checkpoint.h"
+#include "models/formats/safetensors_weights.h"
+#include "models/formats/single_file_config.h"
+#include "models/formats/tokenizer_folder.h"
+#include "models/resources.h"
+#include "models/unsafe_checkpoint.h"
+
+namespace sdgen::models {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string displayName(const std::string& path, bool isFolder) {
+  fs::path p = fs::path(path).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();  // "dir/" -> "dir"
+  return isFolder ? p.filename().string() : p.stem().string();
+}
+
+void checkPredictionType(const std::string& value) {
+  if (value != "epsilon" && value != "v_prediction")
+    throw Error("prediction type override '" + value + "' is neither \"epsilon\" nor \"v_prediction\"");
+}
+
+// The tokenizer's ids index the text encoder's embedding table, which the GPU reads without bounds checks.
+void attachTokenizer(ModelFiles& m, ClipTokenizerFolder tok, const std::string& tokenizerDir) {
+  if (tok.maxTokenId >= m.textEncoderConfig.vocabSize)
+    throw Error("the tokenizer '" + tokenizerDir + "' produces ids up to " + std::to_string(tok.maxTokenId) +
+                ", but the text encoder ('" + m.textEncoderConfig.source + "') has a vocabulary of " +
+                std::to_string(m.textEncoderConfig.vocabSize) + " tokens");
+  m.textEncoderConfig.padTokenId = tok.padId;
+  m.tokenizer = std::move(tok.tokenizer);
+}
+
+// Stable Diffusion's noise schedule, as diffusers builds it for single files (SCHEDULER_DEFAULT_CONFIG and the
+// scheduler configs of stable-diffusion-v1-5 / stable-diffusion-2-1). The prediction type is not in the weights:
+// SD 2.x at 768 pixels (2-v, 2.1) predicts v, the 512-pixel SD 2.x "base" models and SD 1.x predict noise, the
+// pairing diffusers' converter assumes (768/v unless the checkpoint is the 512/epsilon base model).
+SchedulerConfig singleFileScheduler(LdmFamily family, int imageSize, const std::string& path) {
+  SchedulerConfig s;
+  s.numTrainTimesteps = 1000;
+  s.betaStart = 0.00085f;
+  s.betaEnd = 0.012f;
+  s.betaSchedule = "scaled_linear";
+  s.predictionType = family == LdmFamily::SD2 && imageSize >= 768 ? "v_prediction" : "epsilon";
+  s.stepsOffset = 1;
+  s.timestepSpacing = "leading";
+  s.setAlphaToOne = false;
+  s.clipSample = false;
+  s.className = family == LdmFamily::SD2 ? "DDIMScheduler" : "PNDMScheduler";
+  s.source = std::string("defaults for ") + ldmFamilyName(family) + " single files ('" + path + "')";
+  return s;
+}
+
+ModelFiles openSingleFile(const std::string& path, const OpenOptions& options) {
+  refuseUnsafeCheckpoint(path);
+  LdmCheckpoint ckpt = openLdmCheckpoint(path, options.imageSize);
+  std::optional<FolderConfigs> folder;
+  if (!options.configPath.empty()) {
+    folder = loadFolderConfigs(options.configPath);
+    applyFolderConfigs(ckpt, *folder);
+    if (options.imageSize) {  // an explicit size wins over the folder's
+      const int scale = 1 << (ckpt.vaeConfig.blockOutChannels.size() - 1);
+      ckpt.unetConfig.sampleSize = *options.imageSize / scale;
+      ckpt.vaeConfig.sampleSize = *options.imageSize;
+    }
+  }
+  if (!ckpt.undetermined.empty()) {
+    std::string list;
+    for (const std::string& u : ckpt.undetermined) list += (list.empty() ? "" : "; ") + u;
+    throw Error("single-file checkpoint '" + path + "': the weights do not determine " + list +
+                ". Give the diffusers folder the checkpoint was made from as its config folder (OpenOptions::configPath)");
+  }
+  ModelFiles m;
+  m.path = path;
+  m.name = displayName(path, false);
+  m.kind = ModelSourceKind::SingleFile;
+  m.architecture = ldmFamilyName(ckpt.family);
+  m.textEncoderConfig = std::move(ckpt.textEncoderConfig);
+  m.unetConfig = std::move(ckpt.unetConfig);
+  m.vaeConfig = std::move(ckpt.vaeConfig);
+  m.schedulerConfig = folder ? folder->scheduler : singleFileScheduler(ckpt.family, m.vaeConfig.sampleSize, path);
+  m.textEncoderWeights = std::move(ckpt.textEncoderWeights);
+  m.unetWeights = std::move(ckpt.unetWeights);
+  m.vaeWeights = std::move(ckpt.vaeWeights);
+  validateClipTextConfig(m.textEncoderConfig);
+  validateUNetConfig(m.unetConfig);
+  validateVaeConfig(m.vaeConfig);
+  validateModelConfigs(m.textEncoderConfig, m.unetConfig, m.vaeConfig);
+
+  std::string tokenizerDir = options.tokenizerPath;
+  if (tokenizerDir.empty() && folder && fs::is_directory(fs::path(options.configPath) / "tokenizer"))
+    tokenizerDir = (fs::path(options.configPath) / "tokenizer").string();
+  if (tokenizerDir.empty()) tokenizerDir = resourcePath("models/vocab/clip");
+  // OpenCLIP pads with 0; a tokenizer folder that names its pad token decides for itself.
+  std::optional<int32_t> pad = ckpt.family == LdmFamily::SD2 ? std::optional<int32_t>(0) : std::nullopt;
+  attachTokenizer(m, loadClipTokenizerFolder(tokenizerDir, pad, m.textEncoderConfig.maxPositionEmbeddings),
+                  tokenizerDir);
+  return m;
+}
+
+// diffusers folders: the VAE of older SD releases names its mid-block attention query/key/value/proj_attn, which
+// diffusers renames on load (_convert_deprecated_attention_blocks); so does this.
+SafetensorsWeightsOptions vaeRenames(const std::string& weightsPath) {
+  SafetensorsWeightsOptions options;
+  SafetensorsWeights stored(weightsPath);
+  for (const std::string& name : stored.names()) {
+    for (auto [old, now] : {std::pair<const char*, const char*>{".query.", ".to_q."},
+                            {".key.", ".to_k."},
+                            {".value.", ".to_v."},
+                            {".proj_attn.", ".to_out.0."}}) {
+      size_t at = name.find(old);
+      if (at != std::string::npos && name.find("mid_block.attentions.") != std::string::npos)
+        options.rename[name] = name.substr(0, at) + now + name.substr(at + std::string(old).size());
+    }
+  }
+  return options;
+}
+
+ModelFiles openDiffusersFolder(const std::string& path, const OpenOptions& options) {
+  const fs::path dir(path);
+  const fs::path indexPath = dir / "model_index.json";
+  if (!fs::exists(indexPath))
+    throw Error("unknown architecture: the folder '" + path +
+                "' has no model_index.json; expected a diffusers Stable Diffusion folder (model_index.json, "
+                "text_encoder/, tokenizer/, unet/, vae/, scheduler/) or a single-file .safetensors checkpoint");
+  ModelIndex index = loadModelIndex(indexPath.string());
+  ModelFiles m;
+  m.path = path;
+  m.name = displayName(path, true);
+  m.kind = ModelSourceKind::DiffusersFolder;
+  m.architecture = "diffusers " + index.className;
+  m.textEncoderConfig = loadClipTextConfig((dir / "text_encoder" / "config.json").string());
+  m.unetConfig = loadUNetConfig((dir / "unet" / "config.json").string());
+  m.vaeConfig = loadVaeConfig((dir / "vae" / "config.json").string());
+  m.schedulerConfig = loadSchedulerConfig((dir / "scheduler" / "scheduler_config.json").string());
+  validateModelConfigs(m.textEncoderConfig, m.unetConfig, m.vaeConfig);
+
+  m.textEncoderWeights = std::make_unique<SafetensorsWeights>(
+      findComponentWeights((dir / "text_encoder").string(), "model", options.variant));
+  m.unetWeights = std::make_unique<SafetensorsWeights>(
+      findComponentWeights((dir / "unet").string(), "diffusion_pytorch_model", options.variant));
+  const std::string vae = findComponentWeights((dir / "vae").string(), "diffusion_pytorch_model", options.variant);
+  m.vaeWeights = std::make_unique<SafetensorsWeights>(vae, vaeRenames(vae));
+
+  const std::string tokenizerDir = (dir / "tokenizer").string();
+  attachTokenizer(m, loadClipTokenizerFolder(tokenizerDir, std::nullopt, m.textEncoderConfig.maxPositionEmbeddings),
+                  tokenizerDir);
+  return m;
+}
+
+}  // namespace
+
+const char* modelSourceKindName(ModelSourceKind kind) {
+  return kind == ModelSourceKind::SingleFile ? "single-file checkpoint" : "diffusers folder";
+}
+
+std::string findComponentWeights(const std::string& componentDir, const std::string& base, const std::string& variant) {
+  const fs::path dir(componentDir);
+  if (!fs::is_directory(dir)) throw Error("component folder '" + componentDir + "' does not exist");
+  auto single = [&](const std::string& v) { return base + (v.empty() ? "" : "." + v) + ".safetensors"; };
+  auto index = [&](const std::string& v) { return base + ".safetensors.index." + (v.empty() ? "" : v + ".") + "json"; };
+  std::vector<std::string> candidates;
+  if (!variant.empty()) {
+    candidates = {single(variant), index(variant)};
+  } else {
+    candidates = {single(""), index(""), single("fp16"), index("fp16")};
+  }
+  for (const std::string& name : candidates)
+    if (fs::is_regular_file(dir / name)) return (dir / name).string();
+
+  // Only pickles: refuse them with the conversion advice rather than "not found".
+  const std::string pickleBase = base == "model" ? "pytorch_model" : base;
+  for (const std::string& v : {variant, std::string("fp16")}) {
+    const fs::path pickle = dir / (pickleBase + (v.empty() ? "" : "." + v) + ".bin");
+    if (fs::exists(pickle)) throw Error(unsafeCheckpointMessage(pickle.string()));
+  }
+  std::string list;
+  for (const std::string& name : candidates) list += (list.empty() ? "" : ", ") + name;
+  throw Error("no weights in '" + componentDir + "': expected one of " + list);
+}
+
+ModelFiles openModel(const std::string& path, const OpenOptions& options) {
+  if (options.predictionType) checkPredictionType(*options.predictionType);
+  if (!fs::exists(path)) throw Error("model path '" + path + "' does not exist");
+  ModelFiles m = fs::is_directory(path) ? openDiffusersFolder(path, options) : openSingleFile(path, options);
+  if (options.predictionType) m.schedulerConfig.predictionType = *options.predictionType;
+  return m;
+}
+
+}  // namespace sdgen::models

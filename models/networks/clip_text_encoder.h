@@ -1,0 +1,38 @@
+#pragma once
+// The CLIP text transformer (transformers' CLIPTextModel) on the fused layers: token + position embeddings
+// (a gather read straight into the first layer norm), pre-norm blocks of causal self-attention (one fused QKV
+// projection, flash attention, out projection with the residual in its epilogue) and an MLP (quick_gelu or gelu
+// in fc1's epilogue, the residual in fc2's), and the final layer norm. SD 1.x uses the last layer, SD 2.x a
+// text encoder that already stops at OpenCLIP's penultimate layer; clip-skip stops earlier, as diffusers does
+// (hidden_states[-(clip_skip + 1)] through the final layer norm).
+#include "graph/graph.h"
+#include "models/config/model_config.h"
+#include "models/nn/layers.h"
+#include "models/nn/parameters.h"
+#include "models/weight_source.h"
+
+namespace sdgen::networks {
+
+class ClipTextEncoder {
+ public:
+  ClipTextEncoder(nn::ParameterStore& params, const models::ClipTextConfig& config, const models::WeightSource& weights);
+
+  const models::ClipTextConfig& config() const { return config_; }
+  int sequenceLength() const { return config_.maxPositionEmbeddings; }
+
+  // ids: int32 [batch, sequenceLength] token ids on the device; writes [batch, sequenceLength, hidden] into `out`.
+  void build(nn::Builder& b, const graph::TensorView& ids, int clipSkip, graph::TensorId out) const;
+
+ private:
+  struct Layer {
+    const nn::DeviceTensor *ln1Gamma, *ln1Beta, *ln2Gamma, *ln2Beta;
+    const ops::LinearWeights *qkv, *outProj, *fc1, *fc2;
+  };
+  models::ClipTextConfig config_;
+  const nn::DeviceTensor* tokenEmbedding_;
+  const nn::DeviceTensor* positionEmbedding_;
+  std::vector<Layer> layers_;
+  const nn::DeviceTensor *finalGamma_, *finalBeta_;
+};
+
+}  // namespace sdgen::networks

@@ -1,0 +1,29 @@
+#include "models/networks/resnet_block.h"
+
+namespace sdgen::networks {
+
+using graph::Value;
+
+NormWeights NormWeights::load(nn::ParameterStore& p, const models::ScopedWeights& w, int64_t channels) {
+  return {&p.tensor(w, "weight", {channels}), &p.tensor(w, "bias", {channels})};
+}
+
+ResnetBlock::ResnetBlock(nn::ParameterStore& p, const models::ScopedWeights& w, int cin, int cout, int groups,
+                         float eps)
+    : cin_(cin), cout_(cout), groups_(groups), eps_(eps) {
+  norm1_ = NormWeights::load(p, w["norm1"], cin);
+  conv1_ = &p.conv(w["conv1"], cin, cout, ops::Conv2dParams::square(3));
+  norm2_ = NormWeights::load(p, w["norm2"], cout);
+  conv2_ = &p.conv(w["conv2"], cout, cout, ops::Conv2dParams::square(3));
+  if (cin != cout) shortcut_ = &p.linear(w["conv_shortcut"], cin, cout);
+}
+
+Value ResnetBlock::operator()(nn::Builder& b, const Value& x, const nn::Epilogue& time, const std::string& name) const {
+  Value n1 = b.map(b.groupNorm(x, *norm1_.gamma, *norm1_.beta, groups_, eps_, name + " norm1"), graph::silu);
+  Value h = b.conv2d(n1, *conv1_, time, {name + " conv1"});
+  Value n2 = b.map(b.groupNorm(h, *norm2_.gamma, *norm2_.beta, groups_, eps_, name + " norm2"), graph::silu);
+  Value shortcut = shortcut_ ? b.linear(x, *shortcut_, {}, {name + " shortcut"}) : x;
+  return b.conv2d(n2, *conv2_, nn::residual(shortcut), {name + " conv2"});
+}
+
+}  // namespace sdgen::networks

@@ -1,0 +1,259 @@
+#include "models/networks/unet.h"
+
+#include "engine/error.h"
+
+namespace sdgen::networks {
+
+using graph::Expr;
+using graph::Value;
+using models::ScopedWeights;
+
+namespace {
+
+constexpr float kTransformerNormEps = 1e-6f;  // Transformer2DModel's group norm
+constexpr float kLayerNormEps = 1e-5f;        // BasicTransformerBlock's layer norms
+
+bool isCrossAttention(const std::string& blockType) {
+  return blockType == "CrossAttnDownBlock2D" || blockType == "CrossAttnUpBlock2D";
+}
+
+void checkConfig(const models::UNetConfig& c) {
+  const size_t levels = c.blockOutChannels.size();
+  auto fail = [](const std::string& why) { throw Error("UNet config: " + why); };
+  if (levels == 0) fail("block_out_channels is empty");
+  if (c.downBlockTypes.size() != levels || c.upBlockTypes.size() != levels)
+    fail("down_block_types and up_block_types need one entry per block_out_channels entry (" +
+         std::to_string(levels) + ")");
+  if (c.layersPerBlock.size() != levels || c.attentionHeads.size() != levels ||
+      c.transformerLayersPerBlock.size() != levels)
+    fail("layers_per_block, attention heads and transformer_layers_per_block need one entry per block");
+  for (int ch : c.blockOutChannels)
+    if (ch % c.normNumGroups) fail("channels " + std::to_string(ch) + " are not divisible by norm_num_groups");
+  if (c.downsamplePadding != 1) fail("downsample_padding " + std::to_string(c.downsamplePadding) + " (only 1)");
+  if (c.convInKernel % 2 == 0 || c.convOutKernel % 2 == 0) fail("conv_in/conv_out kernels must be odd");
+}
+
+}  // namespace
+
+UNet::Resnet UNet::loadResnet(nn::ParameterStore& p, const ScopedWeights& w, int cin, int cout) {
+  Resnet r{ResnetBlock(p, w, cin, cout, config_.normNumGroups, config_.normEps), timeProjectionWidth_};
+  timeProjectionWidth_ += cout;
+  timeProjectionSources_.push_back(w["time_emb_proj"]);
+  return r;
+}
+
+UNet::Transformer UNet::loadTransformer(nn::ParameterStore& p, const ScopedWeights& w, int c, int heads, int layers) {
+  if (heads <= 0 || c % heads)
+    throw Error("UNet: " + std::to_string(c) + " channels cannot be split into " + std::to_string(heads) + " heads (" +
+                w.prefix() + ")");
+  Transformer t;
+  t.channels = c;
+  t.heads = heads;
+  t.norm = Norm::load(p, w["norm"], c);
+  t.projIn = &p.linear(w["proj_in"], c, c);
+  const int64_t ctx = config_.crossAttentionDim, inner = 4 * int64_t(c);
+  for (int j = 0; j < layers; ++j) {
+    auto bw = w["transformer_blocks"][std::to_string(j)];
+    auto a1 = bw["attn1"], a2 = bw["attn2"];
+    TransformerBlock blk;
+    blk.ln1 = Norm::load(p, bw["norm1"], c);
+    blk.qkv = &p.linearConcat({a1["to_q"], a1["to_k"], a1["to_v"]}, c, {c, c, c}, false);
+    blk.out1 = &p.linear(a1["to_out"]["0"], c, c);
+    blk.ln2 = Norm::load(p, bw["norm2"], c);
+    blk.q2 = &p.linear(a2["to_q"], c, c, false);
+    blk.kv2 = &p.linearConcat({a2["to_k"], a2["to_v"]}, ctx, {c, c}, false);
+    blk.out2 = &p.linear(a2["to_out"]["0"], c, c);
+    blk.ln3 = Norm::load(p, bw["norm3"], c);
+    blk.geglu = &p.linear(bw["ff"]["net"]["0"]["proj"], c, 2 * inner);
+    blk.ffOut = &p.linear(bw["ff"]["net"]["2"], inner, c);
+    t.blocks.push_back(blk);
+  }
+  t.projOut = &p.linear(w["proj_out"], c, c);
+  return t;
+}
+
+UNet::UNet(nn::ParameterStore& p, const models::UNetConfig& config, const models::WeightSource& weights)
+    : config_(config) {
+  checkConfig(config);
+  const auto& ch = config.blockOutChannels;
+  const int levels = static_cast<int>(ch.size());
+  ScopedWeights root(weights);
+  const int c0 = ch[0];
+  timeDim_ = 4 * c0;
+  timeProjection_ = std::make_unique<ops::TimestepEmbedding>(p.context(), c0, config.flipSinToCos, config.freqShift);
+  timeLinear1_ = &p.linear(root["time_embedding"]["linear_1"], c0, timeDim_);
+  timeLinear2_ = &p.linear(root["time_embedding"]["linear_2"], timeDim_, timeDim_);
+  convIn_ = &p.conv(root["conv_in"], config.inChannels, c0, ops::Conv2dParams::square(config.convInKernel));
+
+  int out = c0;
+  for (int i = 0; i < levels; ++i) {
+    auto w = root["down_blocks"][std::to_string(i)];
+    int in = out;
+    out = ch[i];
+    Level level;
+    for (int j = 0; j < config.layersPerBlock[i]; ++j) {
+      level.resnets.push_back(loadResnet(p, w["resnets"][std::to_string(j)], j == 0 ? in : out, out));
+      if (isCrossAttention(config.downBlockTypes[i]))
+        level.attentions.push_back(loadTransformer(p, w["attentions"][std::to_string(j)], out,
+                                                   config.attentionHeads[i], config.transformerLayersPerBlock[i]));
+    }
+    if (i < levels - 1) level.resample = &p.conv(w["downsamplers"]["0"]["conv"], out, out, ops::Conv2dParams::square(3, 2));
+    down_.push_back(std::move(level));
+  }
+
+  hasMid_ = !config.midBlockType.empty();
+  if (hasMid_) {
+    if (config.midBlockType != "UNetMidBlock2DCrossAttn")
+      throw Error("UNet config: mid_block_type '" + config.midBlockType + "' is not supported");
+    auto w = root["mid_block"];
+    mid1_ = loadResnet(p, w["resnets"]["0"], ch.back(), ch.back());
+    midAttention_.push_back(loadTransformer(p, w["attentions"]["0"], ch.back(), config.attentionHeads.back(),
+                                            config.transformerLayersPerBlock.back()));
+    mid2_ = loadResnet(p, w["resnets"]["1"], ch.back(), ch.back());
+  }
+
+  // Up blocks run the levels in reverse; each has one more resnet than its down block, and resnet j reads the
+  // previous output concatenated with a skip: the last skip of a block comes from the level below's input.
+  out = ch.back();
+  for (int i = 0; i < levels; ++i) {
+    const int rev = levels - 1 - i;
+    auto w = root["up_blocks"][std::to_string(i)];
+    int prev = out;
+    out = ch[rev];
+    int in = ch[std::max(rev - 1, 0)];
+    Level level;
+    const int layers = config.layersPerBlock[rev] + 1;
+    for (int j = 0; j < layers; ++j) {
+      int skip = j == layers - 1 ? in : out;
+      int resIn = j == 0 ? prev : out;
+      level.resnets.push_back(loadResnet(p, w["resnets"][std::to_string(j)], resIn + skip, out));
+      if (isCrossAttention(config.upBlockTypes[i]))
+        level.attentions.push_back(loadTransformer(p, w["attentions"][std::to_string(j)], out,
+                                                   config.attentionHeads[rev], config.transformerLayersPerBlock[rev]));
+    }
+    if (i < levels - 1) level.resample = &p.conv(w["upsamplers"]["0"]["conv"], out, out, ops::Conv2dParams::square(3));
+    up_.push_back(std::move(level));
+  }
+
+  normOut_ = Norm::load(p, root["conv_norm_out"], c0);
+  convOut_ = &p.conv(root["conv_out"], c0, config.outChannels, ops::Conv2dParams::square(config.convOutKernel));
+
+  std::vector<int64_t> widths;
+  for (const auto& r : timeProjectionSources_) widths.push_back(r.shape("weight").at(0));
+  resnetTimeProjections_ = &p.linearConcat(timeProjectionSources_, timeDim_, widths, true);
+}
+
+Value UNet::resnet(nn::Builder& b, const Resnet& r, const Value& x, const Value& timeProj,
+                   const std::string& name) const {
+  const int64_t off = r.timeOffset, cout = r.block.cout(), batch = x.shape[0];
+  nn::Epilogue addTime{{timeProj}, [=](const Expr& out, const std::vector<Expr>& in) {
+                         return out + graph::reshape(graph::slice(in[0], 1, off, cout), {batch, 1, 1, cout});
+                       }};
+  return r.block(b, x, addTime, name);
+}
+
+Value UNet::transformer(nn::Builder& b, const Transformer& t, const Value& x, const Value& context,
+                        const std::string& name) const {
+  const int64_t batch = x.shape[0], hgt = x.shape[1], wid = x.shape[2], c = t.channels;
+  const int64_t seq = hgt * wid, heads = t.heads, hd = c / heads, ctxLen = context.shape[1];
+  Value n = b.groupNorm(x, *t.norm.gamma, *t.norm.beta, config_.normNumGroups, kTransformerNormEps, name + " norm");
+  Value tokens = b.map(n, [=](const Expr& e) { return graph::reshape(e, {batch, seq, c}); });
+  Value h = b.linear(tokens, *t.projIn, {}, {name + " proj_in"});
+  auto split = [&](const Value& v, int part, int64_t len) {  // part `part` of a fused projection, as heads
+    return b.map(v, [=](const Expr& e) {
+      return graph::reshape(graph::sliceLastDim(e, part * c, c), {batch, len, heads, hd});
+    });
+  };
+  for (size_t j = 0; j < t.blocks.size(); ++j) {
+    const TransformerBlock& blk = t.blocks[j];
+    const std::string bn = name + " block " + std::to_string(j);
+    Value x1 = b.layerNorm(h, *blk.ln1.gamma, *blk.ln1.beta, kLayerNormEps, bn + " norm1");
+    Value qkv = b.linear(x1, *blk.qkv, {}, {bn + " attn1 qkv"});
+    Value a1 = b.attention(split(qkv, 0, seq), split(qkv, 1, seq), split(qkv, 2, seq), {},
+                           {bn + " attn1"});
+    h = b.linear(a1, *blk.out1, nn::residual(h), {bn + " attn1 out"});
+    Value x2 = b.layerNorm(h, *blk.ln2.gamma, *blk.ln2.beta, kLayerNormEps, bn + " norm2");
+    Value q = b.linear(x2, *blk.q2, {}, {bn + " attn2 q"});
+    Value kv = b.linear(context, *blk.kv2, {}, {bn + " attn2 kv"});
+    Value qh = b.map(q, [=](const Expr& e) { return graph::reshape(e, {batch, seq, heads, hd}); });
+    Value a2 = b.attention(qh, split(kv, 0, ctxLen), split(kv, 1, ctxLen), {}, {bn + " attn2"});
+    h = b.linear(a2, *blk.out2, nn::residual(h), {bn + " attn2 out"});
+    Value x3 = b.layerNorm(h, *blk.ln3.gamma, *blk.ln3.beta, kLayerNormEps, bn + " norm3");
+    Value proj = b.linear(x3, *blk.geglu, {}, {bn + " ff geglu"});
+    const int64_t inner = blk.ffOut->inFeatures();
+    Value gated = b.map(proj, [=](const Expr& e) {
+      return graph::sliceLastDim(e, 0, inner) * graph::gelu(graph::sliceLastDim(e, inner, inner));
+    });
+    h = b.linear(gated, *blk.ffOut, nn::residual(h), {bn + " ff out"});
+  }
+  Value residualTokens = b.map(x, [=](const Expr& e) { return graph::reshape(e, {batch, seq, c}); });
+  Value outTokens = b.linear(h, *t.projOut, nn::residual(residualTokens), {name + " proj_out"});
+  return b.map(outTokens, [=](const Expr& e) { return graph::reshape(e, {batch, hgt, wid, c}); });
+}
+
+void UNet::build(nn::Builder& b, const Value& sample, const Value& timesteps, const Value& context,
+                 graph::TensorId out) const {
+  if (sample.shape.size() != 4 || sample.shape[3] != config_.inChannels)
+    throw Error("UNet: sample must be NHWC [B, H, W, " + std::to_string(config_.inChannels) + "], got " +
+                graph::shapeString(sample.shape));
+  const int64_t batch = sample.shape[0];
+  if (context.shape.size() != 3 || context.shape[0] != batch || context.shape[2] != config_.crossAttentionDim)
+    throw Error("UNet: text context must be [" + std::to_string(batch) + ", S, " +
+                std::to_string(config_.crossAttentionDim) + "], got " + graph::shapeString(context.shape) +
+                " (does the text encoder's width match the UNet's cross_attention_dim?)");
+  if (timesteps.shape != graph::Shape{batch, 1})
+    throw Error("UNet: timesteps must be [" + std::to_string(batch) + ", 1], got " + graph::shapeString(timesteps.shape));
+
+  // Time: sinusoidal features -> linear_1 + silu -> linear_2 + silu (every consumer applies silu first) ->
+  // all ResNet time projections in one GEMM.
+  const ops::TimestepEmbedding* tproj = timeProjection_.get();
+  Value features = b.map(timesteps, [tproj](const Expr& t) { return (*tproj)(t); });
+  Value t1 = b.linear(features, *timeLinear1_, nn::activation(graph::silu), {"time linear_1"});
+  Value t2 = b.linear(t1, *timeLinear2_, nn::activation(graph::silu), {"time linear_2"});
+  Value timeProj = b.linear(t2, *resnetTimeProjections_, {}, {"resnet time projections"});
+
+  Value h = b.conv2d(sample, *convIn_, {}, {"conv_in"});
+  std::vector<Value> skips{h};
+  for (size_t i = 0; i < down_.size(); ++i) {
+    const Level& level = down_[i];
+    const std::string name = "down " + std::to_string(i);
+    for (size_t j = 0; j < level.resnets.size(); ++j) {
+      h = resnet(b, level.resnets[j], h, timeProj, name + " resnet " + std::to_string(j));
+      if (!level.attentions.empty())
+        h = transformer(b, level.attentions[j], h, context, name + " attention " + std::to_string(j));
+      skips.push_back(h);
+    }
+    if (level.resample) {
+      h = b.conv2d(h, *level.resample, {}, {name + " downsample"});
+      skips.push_back(h);
+    }
+  }
+  if (hasMid_) {
+    h = resnet(b, mid1_, h, timeProj, "mid resnet 0");
+    h = transformer(b, midAttention_[0], h, context, "mid attention");
+    h = resnet(b, mid2_, h, timeProj, "mid resnet 1");
+  }
+  for (size_t i = 0; i < up_.size(); ++i) {
+    const Level& level = up_[i];
+    const std::string name = "up " + std::to_string(i);
+    for (size_t j = 0; j < level.resnets.size(); ++j) {
+      Value skip = skips.back();
+      skips.pop_back();
+      Value joined = b.zip(h, skip, [](const Expr& a, const Expr& s) { return graph::concat(a, s, 3); });
+      h = resnet(b, level.resnets[j], joined, timeProj, name + " resnet " + std::to_string(j));
+      if (!level.attentions.empty())
+        h = transformer(b, level.attentions[j], h, context, name + " attention " + std::to_string(j));
+    }
+    if (level.resample) {
+      // diffusers upsamples to the next skip's size (twice the size, except after odd sizes were halved).
+      const int64_t th = skips.back().shape[1], tw = skips.back().shape[2];
+      Value up = b.map(h, [=](const Expr& e) { return graph::resizeNearest(e, th, tw); });
+      h = b.conv2d(up, *level.resample, {}, {name + " upsample"});
+    }
+  }
+  Value n = b.map(b.groupNorm(h, *normOut_.gamma, *normOut_.beta, config_.normNumGroups, config_.normEps, "norm_out"),
+                  graph::silu);
+  b.conv2d(n, *convOut_, {}, {"conv_out", out});
+}
+
+}  // namespace sdgen::networks

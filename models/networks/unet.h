@@ -1,0 +1,82 @@
+#pragma once
+// diffusers' UNet2DConditionModel (Stable Diffusion 1.x/2.x) on the fused layers. What each launch carries:
+//   ResNet block   group-norm stats of the input (a skip concatenation is read in place, never stored);
+//                  conv1 reading silu(norm(x)) with the block's time projection added in its epilogue;
+//                  stats of h; conv2 reading silu(norm(h)) with the shortcut (identity, or a 1x1 conv stored
+//                  first) added in its epilogue.
+//   Transformer    stats; proj_in (linear or 1x1 conv: the same product on NHWC) reading norm(x); per block:
+//                  layer-norm stats, fused QKV projection, flash attention, out projection + residual; stats, Q
+//                  projection, fused K/V projection of the text context, attention, out projection + residual;
+//                  stats, GEGLU projection, FF out projection reading a * gelu(b) + residual; proj_out + residual.
+//   Up/down        the nearest upsampling is read by the following conv; stride-2 conv down.
+//   Time           sinusoidal embedding read by linear_1 (silu epilogue), linear_2 (silu epilogue), and ONE
+//                  GEMM computing every ResNet block's time projection side by side.
+#include <vector>
+
+#include "graph/graph.h"
+#include "models/config/model_config.h"
+#include "models/nn/layers.h"
+#include "models/nn/parameters.h"
+#include "models/networks/resnet_block.h"
+#include "models/weight_source.h"
+#include "ops/timestep_embedding.h"
+
+namespace sdgen::networks {
+
+class UNet {
+ public:
+  UNet(nn::ParameterStore& params, const models::UNetConfig& config, const models::WeightSource& weights);
+
+  const models::UNetConfig& config() const { return config_; }
+  // How much smaller the deepest level is than the input (latent sizes must be multiples of 8 / scale... any
+  // size works: odd sizes upsample to the skip connection's size, as diffusers does).
+  int downscale() const { return 1 << (static_cast<int>(config_.blockOutChannels.size()) - 1); }
+
+  // sample [B, H, W, in] (NHWC), timesteps [B, 1], context [B, S, crossAttentionDim] -> writes [B, H, W, out].
+  void build(nn::Builder& b, const graph::Value& sample, const graph::Value& timesteps, const graph::Value& context,
+             graph::TensorId out) const;
+
+ private:
+  using Norm = NormWeights;
+  struct Resnet {
+    ResnetBlock block;
+    int64_t timeOffset = 0;  // this block's columns in the fused time projection
+  };
+  struct TransformerBlock {
+    Norm ln1, ln2, ln3;
+    const ops::LinearWeights *qkv, *out1, *q2, *kv2, *out2, *geglu, *ffOut;
+  };
+  struct Transformer {
+    int channels, heads;
+    Norm norm;
+    const ops::LinearWeights *projIn, *projOut;
+    std::vector<TransformerBlock> blocks;
+  };
+  struct Level {  // one down or up block
+    std::vector<Resnet> resnets;
+    std::vector<Transformer> attentions;  // empty, or one per resnet
+    const ops::Conv2dWeights* resample = nullptr;  // downsampler (stride 2) or upsampler conv
+  };
+
+  Resnet loadResnet(nn::ParameterStore& p, const models::ScopedWeights& w, int cin, int cout);
+  Transformer loadTransformer(nn::ParameterStore& p, const models::ScopedWeights& w, int channels, int heads, int layers);
+  graph::Value resnet(nn::Builder& b, const Resnet& r, const graph::Value& x, const graph::Value& timeProj,
+                      const std::string& name) const;
+  graph::Value transformer(nn::Builder& b, const Transformer& t, const graph::Value& x, const graph::Value& context,
+                           const std::string& name) const;
+
+  models::UNetConfig config_;
+  int timeDim_ = 0;
+  std::unique_ptr<ops::TimestepEmbedding> timeProjection_;
+  const ops::LinearWeights *timeLinear1_, *timeLinear2_, *resnetTimeProjections_;
+  int64_t timeProjectionWidth_ = 0;
+  std::vector<models::ScopedWeights> timeProjectionSources_;
+  const ops::Conv2dWeights *convIn_, *convOut_;
+  Norm normOut_;
+  std::vector<Level> down_, up_;
+  Resnet mid1_, mid2_;
+  std::vector<Transformer> midAttention_;
+  bool hasMid_ = false;
+};
+
+}  // namespace sdgen::networks

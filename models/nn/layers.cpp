@@ -1,0 +1,250 @@
+#include "models/nn/layers.h"
+
+#include <cmath>
+
+#include "engine/error.h"
+#include "models/nn/tensor_views.h"
+#include "ops/norm.h"
+#include "ops/reduce.h"
+#include "ops/softmax.h"
+
+namespace sdgen::nn {
+
+using graph::Expr;
+using graph::NodeRecorder;
+using graph::Resolver;
+using graph::Shape;
+using graph::Sink;
+using graph::TensorId;
+using graph::Value;
+
+Epilogue residual(const Value& r) {
+  return {{r}, [](const Expr& out, const std::vector<Expr>& in) { return out + in[0]; }};
+}
+
+Epilogue activation(std::function<Expr(const Expr&)> f) {
+  return {{}, [f](const Expr& out, const std::vector<Expr>&) { return f(out); }};
+}
+
+namespace {
+
+std::vector<TensorId> readsOf(const Value& x, const Epilogue& e) {
+  std::vector<TensorId> reads = x.reads;
+  for (const Value& v : e.inputs) reads.insert(reads.end(), v.reads.begin(), v.reads.end());
+  return reads;
+}
+
+int opsOf(const Epilogue& e) {
+  int n = e ? 1 : 0;
+  for (const Value& v : e.inputs) n += v.logicalOps;
+  return n;
+}
+
+// The sink of a kernel computing `shape`, stored into tensor dst (viewed with that shape), through the epilogue.
+Sink makeSink(const Resolver& r, TensorId dst, const Shape& shape, const Epilogue& e) {
+  Sink s = graph::bufferSink(reshaped(r.view(dst), shape));
+  if (!e) return s;
+  std::vector<Expr> inputs;
+  for (const Value& v : e.inputs) inputs.push_back(v.build(r));
+  return graph::map(e.apply(graph::kernelOutput(shape), inputs), s);
+}
+
+void probeEpilogue(const Shape& shape, const Epilogue& e, const std::string& label) {
+  if (!e) return;
+  std::vector<Expr> inputs;
+  for (const Value& v : e.inputs) inputs.push_back(graph::kernelOutput(v.shape));
+  Expr probe = e.apply(graph::kernelOutput(shape), inputs);
+  if (probe.shape() != shape)
+    throw Error(label + ": epilogue changes the shape " + graph::shapeString(shape) + " to " +
+                graph::shapeString(probe.shape()));
+}
+
+}  // namespace
+
+TensorId Builder::target(const Out& out, const Shape& shape) {
+  if (!out.into) return graph_.intermediate(out.label, shape, dtype_);
+  const auto& desc = graph_.tensors().at(*out.into);
+  if (graph::numel(desc.shape) != graph::numel(shape))
+    throw Error(out.label + ": result " + graph::shapeString(shape) + " does not fit tensor '" + desc.name + "' " +
+                graph::shapeString(desc.shape));
+  return *out.into;
+}
+
+// One launch of a kernel reading `x` and storing `shape` through the epilogue: `launch(recorder, input, sink)`.
+Value Builder::kernelNode(const Value& x, const Shape& shape, const Epilogue& e, const Out& out,
+                          std::function<void(NodeRecorder&, const Expr&, const graph::Sink&)> launch) {
+  probeEpilogue(shape, e, out.label);
+  TensorId dst = target(out, shape);
+  graph::GraphNode node;
+  node.label = out.label;
+  node.reads = readsOf(x, e);
+  node.writes = {dst};
+  node.logicalOps = 1 + x.logicalOps + opsOf(e);
+  auto build = x.build;
+  node.record = [=](NodeRecorder& r) { launch(r, build(r.tensors), makeSink(r.tensors, dst, shape, e)); };
+  graph_.addNode(std::move(node));
+  Value v = graph_.read(dst);
+  if (v.shape != shape) v = graph_.map(v, [shape](const Expr& a) { return graph::reshape(a, shape); });
+  return v;
+}
+
+Value Builder::conv2d(const Value& x, const ops::Conv2dWeights& w, const Epilogue& e, const Out& out) {
+  if (x.shape.size() != 4 || x.shape[3] != w.cin())
+    throw Error(out.label + ": input " + graph::shapeString(x.shape) + " does not have the " +
+                std::to_string(w.cin()) + " channels of " + w.name());
+  const ops::Conv2dWeights* weights = &w;
+  ops::Conv2dScratch* scratch = scratch_;
+  std::string label = out.label;
+  return kernelNode(x, ops::conv2dOutputShape(x.shape, w), e, out,
+                    [=](NodeRecorder& r, const Expr& in, const graph::Sink& sink) {
+                      ops::conv2d(r.ctx, r.seq, in, *weights, sink, {.scratch = scratch, .label = label});
+                    });
+}
+
+Value Builder::linear(const Value& x, const ops::LinearWeights& w, const Epilogue& e, const Out& out) {
+  if (x.shape.empty() || x.shape.back() != w.inFeatures())
+    throw Error(out.label + ": input " + graph::shapeString(x.shape) + " does not have the " +
+                std::to_string(w.inFeatures()) + " features of " + w.name());
+  Shape shape = x.shape;
+  shape.back() = w.outFeatures();
+  const ops::LinearWeights* weights = &w;
+  std::string label = out.label;
+  return kernelNode(x, shape, e, out, [=](NodeRecorder& r, const Expr& in, const graph::Sink& sink) {
+    ops::linear(r.ctx, r.seq, in, *weights, sink, {.label = label});
+  });
+}
+
+Value Builder::attention(const Value& q, const Value& k, const Value& v, const ops::AttentionOptions& options,
+                         const Out& out) {
+  if (q.shape.size() != 4 || k.shape.size() != 4 || v.shape != k.shape || q.shape[0] != k.shape[0] ||
+      q.shape[2] != k.shape[2] || q.shape[3] != k.shape[3])
+    throw Error(out.label + ": q " + graph::shapeString(q.shape) + ", k " + graph::shapeString(k.shape) + ", v " +
+                graph::shapeString(v.shape) + " are not [B, S, H, D] heads of one attention");
+  const Shape heads = q.shape;
+  const Shape flat{heads[0], heads[1], heads[2] * heads[3]};
+  TensorId dst = target(out, flat);
+  if (heads[3] > ops::kAttentionMaxHeadDim) return attentionByProducts(q, k, v, options, dst, out.label);
+  graph::GraphNode node;
+  node.label = out.label;
+  node.reads = q.reads;
+  node.reads.insert(node.reads.end(), k.reads.begin(), k.reads.end());
+  node.reads.insert(node.reads.end(), v.reads.begin(), v.reads.end());
+  node.writes = {dst};
+  node.logicalOps = 3 + q.logicalOps + k.logicalOps + v.logicalOps;  // QK^T, softmax, PV
+  auto bq = q.build, bk = k.build, bv = v.build;
+  ops::AttentionOptions o = options;
+  o.label = out.label;
+  node.record = [=](NodeRecorder& r) {
+    ops::attention(r.ctx, r.seq, bq(r.tensors), bk(r.tensors), bv(r.tensors),
+                   graph::bufferSink(reshaped(r.tensors.view(dst), heads)), o);
+  };
+  graph_.addNode(std::move(node));
+  return graph_.read(dst);
+}
+
+// softmax(scale Q K^T) V with heads as batches: [B*H, Sq, D] x [B*H, Sk, D]^T -> scores (fp32), softmax in
+// place, then probabilities x V into the output viewed as [B, H, Sq, D] permuted to [B, Sq, H, D].
+Value Builder::attentionByProducts(const Value& q, const Value& k, const Value& v,
+                                   const ops::AttentionOptions& options, TensorId dst, const std::string& label) {
+  if (options.causal) throw Error(label + ": causal attention needs heads of at most " +
+                                  std::to_string(ops::kAttentionMaxHeadDim) + " elements");
+  const int64_t b = q.shape[0], sq = q.shape[1], h = q.shape[2], d = q.shape[3], sk = k.shape[1];
+  const float scale = options.scale.value_or(float(1.0 / std::sqrt(double(d))));
+  auto headsFirst = [](const Expr& x) {  // [B, S, H, D] -> [B*H, S, D]
+    const Shape& s = x.shape();
+    return graph::reshape(graph::permute(x, {0, 2, 1, 3}), {s[0] * s[2], s[1], s[3]});
+  };
+  TensorId scores = graph_.intermediate(label + " scores", {b * h, sq, sk}, DType::F32);
+  {
+    graph::GraphNode node;
+    node.label = label + " scores";
+    node.reads = q.reads;
+    node.reads.insert(node.reads.end(), k.reads.begin(), k.reads.end());
+    node.writes = {scores};
+    node.logicalOps = 1;
+    auto bq = q.build, bk = k.build;
+    std::string l = node.label;
+    node.record = [=](NodeRecorder& r) {
+      ops::matmul(r.ctx, r.seq, headsFirst(bq(r.tensors)) * graph::constant(scale), headsFirst(bk(r.tensors)),
+                  graph::bufferSink(r.tensors.view(scores)), {.transposeB = true, .label = l});
+    };
+    graph_.addNode(std::move(node));
+  }
+  TensorId probs = graph_.intermediate(label + " probabilities", {b * h, sq, sk}, DType::F32);
+  {
+    graph::GraphNode node;
+    node.label = label + " softmax";
+    node.reads = {scores};
+    node.writes = {probs};
+    std::string l = node.label;
+    node.record = [=](NodeRecorder& r) {
+      ops::softmax(r.ctx, r.seq, graph::buffer(r.tensors.view(scores)), graph::bufferSink(r.tensors.view(probs)), l);
+    };
+    graph_.addNode(std::move(node));
+  }
+  graph::GraphNode node;
+  node.label = label + " values";
+  node.reads = v.reads;
+  node.reads.push_back(probs);
+  node.writes = {dst};
+  auto bv = v.build;
+  std::string l = node.label;
+  node.record = [=](NodeRecorder& r) {
+    // out[b, s, h, :] = sum_k p[b*H + h, s, k] v[b, k, h, :]: the product is [B*H, Sq, D], stored through a
+    // sink that permutes [B, H, Sq, D] back to [B, Sq, H, D].
+    Sink s = graph::bufferSink(reshaped(r.tensors.view(dst), {b, sq, h, d}));
+    Sink heads = graph::permute(s, {0, 2, 1, 3});  // stores value.permute(0,2,1,3): [B,H,Sq,D] -> [B,Sq,H,D]
+    ops::matmul(r.ctx, r.seq, graph::buffer(r.tensors.view(probs)), headsFirst(bv(r.tensors)),
+                graph::map(graph::reshape(graph::kernelOutput({b * h, sq, d}), {b, h, sq, d}), heads), {.label = l});
+  };
+  graph_.addNode(std::move(node));
+  return graph_.read(dst);
+}
+
+Value Builder::groupNorm(const Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, int groups, float eps,
+                         const std::string& label) {
+  TensorId stats = graph_.groupStats(x, groups, label + " stats");
+  return graph_.groupNormalize(x, stats, groups, eps, gamma.value(), beta.value());
+}
+
+Value Builder::layerNorm(const Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, float eps,
+                         const std::string& label) {
+  const int64_t d = x.shape.back(), rows = graph::numel(x.shape) / d;
+  TensorId stats = graph_.intermediate(label + " stats", {rows, 2}, DType::F32);
+  graph::GraphNode node;
+  node.label = label + " stats";
+  node.reads = x.reads;
+  node.writes = {stats};
+  node.logicalOps = 1 + x.logicalOps;
+  auto build = x.build;
+  std::string l = node.label;
+  node.record = [=](NodeRecorder& r) {
+    ops::sumAndSumOfSquares(r.ctx, r.seq, graph::reshape(build(r.tensors), {rows, 1, 1, d}), r.tensors.view(stats), l);
+  };
+  graph_.addNode(std::move(node));
+  Value g = gamma.value(), b = beta.value();
+  std::vector<TensorId> reads = x.reads;
+  reads.push_back(stats);
+  auto bg = g.build, bb = b.build;
+  float epsilon = eps;
+  return {x.shape, reads,
+          [=](const Resolver& r) {
+            return ops::layerNormFromStats(build(r), r.view(stats), epsilon, bg(r), bb(r));
+          },
+          x.logicalOps + 1};
+}
+
+Value Builder::store(const Value& v, const Out& out) {
+  TensorId dst = target(out, v.shape);
+  const auto& desc = graph_.tensors().at(dst);
+  if (desc.shape == v.shape) {
+    graph_.store(v, dst, {}, out.label);
+    return graph_.read(dst);
+  }
+  Shape shape = desc.shape;
+  graph_.store(graph_.map(v, [shape](const Expr& a) { return graph::reshape(a, shape); }), dst, {}, out.label);
+  Shape vs = v.shape;
+  return graph_.map(graph_.read(dst), [vs](const Expr& a) { return graph::reshape(a, vs); });
+}
+
+}  // namespace sdgen::nn

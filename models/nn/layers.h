@@ -1,0 +1,79 @@
+#pragma once
+// Network layers as graph nodes: each big op is one launch whose input is a lazy graph value (any chain of
+// elementwise/layout work folds into its prologue) and whose output may carry an epilogue (residual add, bias
+// broadcast, activation) fused into the same launch. Norms are one statistics launch plus a lazy value that the
+// consumer fuses. See docs/networks.md.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "models/nn/parameters.h"
+#include "ops/attention.h"
+#include "ops/conv2d.h"
+#include "ops/linear.h"
+
+namespace sdgen::nn {
+
+// A function of the kernel's computed value and further graph values, applied before the store.
+struct Epilogue {
+  std::vector<graph::Value> inputs;
+  std::function<graph::Expr(const graph::Expr& out, const std::vector<graph::Expr>& inputs)> apply;
+  explicit operator bool() const { return static_cast<bool>(apply); }
+};
+Epilogue residual(const graph::Value& r);  // out + r (r broadcast to out's shape)
+Epilogue activation(std::function<graph::Expr(const graph::Expr&)> f);  // f(out)
+
+// Where a layer's result goes: a new intermediate tensor (default) or an existing graph tensor.
+struct Out {
+  std::string label;
+  std::optional<graph::TensorId> into;
+};
+
+class Builder {
+ public:
+  Builder(graph::Graph& graph, DType activations, ops::Conv2dScratch* scratch)
+      : graph_(graph), dtype_(activations), scratch_(scratch) {}
+
+  graph::Graph& graph() { return graph_; }
+  DType activations() const { return dtype_; }
+
+  // x: [N, H, W, Cin] -> [N, Ho, Wo, Cout]
+  graph::Value conv2d(const graph::Value& x, const ops::Conv2dWeights& w, const Epilogue& e, const Out& out);
+  // x: [..., K] -> [..., N]
+  graph::Value linear(const graph::Value& x, const ops::LinearWeights& w, const Epilogue& e, const Out& out);
+  // q: [B, Sq, H, D], k/v: [B, Sk, H, D] -> [B, Sq, H*D]. Heads wider than the flash kernel's limit run as
+  // two batched products around a softmax (three launches).
+  graph::Value attention(const graph::Value& q, const graph::Value& k, const graph::Value& v,
+                         const ops::AttentionOptions& options, const Out& out);
+  // Group norm of NHWC x (one statistics launch; the normalized value is lazy).
+  graph::Value groupNorm(const graph::Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, int groups,
+                         float eps, const std::string& label);
+  // Layer norm over the last axis (one statistics launch; lazy result).
+  graph::Value layerNorm(const graph::Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, float eps,
+                         const std::string& label);
+  // Materializes a value (one elementwise launch).
+  graph::Value store(const graph::Value& v, const Out& out);
+
+  graph::Value map(const graph::Value& a, const std::function<graph::Expr(const graph::Expr&)>& f) const {
+    return graph_.map(a, f);
+  }
+  graph::Value zip(const graph::Value& a, const graph::Value& b,
+                   const std::function<graph::Expr(const graph::Expr&, const graph::Expr&)>& f) const {
+    return graph_.zip(a, b, f);
+  }
+
+ private:
+  graph::TensorId target(const Out& out, const graph::Shape& shape);
+  graph::Value kernelNode(const graph::Value& x, const graph::Shape& shape, const Epilogue& e, const Out& out,
+                          std::function<void(graph::NodeRecorder&, const graph::Expr&, const graph::Sink&)> launch);
+  graph::Value attentionByProducts(const graph::Value& q, const graph::Value& k, const graph::Value& v,
+                                   const ops::AttentionOptions& options, graph::TensorId dst, const std::string& label);
+
+  graph::Graph& graph_;
+  DType dtype_;
+  ops::Conv2dScratch* scratch_;
+};
+
+}  // namespace sdgen::nn

@@ -1,0 +1,279 @@
+#include "models/pipeline/text_to_image.h"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "engine/error.h"
+#include "engine/tensor_io.h"
+#include "graph/executor.h"
+#include "models/formats/model_files.h"
+#include "models/networks/clip_text_encoder.h"
+#include "models/networks/unet.h"
+#include "models/networks/vae_decoder.h"
+#include "models/sampling/sampler.h"
+#include "models/sampling/step_recorder.h"
+#include "models/sampling/torch_generator.h"
+#include "ops/conv2d_scratch.h"
+#include "ops/guidance.h"
+
+namespace sdgen::pipeline {
+
+using graph::Expr;
+using graph::Value;
+
+namespace {
+
+// Runtime scalars of the denoising step.
+constexpr uint32_t kTimestepSlot = 0, kGuidanceSlot = 1, kFirstSamplerSlot = 2;
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// A graph value over device memory the graph does not own (persistent pipeline buffers).
+Value external(const graph::TensorView& v) {
+  return {v.shape, {}, [v](const graph::Resolver&) { return graph::buffer(v); }, 0};
+}
+
+std::vector<float> nchwToNhwc(const std::vector<float>& v, int64_t c, int64_t h, int64_t w) {
+  std::vector<float> out(v.size());
+  for (int64_t ch = 0; ch < c; ++ch)
+    for (int64_t i = 0; i < h * w; ++i) out[i * c + ch] = v[ch * h * w + i];
+  return out;
+}
+
+}  // namespace
+
+struct TextToImage::Impl {
+  Context& ctx;
+  models::ModelFiles files;
+  DType dtype;
+  nn::ParameterStore params;
+  std::unique_ptr<networks::ClipTextEncoder> text;
+  std::unique_ptr<networks::UNet> unet;
+  std::unique_ptr<networks::VaeDecoder> vae;
+  ops::Conv2dScratch scratch;
+  StageTimings timings;
+
+  // Text encoding, per (batch, clip skip): ids in, embeddings out.
+  struct TextStage {
+    Allocation ids, embeddings;
+    std::unique_ptr<graph::CompiledGraph> graph;
+  };
+  std::map<std::pair<int, int>, TextStage> textStages;
+
+  // Everything of one latent size: persistent latents (fp32, NHWC), sampler state, the decode graph and the
+  // recorded denoising steps per (guided, sampler kind, karras).
+  struct SizeStage {
+    int64_t h = 0, w = 0;
+    Allocation latents, noise, history, update, image;
+    std::unique_ptr<graph::CompiledGraph> decode;
+    std::map<std::tuple<bool, int, bool>, std::unique_ptr<graph::CompiledGraph>> steps;
+  };
+  std::map<std::pair<int64_t, int64_t>, SizeStage> sizeStages;
+
+  Impl(Context& c, const LoadOptions& o)
+      : ctx(c),
+        files(models::openModel(o.modelPath, {.tokenizerPath = o.tokenizerPath,
+                                               .variant = o.variant,
+                                               .predictionType = o.predictionType,
+                                               .imageSize = o.imageSize,
+                                               .configPath = o.configPath})),
+        dtype(o.precision),
+        params(c, o.precision),
+        scratch(c, "pipeline conv scratch") {
+    text = std::make_unique<networks::ClipTextEncoder>(params, files.textEncoderConfig, *files.textEncoderWeights);
+    unet = std::make_unique<networks::UNet>(params, files.unetConfig, *files.unetWeights);
+    vae = std::make_unique<networks::VaeDecoder>(params, files.vaeConfig, *files.vaeWeights);
+  }
+
+  int64_t latentChannels() const { return files.unetConfig.inChannels; }
+
+  TextStage& textStage(int batch, int clipSkip) {
+    auto key = std::make_pair(batch, clipSkip);
+    auto it = textStages.find(key);
+    if (it != textStages.end()) return it->second;
+    const int64_t seq = text->sequenceLength(), d = files.textEncoderConfig.hiddenSize;
+    TextStage st;
+    st.ids = ctx.allocate(uint64_t(batch) * seq * 4, "token ids");
+    st.embeddings = ctx.allocate(uint64_t(batch) * seq * d * dtypeSize(dtype), "text embeddings");
+    graph::Graph g;
+    graph::TensorId out = g.output("text embeddings", {batch, seq, d}, dtype);
+    nn::Builder b(g, dtype, &scratch);
+    text->build(b, graph::indexView(st.ids, {batch, seq}), clipSkip, out);
+    st.graph = std::make_unique<graph::CompiledGraph>(ctx, g, std::map<graph::TensorId, graph::TensorView>{
+                                                                   {out, graph::view(st.embeddings, dtype, {batch, seq, d})}});
+    return textStages.emplace(key, std::move(st)).first->second;
+  }
+
+  SizeStage& sizeStage(int64_t h, int64_t w) {
+    auto key = std::make_pair(h, w);
+    auto it = sizeStages.find(key);
+    if (it != sizeStages.end()) return it->second;
+    SizeStage st;
+    st.h = h;
+    st.w = w;
+    const uint64_t n = uint64_t(h) * w * latentChannels();
+    st.latents = ctx.allocate(n * 4, "latents");
+    st.noise = ctx.allocate(n * 4, "sampler noise");
+    st.history = ctx.allocate(n * 4, "sampler history");
+    st.update = ctx.allocate(n * 4, "sampler update");
+    const int s = vae->upscale();
+    const int64_t oc = files.vaeConfig.outChannels;
+    st.image = ctx.allocate(uint64_t(h) * s * w * s * oc * 4, "decoded image");
+    graph::Graph g;
+    graph::TensorId out = g.output("image", {1, h * s, w * s, oc}, DType::F32);
+    nn::Builder b(g, dtype, &scratch);
+    const float scale = 1.f / files.vaeConfig.scalingFactor, shift = files.vaeConfig.shiftFactor.value_or(0.f);
+    Value z = b.map(external(graph::view(st.latents, DType::F32, {1, h, w, latentChannels()})), [=](const Expr& e) {
+      Expr scaled = e * graph::constant(scale);
+      return shift != 0.f ? scaled + graph::constant(shift) : scaled;
+    });
+    vae->build(b, z, out);
+    st.decode = std::make_unique<graph::CompiledGraph>(
+        ctx, g, std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.image, DType::F32, {1, h * s, w * s, oc})}});
+    return sizeStages.emplace(key, std::move(st)).first->second;
+  }
+
+  graph::CompiledGraph& stepGraph(SizeStage& st, const sampling::Sampler& sampler, bool guided,
+                                  const graph::TensorView& context) {
+    auto key = std::make_tuple(guided, static_cast<int>(sampler.kind()), sampler.karras());
+    auto it = st.steps.find(key);
+    if (it != st.steps.end()) return *it->second;
+    const int64_t h = st.h, w = st.w, c = latentChannels(), batch = guided ? 2 : 1;
+    const graph::Shape latentShape{1, h, w, c};
+    graph::Graph g;
+    nn::Builder b(g, dtype, &scratch);
+    Value latents = external(graph::view(st.latents, DType::F32, latentShape));
+    Value input = b.map(latents, [&sampler, guided](const Expr& e) {
+      Expr x = sampler.modelInput(e);
+      return guided ? graph::concat(x, x, 0) : x;  // the unconditional and conditional halves share the input
+    });
+    Value t{{batch, 1}, {}, [batch](const graph::Resolver&) { return graph::broadcast(graph::uniform(kTimestepSlot), {batch, 1}); }, 0};
+    graph::TensorId prediction = g.intermediate("noise prediction", {batch, h, w, c}, dtype);
+    unet->build(b, input, t, external(context), prediction);
+
+    graph::GraphNode update;
+    update.label = "sampler step";
+    update.reads = {prediction};
+    sampling::LatentUpdateTensors tensors{graph::view(st.latents, DType::F32, latentShape),
+                                          graph::view(st.noise, DType::F32, latentShape),
+                                          graph::view(st.history, DType::F32, latentShape),
+                                          graph::view(st.update, DType::F32, latentShape)};
+    const sampling::Sampler* s = &sampler;  // used while recording (in the CompiledGraph constructor) only
+    update.record = [=](graph::NodeRecorder& r) {
+      Expr pred = graph::buffer(r.tensors.view(prediction));
+      Expr out = guided ? ops::classifierFreeGuidance(pred, graph::uniform(kGuidanceSlot)) : pred;
+      sampling::recordLatentUpdate(r.ctx, r.seq, *s, tensors, out);
+    };
+    g.addNode(std::move(update));
+    auto compiled = std::make_unique<graph::CompiledGraph>(ctx, g, std::map<graph::TensorId, graph::TensorView>{});
+    return *st.steps.emplace(key, std::move(compiled)).first->second;
+  }
+
+  Image generate(const GenerationRequest& req, const ProgressCallback& progress) {
+    timings = StageTimings{timings.loadMs};
+    const int scale = vae->upscale();
+    const int width = req.width ? req.width : defaultWidth(), height = req.height ? req.height : defaultHeight();
+    const int multiple = scale;  // diffusers: sizes divisible by the VAE's scale factor
+    if (width <= 0 || height <= 0 || width % multiple || height % multiple)
+      throw Error("image size " + std::to_string(width) + "x" + std::to_string(height) + " is not a positive multiple of " +
+                  std::to_string(multiple) + " (the VAE's scale factor) in both dimensions");
+    if (req.steps < 1) throw Error("steps must be at least 1, got " + std::to_string(req.steps));
+    const bool guided = req.cfgScale > 1.f;  // as diffusers: guidance_scale <= 1 runs the conditional half only
+    const int batch = guided ? 2 : 1;
+    Image image;
+
+    // Text.
+    auto t0 = std::chrono::steady_clock::now();
+    auto compileStart = t0;
+    TextStage& ts = textStage(batch, req.clipSkip);
+    SizeStage& ss = sizeStage(height / scale, width / scale);
+    // Karras sigmas when asked for, or when the model's scheduler config turns them on (DDIM has none).
+    const bool karras = req.karras || (files.schedulerConfig.useKarrasSigmas && req.sampler != sampling::SamplerKind::Ddim);
+    auto sampler = sampling::Sampler::create(files.schedulerConfig, {req.sampler, karras}, req.steps, kFirstSamplerSlot);
+    const int64_t d = files.textEncoderConfig.hiddenSize, seq = text->sequenceLength();
+    graph::CompiledGraph& step = stepGraph(ss, *sampler, guided, graph::view(ts.embeddings, dtype, {batch, seq, d}));
+    timings.compileMs = msSince(compileStart);
+
+    auto encodeStart = std::chrono::steady_clock::now();
+    std::vector<int32_t> ids;
+    auto tokenize = [&](const std::string& prompt, const char* which) {
+      models::Encoding e = files.tokenizer->encode(prompt);
+      if (e.truncated)
+        image.warnings.push_back(std::string(which) + " is longer than the text encoder's " + std::to_string(seq) +
+                                 " tokens: " + std::to_string(e.droppedTokens) + " tokens were cut off");
+      ids.insert(ids.end(), e.ids.begin(), e.ids.end());
+    };
+    if (guided) tokenize(req.negativePrompt, "the negative prompt");
+    tokenize(req.prompt, "the prompt");
+    ctx.upload(ts.ids, 0, {reinterpret_cast<const uint8_t*>(ids.data()), ids.size() * 4});
+    ts.graph->run();
+    timings.encodeMs = msSince(encodeStart);
+
+    // Initial noise exactly as diffusers draws it: torch.randn([1, C, h, w]) from a CPU generator.
+    const int64_t c = latentChannels(), h = ss.h, w = ss.w;
+    sampling::TorchCpuGenerator generator(req.seed);
+    std::vector<float> noise = generator.randn(size_t(c * h * w));
+    for (float& v : noise) v *= sampler->initNoiseSigma();
+    std::vector<float> latents = nchwToNhwc(noise, c, h, w);
+    ctx.upload(ss.latents, 0, {reinterpret_cast<const uint8_t*>(latents.data()), latents.size() * 4});
+    std::vector<float> zeros(latents.size(), 0.f);
+    ctx.upload(ss.history, 0, {reinterpret_cast<const uint8_t*>(zeros.data()), zeros.size() * 4});
+
+    step.setUniform(kGuidanceSlot, req.cfgScale);
+    for (int i = 0; i < sampler->steps(); ++i) {
+      auto stepStart = std::chrono::steady_clock::now();
+      step.setUniform(kTimestepSlot, sampler->timestep(i));
+      sampler->setStepUniforms(i, [&](uint32_t slot, float v) { step.setUniform(slot, v); });
+      if (sampler->needsNoise()) {
+        std::vector<float> n = nchwToNhwc(generator.randn(size_t(c * h * w)), c, h, w);
+        ctx.upload(ss.noise, 0, {reinterpret_cast<const uint8_t*>(n.data()), n.size() * 4});
+      }
+      step.run();
+      timings.stepMs.push_back(msSince(stepStart));
+      if (progress) progress(i + 1, sampler->steps());
+    }
+
+    auto decodeStart = std::chrono::steady_clock::now();
+    ss.decode->run();
+    const int64_t oc = files.vaeConfig.outChannels;
+    if (oc != 3) throw Error("VAE has " + std::to_string(oc) + " output channels; images need 3");
+    image.width = width;
+    image.height = height;
+    image.pixels = downloadFloats(ctx, ss.image, size_t(width) * height * 3, DType::F32);
+    image.rgb.resize(image.pixels.size());
+    for (size_t i = 0; i < image.pixels.size(); ++i) {
+      // diffusers: (x / 2 + 0.5).clamp(0, 1), then numpy's round-half-to-even of x * 255
+      float v = std::clamp(image.pixels[i] / 2.f + 0.5f, 0.f, 1.f);
+      image.pixels[i] = v;
+      image.rgb[i] = static_cast<uint8_t>(std::nearbyint(v * 255.f));
+    }
+    timings.decodeMs = msSince(decodeStart);
+    return image;
+  }
+
+  int defaultWidth() const { return files.unetConfig.sampleSize * vae->upscale(); }
+  int defaultHeight() const { return files.unetConfig.sampleSize * vae->upscale(); }
+};
+
+TextToImage::TextToImage(Context& ctx, const LoadOptions& options) {
+  auto t0 = std::chrono::steady_clock::now();
+  impl_ = std::make_unique<Impl>(ctx, options);
+  impl_->timings.loadMs = msSince(t0);
+}
+
+TextToImage::~TextToImage() = default;
+
+Image TextToImage::generate(const GenerationRequest& request, const ProgressCallback& progress) {
+  return impl_->generate(request, progress);
+}
+
+const StageTimings& TextToImage::timings() const { return impl_->timings; }
+std::string TextToImage::modelName() const { return impl_->files.name; }
+int TextToImage::defaultWidth() const { return impl_->defaultWidth(); }
+int TextToImage::defaultHeight() const { return impl_->defaultHeight(); }
+
+}  // namespace sdgen::pipeline

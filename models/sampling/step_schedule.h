@@ -1,0 +1,34 @@
+#pragma once
+// The timesteps and noise levels a sampler steps through for a number of inference steps, as diffusers 0.42's
+// set_timesteps computes them for DDIMScheduler, EulerDiscreteScheduler / EulerAncestralDiscreteScheduler
+// and DPMSolverMultistepScheduler (timestep_spacing leading | trailing | linspace, steps_offset for leading,
+// optional Karras sigmas). Host math in double; the values diffusers keeps as float32 tensors (timesteps,
+// sigmas) are rounded to float32 at the same points.
+#include <vector>
+
+#include "models/config/model_config.h"
+#include "models/sampling/noise_schedule.h"
+
+namespace sdgen::sampling {
+
+struct StepSchedule {
+  std::vector<float> timesteps;  // per step: what the UNet is given (integers except Euler with Karras sigmas)
+  std::vector<float> sigmas;     // sigma-based samplers: steps + 1 noise levels ending in 0; DDIM: empty
+  float initNoiseSigma = 1.0f;   // the initial latents are randn * initNoiseSigma
+};
+
+// Every function validates `steps` (1..num_train_timesteps, and that the spacing gives timesteps inside the
+// training range) and throws sdgen::Error naming the value.
+StepSchedule ddimSchedule(const models::SchedulerConfig& config, const TrainingSchedule& training, int steps);
+StepSchedule eulerSchedule(const models::SchedulerConfig& config, const TrainingSchedule& training, int steps,
+                           bool karras);
+StepSchedule dpmSolverSchedule(const models::SchedulerConfig& config, const TrainingSchedule& training, int steps,
+                               bool karras);
+
+// Karras et al. (2022) noise levels, rho = 7: (max^(1/7) + ramp * (min^(1/7) - max^(1/7)))^7, ramp 0..1.
+std::vector<double> karrasSigmas(double sigmaMin, double sigmaMax, int steps);
+// The fractional timestep whose log-sigma, linearly interpolated in the training table, equals log(sigma)
+// (diffusers' _sigma_to_t). logSigmas: log of the training sigmas, in float32 as diffusers takes them.
+double sigmaToTimestep(double sigma, const std::vector<float>& logSigmas);
+
+}  // namespace sdgen::sampling

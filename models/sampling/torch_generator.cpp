@@ -1,0 +1,98 @@
+#include "models/sampling/exact_float.h"  // first: Box-Muller must round exactly as torch does
+#include "models/sampling/torch_generator.h"
+
+#include <cmath>
+#include <numbers>
+
+#include "models/sampling/torch_vector_math.h"
+
+namespace sdgen::sampling {
+
+TorchCpuGenerator::TorchCpuGenerator(uint64_t seed, Math math) : math_(math) { manualSeed(seed); }
+
+void TorchCpuGenerator::manualSeed(uint64_t seed) {
+  // torch's mt19937 takes the seed's low 32 bits and initializes the state exactly as std::mt19937 does, and
+  // its output function is the standard one, so the standard engine gives the same stream.
+  engine_.seed(static_cast<std::mt19937::result_type>(seed & 0xffffffffu));
+  seed_ = seed;
+  nextDoubleNormal_.reset();
+}
+
+uint32_t TorchCpuGenerator::random() { return static_cast<uint32_t>(engine_()); }
+
+uint64_t TorchCpuGenerator::random64() {
+  const uint64_t high = random();
+  const uint64_t low = random();
+  return (high << 32) | low;
+}
+
+float TorchCpuGenerator::uniformFloat() {
+  // (value & (2^24 - 1)) * 2^-24, both exact in float.
+  return static_cast<float>(random() & 0xFFFFFFu) * (1.0f / 16777216.0f);
+}
+
+double TorchCpuGenerator::uniformDouble() {
+  return static_cast<double>(random64() & ((uint64_t{1} << 53) - 1)) * (1.0 / 9007199254740992.0);
+}
+
+double TorchCpuGenerator::normalDouble() {
+  if (nextDoubleNormal_) {
+    const double cached = *nextDoubleNormal_;
+    nextDoubleNormal_.reset();
+    return cached;
+  }
+  const double u1 = uniformDouble();
+  const double u2 = uniformDouble();
+  const double radius = std::sqrt(-2.0 * std::log1p(-u2));
+  const double theta = 2.0 * std::numbers::pi * u1;
+  nextDoubleNormal_ = radius * std::sin(theta);
+  return radius * std::cos(theta);
+}
+
+// One chunk of 16 uniforms in place: element j (j < 8) gives the radius, element j + 8 the angle.
+void TorchCpuGenerator::boxMuller16(float* data) const {
+  for (int j = 0; j < 8; ++j) {
+    const float u1 = 1.0f - data[j];  // (0, 1] for the logarithm
+    const float u2 = data[j + 8];
+    float radius, sine, cosine;
+    if (math_ == Math::Avx2) {
+      radius = std::sqrt(-2.0f * detail::cephesLog(u1));
+      // 2*pi rounded to float first, then one float multiply (the vector code's order).
+      const float theta = static_cast<float>(2.0 * std::numbers::pi) * u2;
+      detail::cephesSinCos(theta, &sine, &cosine);
+    } else {
+      radius = std::sqrt(-2.0f * std::log(u1));
+      // Scalar code: the product is formed in double and rounded once.
+      const float theta = static_cast<float>(2.0 * std::numbers::pi * static_cast<double>(u2));
+      sine = std::sin(theta);
+      cosine = std::cos(theta);
+    }
+    // torch then computes fma(n, std, mean) with std 1 and mean 0: the product itself.
+    data[j] = radius * cosine;
+    data[j + 8] = radius * sine;
+  }
+}
+
+void TorchCpuGenerator::randn(std::span<float> out) {
+  const size_t n = out.size();
+  if (n < 16) {
+    for (float& v : out) v = static_cast<float>(normalDouble());
+    return;
+  }
+  for (float& v : out) v = uniformFloat();
+  for (size_t i = 0; i + 16 <= n; i += 16) boxMuller16(out.data() + i);
+  if (n % 16 != 0) {
+    // torch redraws the last 16 elements (overlapping the last whole chunk) and transforms them again.
+    float* tail = out.data() + n - 16;
+    for (int i = 0; i < 16; ++i) tail[i] = uniformFloat();
+    boxMuller16(tail);
+  }
+}
+
+std::vector<float> TorchCpuGenerator::randn(size_t count) {
+  std::vector<float> out(count);
+  randn(out);
+  return out;
+}
+
+}  // namespace sdgen::sampling

@@ -1,0 +1,112 @@
+// Progress bar text, the plain (non-terminal) step lines, and the timing summary's arithmetic.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "app/progress.h"
+
+namespace sdgen::app {
+namespace {
+
+std::string captured(std::FILE* f) {
+  std::fflush(f);
+  std::rewind(f);
+  std::string s;
+  int c;
+  while ((c = std::fgetc(f)) != EOF) s.push_back(static_cast<char>(c));
+  return s;
+}
+
+TEST(Progress, Durations) {
+  EXPECT_EQ(formatDuration(0), "0:00");
+  EXPECT_EQ(formatDuration(4.4), "0:04");
+  EXPECT_EQ(formatDuration(4.6), "0:05");
+  EXPECT_EQ(formatDuration(75), "1:15");
+  EXPECT_EQ(formatDuration(3725), "1:02:05");
+  EXPECT_EQ(formatDuration(-3), "0:00");
+}
+
+TEST(Progress, BarWithRateAndEstimate) {
+  // Step 5 of 20, 4 steps in 2 s since step 1: 2.0 it/s, 15 steps left -> 7.5 s -> "0:08".
+  EXPECT_EQ(formatProgressBar(5, 20, 2.0, 20), "step 5/20 [#####...............] 2.0 it/s, 0:08 left");
+  // Slow steps switch to seconds per iteration: 2 steps in 5 s = 2.50 s/it, 7 left = 17.5 s -> "0:18".
+  EXPECT_EQ(formatProgressBar(3, 10, 5.0, 10), "step 3/10 [###.......] 2.50 s/it, 0:18 left");
+  // Step 1 carries compile time: no rate yet.
+  EXPECT_EQ(formatProgressBar(1, 4, 0.0, 8), "step 1/4 [##......]");
+  EXPECT_EQ(formatProgressBar(4, 4, 3.0, 8), "step 4/4 [########] 1.0 it/s, 0:00 left");
+  // Out-of-range input is clamped, never overflowing the bar.
+  EXPECT_EQ(formatProgressBar(9, 4, 0.0, 4).substr(0, 15), "step 4/4 [####]");
+}
+
+TEST(Progress, PlainLinesWhenNotATerminal) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  {
+    ProgressReporter r(f, /*terminal=*/false);
+    r.begin("image 2/3");
+    for (int i = 1; i <= 3; ++i) r.step(i, 3);
+    r.end();
+    r.begin("");
+    r.step(1, 2);
+  }
+  EXPECT_EQ(captured(f), "image 2/3: step 1/3\nimage 2/3: step 2/3\nimage 2/3: step 3/3\nstep 1/2\n");
+  std::fclose(f);
+}
+
+TEST(Progress, TerminalRedrawsOneLine) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  {
+    ProgressReporter r(f, /*terminal=*/true);
+    r.begin("");
+    r.step(1, 2);
+    r.step(2, 2);
+  }  // the destructor ends the open line
+  const std::string s = captured(f);
+  EXPECT_EQ(s.substr(0, 19), "\rstep 1/2 [########");
+  EXPECT_NE(s.find("\rstep 2/2 [##############################]"), std::string::npos) << s;
+  EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 1) << s;
+  EXPECT_EQ(s.back(), '\n');
+  std::fclose(f);
+}
+
+TEST(Progress, Median) {
+  EXPECT_EQ(median({}), 0.0);
+  EXPECT_EQ(median({5}), 5.0);
+  EXPECT_EQ(median({9, 1, 5}), 5.0);
+  EXPECT_EQ(median({4, 1, 3, 100}), 3.5);
+}
+
+TEST(Progress, TimingSummaryAddsImagesAndCountsLoadOnce) {
+  pipeline::StageTimings a;
+  a.loadMs = 1000;
+  a.compileMs = 300;
+  a.encodeMs = 10;
+  a.decodeMs = 50;
+  a.stepMs = {200, 100, 110};
+  pipeline::StageTimings b = a;
+  b.loadMs = 1000;  // the same load reported again: counted once
+  b.compileMs = 0;
+  b.stepMs = {120, 90};
+  TimingTotals t;
+  t.add(a);
+  t.add(b);
+  EXPECT_EQ(t.images, 2);
+  EXPECT_EQ(t.loadMs, 1000);
+  EXPECT_EQ(t.compileMs, 300);
+  EXPECT_EQ(t.encodeMs, 20);
+  EXPECT_EQ(t.decodeMs, 100);
+  ASSERT_EQ(t.stepMs.size(), 5u);
+  const std::string s = formatTimingSummary(t);
+  EXPECT_NE(s.find("timings (2 images):"), std::string::npos) << s;
+  EXPECT_NE(s.find("model load          1000.0 ms"), std::string::npos) << s;
+  EXPECT_NE(s.find("kernel compile       300.0 ms"), std::string::npos) << s;
+  EXPECT_NE(s.find("text encode           20.0 ms"), std::string::npos) << s;
+  EXPECT_NE(s.find("denoise              620.0 ms  (5 steps, median 110.0 ms/step)"), std::string::npos) << s;
+  EXPECT_NE(s.find("decode               100.0 ms"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace sdgen::app
