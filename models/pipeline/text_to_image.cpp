@@ -57,12 +57,13 @@ struct TextToImage::Impl {
   ops::Conv2dScratch scratch;
   StageTimings timings;
 
-  // Text encoding, per (batch, clip skip): ids in, embeddings out.
+  // Text encoding per batch size: ids in, embeddings out (the buffers the recorded denoising steps read), with
+  // one recorded encoder per clip skip writing the same embeddings.
   struct TextStage {
     Allocation ids, embeddings;
-    std::unique_ptr<graph::CompiledGraph> graph;
+    std::map<int, std::unique_ptr<graph::CompiledGraph>> encoders;  // by clip skip
   };
-  std::map<std::pair<int, int>, TextStage> textStages;
+  std::map<int, TextStage> textStages;
 
   // Everything of one latent size: persistent latents (fp32, NHWC), sampler state, the decode graph and the
   // recorded denoising steps per (guided, sampler kind, karras).
@@ -91,21 +92,27 @@ struct TextToImage::Impl {
 
   int64_t latentChannels() const { return files.unetConfig.inChannels; }
 
-  TextStage& textStage(int batch, int clipSkip) {
-    auto key = std::make_pair(batch, clipSkip);
-    auto it = textStages.find(key);
+  TextStage& textStage(int batch) {
+    auto it = textStages.find(batch);
     if (it != textStages.end()) return it->second;
     const int64_t seq = text->sequenceLength(), d = files.textEncoderConfig.hiddenSize;
     TextStage st;
     st.ids = ctx.allocate(uint64_t(batch) * seq * 4, "token ids");
     st.embeddings = ctx.allocate(uint64_t(batch) * seq * d * dtypeSize(dtype), "text embeddings");
+    return textStages.emplace(batch, std::move(st)).first->second;
+  }
+
+  graph::CompiledGraph& textEncoder(TextStage& st, int batch, int clipSkip) {
+    auto it = st.encoders.find(clipSkip);
+    if (it != st.encoders.end()) return *it->second;
+    const int64_t seq = text->sequenceLength(), d = files.textEncoderConfig.hiddenSize;
     graph::Graph g;
     graph::TensorId out = g.output("text embeddings", {batch, seq, d}, dtype);
     nn::Builder b(g, dtype, &scratch);
     text->build(b, graph::indexView(st.ids, {batch, seq}), clipSkip, out);
-    st.graph = std::make_unique<graph::CompiledGraph>(ctx, g, std::map<graph::TensorId, graph::TensorView>{
-                                                                   {out, graph::view(st.embeddings, dtype, {batch, seq, d})}});
-    return textStages.emplace(key, std::move(st)).first->second;
+    auto compiled = std::make_unique<graph::CompiledGraph>(
+        ctx, g, std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.embeddings, dtype, {batch, seq, d})}});
+    return *st.encoders.emplace(clipSkip, std::move(compiled)).first->second;
   }
 
   SizeStage& sizeStage(int64_t h, int64_t w) {
@@ -189,7 +196,8 @@ struct TextToImage::Impl {
     // Text.
     auto t0 = std::chrono::steady_clock::now();
     auto compileStart = t0;
-    TextStage& ts = textStage(batch, req.clipSkip);
+    TextStage& ts = textStage(batch);
+    graph::CompiledGraph& encoder = textEncoder(ts, batch, req.clipSkip);
     SizeStage& ss = sizeStage(height / scale, width / scale);
     // Karras sigmas when asked for, or when the model's scheduler config turns them on (DDIM has none).
     const bool karras = req.karras || (files.schedulerConfig.useKarrasSigmas && req.sampler != sampling::SamplerKind::Ddim);
@@ -210,7 +218,7 @@ struct TextToImage::Impl {
     if (guided) tokenize(req.negativePrompt, "the negative prompt");
     tokenize(req.prompt, "the prompt");
     ctx.upload(ts.ids, 0, {reinterpret_cast<const uint8_t*>(ids.data()), ids.size() * 4});
-    ts.graph->run();
+    encoder.run();
     timings.encodeMs = msSince(encodeStart);
 
     // Initial noise exactly as diffusers draws it: torch.randn([1, C, h, w]) from a CPU generator.

@@ -101,3 +101,33 @@ TEST_F(PipelineErrors, OddLatentSizesWorkAsInDiffusers) {
 
 }  // namespace
 }  // namespace sdgen
+
+namespace sdgen {
+namespace {
+
+class PipelineReuse : public test::VulkanTest {};
+
+TEST_F(PipelineReuse, RecordedStagesFollowTheRequest) {
+  // One loaded pipeline, several requests: recorded encoders and steps are reused, and each generation must
+  // still see its own clip skip, guidance and seed.
+  pipeline::TextToImage t2i(ctx(), {.modelPath = test::dataPath("tiny-sd1")});
+  pipeline::GenerationRequest req;
+  req.prompt = "a red circle on a blue background";
+  req.negativePrompt = "blurry";
+  req.steps = 2;
+  req.width = req.height = 16;
+  req.seed = 5;
+  req.sampler = sampling::SamplerKind::Euler;
+  const pipeline::Image first = t2i.generate(req);
+  req.clipSkip = 1;
+  const pipeline::Image skipped = t2i.generate(req);
+  req.clipSkip = 0;
+  const pipeline::Image again = t2i.generate(req);
+  EXPECT_EQ(first.pixels, again.pixels);
+  EXPECT_NE(first.pixels, skipped.pixels);
+  req.seed = 6;
+  EXPECT_NE(t2i.generate(req).pixels, first.pixels);
+}
+
+}  // namespace
+}  // namespace sdgen
