@@ -239,6 +239,11 @@ MemoryStats MemoryPool::stats() const {
   return stats_;
 }
 
+void MemoryPool::resetPeak() {
+  std::lock_guard lock(mutex_);
+  stats_.peakBytesInUse = stats_.bytesInUse;
+}
+
 MemoryManager::MemoryManager(Device& device) {
   pools_[0] = std::make_unique<MemoryPool>(device, MemoryKind::Device, 256ull << 20);
   pools_[1] = std::make_unique<MemoryPool>(device, MemoryKind::Staging, 64ull << 20);

@@ -78,6 +78,8 @@ class MemoryPool {
   // `what` names the request in the out-of-memory error.
   Allocation allocate(uint64_t size, const std::string& what, uint64_t alignment = 256);
   MemoryStats stats() const;
+  // Starts a new peak measurement from what is in use now (e.g. to measure one phase of a program).
+  void resetPeak();
   MemoryKind kind() const { return kind_; }
 
  private:

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine needs into .carry/ (git-ignored): the built binaries and slangc.
 # The Vulkan loader debs live in .gl/ and the validation layers deb in .carry/ (see docs/platforms.md).
+#   scripts/device/pack.sh                    # sdgen, every test binary and bench
+#   scripts/device/pack.sh BINARY...          # only these (what travels is limited to 64 MiB in all)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p .carry
-bins=(build/default/app/sdgen)
-for t in build/default/tests/*_tests build/default/tests/*/*_tests; do [ -x "$t" ] && bins+=("$t"); done
-[ -d build/default/bench ] && for b in build/default/bench/*; do [ -x "$b" ] && [ -f "$b" ] && bins+=("$b"); done
+bins=(build/default/app/sdgen "$@")
+[ $# -eq 0 ] && for t in build/default/tests/*_tests build/default/tests/*/*_tests build/default/tests/model_check/sdgen_model_check; do
+  [ -x "$t" ] && bins+=("$t")
+done
+[ $# -eq 0 ] && [ -d build/default/bench ] && for b in build/default/bench/*; do [ -x "$b" ] && [ -f "$b" ] && bins+=("$b"); done
 tar -cJf .carry/bundle.tar.xz "${bins[@]}" tools/slang
 ls -la .carry

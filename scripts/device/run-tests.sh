@@ -2,16 +2,7 @@
 # Runs on the GPU machine, from the repository root, after scripts/device/pack.sh was carried along with
 # .gl (Vulkan loader) and .carry (bundle + validation layers). Runs every GoogleTest binary with validation on.
 set -uo pipefail
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-mkdir -p /tmp/vl && for f in .carry/vulkan-validationlayers_*.deb; do dpkg -x "$f" /tmp/vl; done
-tar -xJf .carry/bundle.tar.xz
-export VK_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d
-export LD_LIBRARY_PATH=/tmp/vl/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-if [ ! -e /usr/share/vulkan/icd.d/nvidia_icd.json ] && [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
-export SDGEN_SLANGC=$PWD/tools/slang/bin/slangc SDGEN_SHADER_DIR=$PWD/shaders SDGEN_CACHE_DIR=/tmp/sdgen-cache
+source scripts/device/vulkan-env.sh
 export SDGEN_VALIDATION=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 ./build/default/app/sdgen --list-devices 2>&1 | grep -v "vulkan validation"

@@ -43,6 +43,19 @@ TEST_F(MemoryTest, FreedRangesAreReusedAndCoalesced) {
   EXPECT_EQ(c.address(), first);
 }
 
+TEST_F(MemoryTest, PeakFollowsTheLargestUseSinceTheLastReset) {
+  MemoryPool& pool = ctx().memory().pool(MemoryKind::Device);
+  const uint64_t base = pool.stats().bytesInUse;
+  { Allocation big = pool.allocate(3 << 20, "big"); }
+  EXPECT_GE(pool.stats().peakBytesInUse, base + (3u << 20));
+  pool.resetPeak();
+  EXPECT_EQ(pool.stats().peakBytesInUse, base);
+  Allocation a = pool.allocate(1 << 20, "a");
+  { Allocation b = pool.allocate(1 << 20, "b"); }
+  EXPECT_EQ(pool.stats().peakBytesInUse, base + (2u << 20));
+  EXPECT_EQ(pool.stats().bytesInUse, base + (1u << 20));
+}
+
 TEST_F(MemoryTest, LargeRequestsGetADedicatedBlockThatIsReleased) {
   MemoryPool& pool = ctx().memory().pool(MemoryKind::Device);
   size_t blocks = pool.stats().blocks;

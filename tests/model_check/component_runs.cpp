@@ -1,0 +1,124 @@
+#include "tests/model_check/component_runs.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "engine/tensor_io.h"
+#include "graph/executor.h"
+#include "models/networks/clip_text_encoder.h"
+#include "models/networks/unet.h"
+#include "models/networks/vae_decoder.h"
+#include "ops/conv2d_scratch.h"
+#include "tests/models/network_fixture.h"
+
+namespace sdgen::check {
+namespace {
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  const double pos = p * double(v.size() - 1);
+  const size_t lo = size_t(pos), hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
+}
+
+uint64_t deviceBytesInUse(Context& ctx) { return ctx.memory().pool(MemoryKind::Device).stats().bytesInUse; }
+uint64_t devicePeak(Context& ctx) { return ctx.memory().pool(MemoryKind::Device).stats().peakBytesInUse; }
+
+}  // namespace
+
+ComponentOutput runTextEncoder(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& ids,
+                               int64_t batch, int64_t seq) {
+  nn::ParameterStore params(ctx, dtype);
+  networks::ClipTextEncoder encoder(params, m.textEncoderConfig, *m.textEncoderWeights);
+  std::vector<int32_t> idData(ids.begin(), ids.end());
+  Allocation idMem = ctx.allocate(idData.size() * 4, "token ids");
+  ctx.upload(idMem, 0, {reinterpret_cast<const uint8_t*>(idData.data()), idData.size() * 4});
+  const int64_t d = m.textEncoderConfig.hiddenSize;
+  graph::Graph g;
+  graph::TensorId out = g.output("hidden", {batch, seq, d}, DType::F32);
+  nn::Builder b(g, dtype, nullptr);
+  encoder.build(b, graph::indexView(idMem, {batch, seq}), 0, out);
+  Allocation outMem = ctx.allocate(uint64_t(batch * seq * d) * 4, "text encoder output");
+  graph::CompiledGraph cg(ctx, g, {{out, graph::view(outMem, DType::F32, {batch, seq, d})}});
+  cg.run();
+  return {downloadFloats(ctx, outMem, size_t(batch * seq * d), DType::F32), {}};
+}
+
+ComponentOutput runUNet(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& sample,
+                        const std::vector<int64_t>& s, const std::vector<float>& context,
+                        const std::vector<int64_t>& contextShape, float timestep, int repetitions) {
+  ComponentOutput result;
+  ctx.memory().pool(MemoryKind::Device).resetPeak();
+  const uint64_t before = deviceBytesInUse(ctx);
+  nn::ParameterStore params(ctx, dtype);
+  networks::UNet unet(params, m.unetConfig, *m.unetWeights);
+  result.cost.weightBytes = deviceBytesInUse(ctx) - before;
+  ops::Conv2dScratch scratch(ctx);
+  const int64_t n = s[0], c = s[1], h = s[2], w = s[3];
+  graph::Graph g;
+  graph::TensorId in = g.input("sample", {n, h, w, c}, DType::F32);
+  graph::TensorId ctxT = g.input("context", contextShape, DType::F32);
+  graph::TensorId out = g.output("noise", {n, h, w, c}, DType::F32);
+  nn::Builder b(g, dtype, &scratch);
+  graph::Value t{{n, 1}, {}, [n](const graph::Resolver&) { return graph::broadcast(graph::uniform(0), {n, 1}); }, 0};
+  unet.build(b, g.read(in), t, g.read(ctxT), out);
+  Allocation inMem = uploadFloats(ctx, test::nchwToNhwc(sample, s), DType::F32, "unet sample");
+  Allocation ctxMem = uploadFloats(ctx, context, DType::F32, "unet context");
+  Allocation outMem = ctx.allocate(sample.size() * 4, "unet noise prediction");
+  const std::map<graph::TensorId, graph::TensorView> bindings{{in, graph::view(inMem, DType::F32, {n, h, w, c})},
+                                                               {ctxT, graph::view(ctxMem, DType::F32, contextShape)},
+                                                               {out, graph::view(outMem, DType::F32, {n, h, w, c})}};
+  graph::CompiledGraph cg(ctx, g, bindings);
+  cg.setUniform(0, timestep);
+  cg.run();
+  result.values = test::nhwcToNchw(downloadFloats(ctx, outMem, sample.size(), DType::F32), s);
+  result.cost.launches = cg.launches();
+
+  if (repetitions > 0) {
+    for (int i = 0; i < 5; ++i) cg.run();  // warm-up
+    std::vector<double> ms;
+    for (int i = 0; i < repetitions; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      cg.run();
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    result.cost.repetitions = repetitions;
+    result.cost.medianMs = percentile(ms, 0.5);
+    result.cost.p10Ms = percentile(ms, 0.1);
+    result.cost.p90Ms = percentile(ms, 0.9);
+    // The same step recorded with a timestamp after every dispatch: where the GPU time goes.
+    graph::CompiledGraph timed(ctx, g, bindings, true);
+    timed.setUniform(0, timestep);
+    timed.run();
+    timed.run();
+    double ns = 0;
+    for (const CommandTiming& ti : timed.timings()) ns += ti.ns;
+    result.cost.gpuMs = ns / 1e6;
+  }
+  result.cost.peakDeviceBytes = devicePeak(ctx);
+  return result;
+}
+
+ComponentOutput runVaeDecoder(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& latents,
+                              const std::vector<int64_t>& s) {
+  nn::ParameterStore params(ctx, dtype);
+  networks::VaeDecoder vae(params, m.vaeConfig, *m.vaeWeights);
+  ops::Conv2dScratch scratch(ctx);
+  const int64_t up = vae.upscale();
+  const std::vector<int64_t> o{s[0], m.vaeConfig.outChannels, s[2] * up, s[3] * up};
+  graph::Graph g;
+  graph::TensorId in = g.input("latents", {s[0], s[2], s[3], s[1]}, DType::F32);
+  graph::TensorId out = g.output("image", {o[0], o[2], o[3], o[1]}, DType::F32);
+  nn::Builder b(g, dtype, &scratch);
+  vae.build(b, g.read(in), out);
+  Allocation inMem = uploadFloats(ctx, test::nchwToNhwc(latents, s), DType::F32, "vae latents");
+  const size_t count = size_t(o[0] * o[1] * o[2] * o[3]);
+  Allocation outMem = ctx.allocate(count * 4, "vae image");
+  graph::CompiledGraph cg(ctx, g,
+                          {{in, graph::view(inMem, DType::F32, {s[0], s[2], s[3], s[1]})},
+                           {out, graph::view(outMem, DType::F32, {o[0], o[2], o[3], o[1]})}});
+  cg.run();
+  return {test::nhwcToNchw(downloadFloats(ctx, outMem, count, DType::F32), o), {}};
+}
+
+}  // namespace sdgen::check

@@ -1,0 +1,39 @@
+#pragma once
+// One component of a loaded model (text encoder, UNet, VAE decoder) run on the device for the model check:
+// the output in the reference's layout (NCHW for images), and for the UNet the cost of one replayed step.
+#include <cstdint>
+#include <vector>
+
+#include "engine/context.h"
+#include "engine/dtype.h"
+#include "models/formats/model_files.h"
+
+namespace sdgen::check {
+
+struct StepCost {
+  size_t launches = 0;
+  int repetitions = 0;
+  double medianMs = 0, p10Ms = 0, p90Ms = 0;  // wall time of submit + wait of the recorded step
+  double gpuMs = 0;                           // sum of the per-dispatch GPU timestamps of one step
+  uint64_t weightBytes = 0;                   // the UNet's parameters in device memory
+  uint64_t peakDeviceBytes = 0;               // device-local memory in use at the peak of building and running the UNet (weights included)
+};
+
+struct ComponentOutput {
+  std::vector<float> values;
+  StepCost cost;  // UNet only
+};
+
+// ids [N, S] -> last_hidden_state [N, S, D] (final layer norm applied).
+ComponentOutput runTextEncoder(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& ids,
+                               int64_t batch, int64_t seq);
+// sample [B, C, H, W], context [B, S, D], one timestep -> noise prediction [B, C, H, W]; then `repetitions`
+// timed replays of the same recorded step.
+ComponentOutput runUNet(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& sample,
+                        const std::vector<int64_t>& sampleShape, const std::vector<float>& context,
+                        const std::vector<int64_t>& contextShape, float timestep, int repetitions);
+// latents [1, C, h, w] as given to vae.decode -> image [1, 3, H, W].
+ComponentOutput runVaeDecoder(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& latents,
+                              const std::vector<int64_t>& latentShape);
+
+}  // namespace sdgen::check
