@@ -143,12 +143,17 @@ Value Builder::attention(const Value& q, const Value& k, const Value& v, const o
 }
 
 // softmax(scale Q K^T) V with heads as batches: [B*H, Sq, D] x [B*H, Sk, D]^T -> scores (fp32), softmax in
-// place, then probabilities x V into the output viewed as [B, H, Sq, D] permuted to [B, Sq, H, D].
+// place, then probabilities x V straight into the output. Only single-head attention has heads this wide in SD
+// (the VAE's mid-block attention: one head of 512 channels); the product's [B, Sq, D] is then the output itself.
 Value Builder::attentionByProducts(const Value& q, const Value& k, const Value& v,
                                    const ops::AttentionOptions& options, TensorId dst, const std::string& label) {
   if (options.causal) throw Error(label + ": causal attention needs heads of at most " +
                                   std::to_string(ops::kAttentionMaxHeadDim) + " elements");
   const int64_t b = q.shape[0], sq = q.shape[1], h = q.shape[2], d = q.shape[3], sk = k.shape[1];
+  if (h != 1)
+    throw Error(label + ": " + std::to_string(h) + " heads of " + std::to_string(d) +
+                " elements; attention with heads wider than " + std::to_string(ops::kAttentionMaxHeadDim) +
+                " is supported for a single head only");
   const float scale = options.scale.value_or(float(1.0 / std::sqrt(double(d))));
   auto headsFirst = [](const Expr& x) {  // [B, S, H, D] -> [B*H, S, D]
     const Shape& s = x.shape();
@@ -190,12 +195,8 @@ Value Builder::attentionByProducts(const Value& q, const Value& k, const Value& 
   auto bv = v.build;
   std::string l = node.label;
   node.record = [=](NodeRecorder& r) {
-    // out[b, s, h, :] = sum_k p[b*H + h, s, k] v[b, k, h, :]: the product is [B*H, Sq, D], stored through a
-    // sink that permutes [B, H, Sq, D] back to [B, Sq, H, D].
-    Sink s = graph::bufferSink(reshaped(r.tensors.view(dst), {b, sq, h, d}));
-    Sink heads = graph::permute(s, {0, 2, 1, 3});  // stores value.permute(0,2,1,3): [B,H,Sq,D] -> [B,Sq,H,D]
     ops::matmul(r.ctx, r.seq, graph::buffer(r.tensors.view(probs)), headsFirst(bv(r.tensors)),
-                graph::map(graph::reshape(graph::kernelOutput({b * h, sq, d}), {b, h, sq, d}), heads), {.label = l});
+                graph::bufferSink(reshaped(r.tensors.view(dst), {b, sq, d})), {.label = l});
   };
   graph_.addNode(std::move(node));
   return graph_.read(dst);

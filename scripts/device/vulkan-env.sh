@@ -11,3 +11,5 @@ if [ ! -e /usr/share/vulkan/icd.d/nvidia_icd.json ] && [ -e /usr/local/nvidia/sh
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 fi
 export SDGEN_SLANGC=$PWD/tools/slang/bin/slangc SDGEN_SHADER_DIR=$PWD/shaders SDGEN_CACHE_DIR=/tmp/sdgen-cache
+# the built-in model and the CLIP vocabulary: from this copy of the tree, not the build machine's source path
+export SDGEN_DATA_DIR=$PWD

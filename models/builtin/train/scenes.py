@@ -32,7 +32,7 @@ BACKGROUND_COLORS = {**SHAPE_COLORS, "white": (250, 250, 250), "black": (15, 15,
 SHAPES = ("circle", "square", "triangle")
 SIZES = ("small", "large")
 # Half the side of the shape's bounding box, in pixels (before the +-10% jitter).
-SIZE_HALF_EXTENT = {"small": 6.0, "large": 10.0}
+SIZE_HALF_EXTENT = {"small": 7.0, "large": 10.0}
 # 3x3 grid, row-major from the top left; the phrase is what captions say.
 POSITIONS = (
     ("top left", "at the top left"),

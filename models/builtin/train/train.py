@@ -49,6 +49,7 @@ import graphed_step  # noqa: E402
 import pipeline_eval  # noqa: E402
 import reference_fixture  # noqa: E402
 import scenes  # noqa: E402
+import semantic_grid  # noqa: E402
 import text_forward  # noqa: E402
 from latent_bank import LatentBank  # noqa: E402
 
@@ -64,8 +65,8 @@ FULL_SWEEP = [("dpmpp_2m", 10, 3.0), ("euler_a", 16, 3.0), ("dpmpp_2m", 10, 5.0)
 
 MODES = {
     # seconds are wall-clock deadlines: vae_seconds from the VAE phase's start, unet_until / sweep_until from T0
-    "full": dict(vae_batch=256, vae_seconds=70, vae_lr=1e-3, vae_warmup=100, bank=200_000, batch=1024,
-                 unet_until=320, lr=1e-3, warmup=200, sweep_until=375, sweep=FULL_SWEEP, grid="eval",
+    "full": dict(vae_batch=256, vae_seconds=130, vae_lr=1e-3, vae_warmup=100, bank=200_000, batch=1024,
+                 unet_until=420, lr=1e-3, warmup=200, sweep_until=475, sweep=FULL_SWEEP, grid="eval",
                  loss_every=25, log_every=500),
     "smoke": dict(vae_batch=256, vae_seconds=15, vae_lr=1e-3, vae_warmup=100, bank=20_000, batch=1024,
                   unet_until=90, lr=1e-3, warmup=200, sweep_until=130, sweep=FULL_SWEEP[:3], grid="eval",
@@ -678,6 +679,7 @@ def main():
     del pipe
     write_sdgen_json(model_dir, default, record)
     write_record(docs, record)
+    semantic_grid.write(root, log=log)  # the engine's semantic test grid, from semantic_eval.json
     log(f"evaluation done at {time.time() - t0:.0f} s")
 
     torch.set_num_threads(min(16, os.cpu_count() or 1))
