@@ -14,9 +14,18 @@ static constexpr uint64_t kStagingChunk = 32ull << 20;
 Context::Context(const ContextOptions& options) {
   InstanceOptions io;
   io.validation = options.validation.value_or(validationRequestedByEnvironment());
+  io.extensions = options.instanceExtensions;
   instance_ = std::make_unique<Instance>(io);
   DeviceOptions dopt;
   dopt.index = options.deviceIndex;
+  dopt.extensions = options.deviceExtensions;
+  if (options.queueFamilyFilter) {
+    VkInstance instance = instance_->handle();
+    dopt.queueFamilyFilter = [instance, filter = options.queueFamilyFilter](VkPhysicalDevice p, uint32_t family) {
+      return filter(instance, p, family);
+    };
+    dopt.queueFamilyRequirement = options.queueFamilyRequirement;
+  }
   device_ = std::make_unique<Device>(*instance_, dopt);
   memory_ = std::make_unique<MemoryManager>(*device_);
   compiler_ = std::make_unique<SlangCompiler>(options.slangc.empty() ? defaultSlangc() : options.slangc,

@@ -2,10 +2,12 @@
 // The device context: the one object that owns the Vulkan instance, device, memory, kernel compiler and
 // pipelines. Everything else receives it by reference; there is no other global state.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "engine/device.h"
 #include "engine/instance.h"
@@ -21,6 +23,12 @@ struct ContextOptions {
   std::string cacheDir;                  // unset: SDGEN_CACHE_DIR, else ~/.cache/sdgen
   std::string slangc;                    // unset: SDGEN_SLANGC, else tools/slang/bin/slangc
   std::string shaderDir;                 // unset: SDGEN_SHADER_DIR, else the source tree's shaders/
+  // For a GUI that renders and presents with the engine's own device (see app/gui): extra instance and device
+  // extensions, and a test the compute queue family must pass (present support), given the instance.
+  std::vector<std::string> instanceExtensions;
+  std::vector<std::string> deviceExtensions;
+  std::function<bool(VkInstance, VkPhysicalDevice, uint32_t queueFamily)> queueFamilyFilter;
+  std::string queueFamilyRequirement;  // what the filter checks, for the error message
 };
 
 class Context {

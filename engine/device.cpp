@@ -65,12 +65,32 @@ Device::Device(Instance& instance, const DeviceOptions& options) : instance_(ins
   vkGetPhysicalDeviceQueueFamilyProperties(physical_, &n, families.data());
   bool found = false;
   for (uint32_t i = 0; i < n && !found; ++i)
-    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) { queueFamily_ = i; found = true; }
+    if ((families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) &&
+        (!options.queueFamilyFilter || options.queueFamilyFilter(physical_, i))) {
+      queueFamily_ = i;
+      found = true;
+    }
+  if (!found && options.queueFamilyFilter)
+    throw Error("device '" + info_.name + "' has no compute queue family that " +
+                (options.queueFamilyRequirement.empty() ? std::string("passes the caller's check")
+                                                        : options.queueFamilyRequirement));
   if (!found) throw Error("device '" + info_.name + "' has no compute queue");
   if (families[queueFamily_].timestampValidBits == 0) info_.timestampsSupported = false;
 
   std::vector<const char*> extensions;
   if (info_.memoryBudget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  if (!options.extensions.empty()) {
+    uint32_t count = 0;
+    vkEnumerateDeviceExtensionProperties(physical_, nullptr, &count, nullptr);
+    std::vector<VkExtensionProperties> available(count);
+    vkEnumerateDeviceExtensionProperties(physical_, nullptr, &count, available.data());
+    for (const auto& wanted : options.extensions) {
+      bool present = false;
+      for (const auto& a : available) present = present || wanted == a.extensionName;
+      if (!present) throw Error("device '" + info_.name + "' lacks extension " + wanted);
+      extensions.push_back(wanted.c_str());
+    }
+  }
 
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
@@ -170,6 +190,17 @@ void Device::submit(const VkSubmitInfo& submit, VkFence fence) {
   vkCheck(r, "vkQueueSubmit");
 }
 
-void Device::waitIdle() { vkCheck(vkDeviceWaitIdle(device_), "vkDeviceWaitIdle"); }
+VkResult Device::present(const VkPresentInfoKHR& present) {
+  std::lock_guard lock(submitMutex_);
+  VkResult r = vkQueuePresentKHR(queue_, &present);
+  if (r == VK_ERROR_DEVICE_LOST) throw Error("GPU device lost ('" + info_.name + "'): the driver reset the device");
+  return r;
+}
+
+// vkDeviceWaitIdle needs every queue of the device externally synchronized, hence the queue lock.
+void Device::waitIdle() {
+  std::lock_guard lock(submitMutex_);
+  vkCheck(vkDeviceWaitIdle(device_), "vkDeviceWaitIdle");
+}
 
 }  // namespace sdgen

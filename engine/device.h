@@ -2,6 +2,7 @@
 // The logical device: physical-device choice, enabled features, the compute queue and a command pool.
 #include <vulkan/vulkan.h>
 
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -15,6 +16,12 @@ namespace sdgen {
 struct DeviceOptions {
   // Physical device index (as listed by `sdgen --list-devices`); unset: SDGEN_DEVICE, else the best device.
   std::optional<uint32_t> index;
+  // Further device extensions (e.g. VK_KHR_swapchain for a GUI presenting from sdgen's own device).
+  std::vector<std::string> extensions;
+  // When set, the compute queue family must also pass this test (e.g. "can present to the window");
+  // `queueFamilyRequirement` says what it checks, for the error when no family passes.
+  std::function<bool(VkPhysicalDevice, uint32_t queueFamily)> queueFamilyFilter;
+  std::string queueFamilyRequirement;
 };
 
 // All devices the instance sees, in enumeration order.
@@ -40,6 +47,10 @@ class Device {
 
   // Serializes vkQueueSubmit: Vulkan requires external synchronization of the queue.
   void submit(const VkSubmitInfo& submit, VkFence fence);
+  // vkQueuePresentKHR on the same queue under the same lock (a GUI presenting while the engine computes
+  // on another thread). Returns the result (VK_SUBOPTIMAL_KHR / VK_ERROR_OUT_OF_DATE_KHR are the caller's to
+  // handle); throws on device loss.
+  VkResult present(const VkPresentInfoKHR& present);
   void waitIdle();
 
  private:

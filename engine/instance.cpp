@@ -73,6 +73,18 @@ Instance::Instance(const InstanceOptions& options) : validation_(options.validat
     layers.push_back(kValidationLayer);
     extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   }
+  if (!options.extensions.empty()) {
+    uint32_t n = 0;
+    vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
+    std::vector<VkExtensionProperties> available(n);
+    vkEnumerateInstanceExtensionProperties(nullptr, &n, available.data());
+    for (const auto& wanted : options.extensions) {
+      bool found = false;
+      for (const auto& a : available) found = found || wanted == a.extensionName;
+      if (!found) throw Error("the Vulkan instance lacks extension " + wanted + " (needed to show a window)");
+      extensions.push_back(wanted.c_str());
+    }
+  }
 
   VkDebugUtilsMessengerCreateInfoEXT messengerInfo{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
   messengerInfo.messageSeverity =

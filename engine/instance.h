@@ -35,6 +35,9 @@ struct InstanceOptions {
   // Enable VK_LAYER_KHRONOS_validation. Default: the SDGEN_VALIDATION environment variable (1/0).
   bool validation = false;
   std::string applicationName = "sdgen";
+  // Further instance extensions, e.g. the window-system surface extensions a GUI needs
+  // (glfwGetRequiredInstanceExtensions). A missing one fails with an Error naming it.
+  std::vector<std::string> extensions;
 };
 
 // Reads SDGEN_VALIDATION; unset means off.

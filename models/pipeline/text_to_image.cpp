@@ -56,6 +56,7 @@ struct TextToImage::Impl {
   std::unique_ptr<networks::VaeDecoder> vae;
   ops::Conv2dScratch scratch;
   StageTimings timings;
+  LatentRgbFit previewFit;  // refined by every generation that asked for previews
 
   // Text encoding per batch size: ids in, embeddings out (the buffers the recorded denoising steps read), with
   // one recorded encoder per clip skip writing the same embeddings.
@@ -180,7 +181,12 @@ struct TextToImage::Impl {
     return *st.steps.emplace(key, std::move(compiled)).first->second;
   }
 
-  Image generate(const GenerationRequest& req, const ProgressCallback& progress) {
+  Image generate(const GenerationRequest& req, const GenerationHooks& hooks) {
+    const ProgressCallback& progress = hooks.progress;
+    auto checkCancel = [&](int done, int total) {
+      if (hooks.cancelRequested && hooks.cancelRequested())
+        throw Cancelled("generation cancelled after step " + std::to_string(done) + " of " + std::to_string(total));
+    };
     timings = StageTimings{timings.loadMs};
     const int scale = vae->upscale();
     const int width = req.width ? req.width : defaultWidth(), height = req.height ? req.height : defaultHeight();
@@ -232,7 +238,11 @@ struct TextToImage::Impl {
     ctx.upload(ss.history, 0, {reinterpret_cast<const uint8_t*>(zeros.data()), zeros.size() * 4});
 
     step.setUniform(kGuidanceSlot, req.cfgScale);
+    previewFit.channels = int(c);
+    const LatentRgbProjection projection = hooks.preview ? previewFit.solve() : LatentRgbProjection{};
+    std::vector<float> currentLatents;
     for (int i = 0; i < sampler->steps(); ++i) {
+      checkCancel(i, sampler->steps());
       auto stepStart = std::chrono::steady_clock::now();
       step.setUniform(kTimestepSlot, sampler->timestep(i));
       sampler->setStepUniforms(i, [&](uint32_t slot, float v) { step.setUniform(slot, v); });
@@ -243,7 +253,12 @@ struct TextToImage::Impl {
       step.run();
       timings.stepMs.push_back(msSince(stepStart));
       if (progress) progress(i + 1, sampler->steps());
+      if (hooks.preview) {
+        currentLatents = downloadFloats(ctx, ss.latents, size_t(h * w * c), DType::F32);
+        hooks.preview({i + 1, sampler->steps(), int(w), int(h), projectLatents(projection, currentLatents)});
+      }
     }
+    checkCancel(sampler->steps(), sampler->steps());
 
     auto decodeStart = std::chrono::steady_clock::now();
     ss.decode->run();
@@ -260,6 +275,7 @@ struct TextToImage::Impl {
       image.rgb[i] = static_cast<uint8_t>(std::nearbyint(v * 255.f));
     }
     timings.decodeMs = msSince(decodeStart);
+    if (hooks.preview) previewFit.add(currentLatents, h, w, image.pixels, scale);
     return image;
   }
 
@@ -276,7 +292,13 @@ TextToImage::TextToImage(Context& ctx, const LoadOptions& options) {
 TextToImage::~TextToImage() = default;
 
 Image TextToImage::generate(const GenerationRequest& request, const ProgressCallback& progress) {
-  return impl_->generate(request, progress);
+  GenerationHooks hooks;
+  hooks.progress = progress;
+  return impl_->generate(request, hooks);
+}
+
+Image TextToImage::generate(const GenerationRequest& request, const GenerationHooks& hooks) {
+  return impl_->generate(request, hooks);
 }
 
 const StageTimings& TextToImage::timings() const { return impl_->timings; }

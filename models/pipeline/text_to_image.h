@@ -11,6 +11,8 @@
 
 #include "engine/context.h"
 #include "engine/dtype.h"
+#include "engine/error.h"
+#include "models/pipeline/latent_preview.h"
 #include "models/sampling/sampler_kind.h"
 
 namespace sdgen::pipeline {
@@ -54,6 +56,24 @@ struct StageTimings {
 // step: 1..steps, called after each denoising step completes.
 using ProgressCallback = std::function<void(int step, int steps)>;
 
+// Thrown by generate() when GenerationHooks::cancelRequested said to stop. The pipeline stays usable.
+class Cancelled : public Error {
+ public:
+  using Error::Error;
+};
+
+// Optional hooks of one generate() call.
+struct GenerationHooks {
+  ProgressCallback progress;
+  // Polled before each denoising step and before decoding; true makes generate() throw Cancelled.
+  std::function<bool()> cancelRequested;
+  // Called after each step with the projected latents (one latent readback per step). The projection starts
+  // as defaultLatentRgbProjection and is refitted for the loaded model from every image generated with a
+  // preview hook (latents and decoded image, see LatentRgbFit), so previews match the model's colors from
+  // its second image on.
+  std::function<void(const LatentPreview&)> preview;
+};
+
 class TextToImage {
  public:
   TextToImage(Context& ctx, const LoadOptions& options);
@@ -63,6 +83,8 @@ class TextToImage {
 
   // Throws sdgen::Error naming the problem (bad size, prompt issues, out of device memory).
   Image generate(const GenerationRequest& request, const ProgressCallback& progress = {});
+  // The same with cancellation and live preview; throws Cancelled when hooks.cancelRequested() said so.
+  Image generate(const GenerationRequest& request, const GenerationHooks& hooks);
 
   const StageTimings& timings() const;
   std::string modelName() const;   // the folder or file name, for metadata

@@ -8,6 +8,7 @@
 #include "models/networks/clip_text_encoder.h"
 #include "models/networks/unet.h"
 #include "models/networks/vae_decoder.h"
+#include "models/networks/vae_encoder.h"
 #include "ops/conv2d_scratch.h"
 #include "tests/models/network_fixture.h"
 
@@ -119,6 +120,30 @@ ComponentOutput runVaeDecoder(Context& ctx, const models::ModelFiles& m, DType d
                            {out, graph::view(outMem, DType::F32, {o[0], o[2], o[3], o[1]})}});
   cg.run();
   return {test::nhwcToNchw(downloadFloats(ctx, outMem, count, DType::F32), o), {}};
+}
+
+ComponentOutput runVaeEncoder(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& image,
+                              const std::vector<int64_t>& s) {
+  nn::ParameterStore params(ctx, dtype);
+  networks::VaeEncoder vae(params, m.vaeConfig, *m.vaeWeights);
+  ops::Conv2dScratch scratch(ctx);
+  const int64_t down = vae.downscale(), c = m.vaeConfig.latentChannels;
+  const std::vector<int64_t> o{s[0], 2 * c, s[2] / down, s[3] / down};  // moments, NCHW
+  graph::Graph g;
+  graph::TensorId in = g.input("image", {s[0], s[2], s[3], s[1]}, DType::F32);
+  graph::TensorId out = g.output("moments", {o[0], o[2], o[3], o[1]}, DType::F32);
+  nn::Builder b(g, dtype, &scratch);
+  vae.build(b, g.read(in), out);
+  Allocation inMem = uploadFloats(ctx, test::nchwToNhwc(image, s), DType::F32, "vae image");
+  const size_t count = size_t(o[0] * o[1] * o[2] * o[3]);
+  Allocation outMem = ctx.allocate(count * 4, "vae moments");
+  graph::CompiledGraph cg(ctx, g,
+                          {{in, graph::view(inMem, DType::F32, {s[0], s[2], s[3], s[1]})},
+                           {out, graph::view(outMem, DType::F32, {o[0], o[2], o[3], o[1]})}});
+  cg.run();
+  std::vector<float> moments = test::nhwcToNchw(downloadFloats(ctx, outMem, count, DType::F32), o);
+  moments.resize(count / 2);  // NCHW with batch 1: the first C channels are the mean
+  return {std::move(moments), {}};
 }
 
 }  // namespace sdgen::check

@@ -36,4 +36,8 @@ ComponentOutput runUNet(Context& ctx, const models::ModelFiles& m, DType dtype, 
 ComponentOutput runVaeDecoder(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& latents,
                               const std::vector<int64_t>& latentShape);
 
+// image [1, 3, H, W] in [-1, 1] -> the encoder's latent mean [1, C, H/s, W/s].
+ComponentOutput runVaeEncoder(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& image,
+                              const std::vector<int64_t>& imageShape);
+
 }  // namespace sdgen::check

@@ -121,6 +121,12 @@ int run(const Options& o) {
       report["results"].push_back(r);
       auto vae = runVaeDecoder(ctx, m, dt, latents.values, latents.shape);
       report["results"].push_back(check("vae_decoder", vae.values, decoded.values, decoded16));
+      if (ref32.find("vae.image")) {  // references written before the encoder check have none
+        test::FixtureTensor image = t(ref32, "vae.image");
+        auto enc = runVaeEncoder(ctx, m, dt, image.values, image.shape);
+        report["results"].push_back(check("vae_encoder", enc.values, t(ref32, "vae.encoded_mean").values,
+                                          t(ref16, "vae.encoded_mean").values));
+      }
     }
   }
   if (!o.json.empty()) std::ofstream(o.json) << report.dump(1) << "\n";

@@ -3,6 +3,7 @@
 // storage within 1e-2. Both model layouts (diffusers folder, single-file LDM checkpoint) load the same networks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "models/networks/clip_text_encoder.h"
 #include "models/networks/unet.h"
 #include "models/networks/vae_decoder.h"
+#include "models/networks/vae_encoder.h"
 #include "ops/conv2d_scratch.h"
 #include "tests/models/network_fixture.h"
 #include "tests/test_support.h"
@@ -150,6 +152,40 @@ TEST_P(NetworkParity, VaeDecoder) {
     auto got = test::nhwcToNchw(downloadFloats(ctx(), outMem, dec.values.size(), DType::F32), o);
     EXPECT_LE(test::relativeError(got, dec.values), tolerance(dt)) << "case " << c;
   }
+}
+
+TEST_P(NetworkParity, VaeEncoder) {
+  models::ModelFiles m = open();
+  auto fx = fixture("vae");
+  const DType dt = GetParam().dtype;
+  nn::ParameterStore params(ctx(), dt);
+  networks::VaeEncoder vae(params, m.vaeConfig, *m.vaeWeights);
+  ops::Conv2dScratch scratch(ctx());
+  test::FixtureTensor image = test::fixtureTensor(fx, "image");
+  test::FixtureTensor mean = test::fixtureTensor(fx, "encoded.mean"), logvar = test::fixtureTensor(fx, "encoded.logvar");
+  const auto& s = image.shape;  // NCHW
+  const auto& l = mean.shape;
+  const int64_t c = l[1];
+  graph::Graph g;
+  graph::TensorId in = g.input("image", {s[0], s[2], s[3], s[1]}, DType::F32);
+  graph::TensorId out = g.output("moments", {l[0], l[2], l[3], 2 * c}, DType::F32);
+  nn::Builder b(g, dt, &scratch);
+  vae.build(b, g.read(in), out);
+  Allocation inMem = uploadFloats(ctx(), test::nchwToNhwc(image.values, s), DType::F32, "image");
+  Allocation outMem = ctx().allocate(2 * mean.values.size() * 4, "moments");
+  graph::CompiledGraph cg(ctx(), g,
+                          {{in, graph::view(inMem, DType::F32, {s[0], s[2], s[3], s[1]})},
+                           {out, graph::view(outMem, DType::F32, {l[0], l[2], l[3], 2 * c})}});
+  cg.run();
+  std::vector<float> moments = downloadFloats(ctx(), outMem, 2 * mean.values.size(), DType::F32);
+  std::vector<float> gotMean, gotLogvar;  // channels [0, C) and [C, 2C) of each NHWC pixel
+  for (size_t px = 0; px < moments.size() / (2 * c); ++px)
+    for (int64_t ch = 0; ch < 2 * c; ++ch) {
+      const float v = moments[px * 2 * c + ch];
+      (ch < c ? gotMean : gotLogvar).push_back(ch < c ? v : std::clamp(v, -30.f, 20.f));  // as diffusers clamps
+    }
+  EXPECT_LE(test::relativeError(test::nhwcToNchw(gotMean, l), mean.values), tolerance(dt));
+  EXPECT_LE(test::relativeError(test::nhwcToNchw(gotLogvar, l), logvar.values), tolerance(dt));
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, NetworkParity,

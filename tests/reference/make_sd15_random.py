@@ -9,10 +9,14 @@ back through both our parser and diffusers' single-file converters). REF_DIR rec
 sd15_random.{fp32,fp16}.safetensors (and .fp64 with --fp64, computed on the CPU):
   text_encoder.ids [N,77] int64, text_encoder.last_hidden_state [N,77,768];
   unet.sample [2,4,64,64], unet.context [2,77,768] (random, std 1), unet.noise_pred
-  [2,4,64,64] at timestep 500; vae.latents [1,4,64,64] (as given to vae.decode), vae.decoded [1,3,512,512].
+  [2,4,64,64] at timestep 500; vae.latents [1,4,64,64] (as given to vae.decode), vae.decoded [1,3,512,512];
+  vae.image [1,3,512,512] (uniform in [-1, 1]) and vae.encoded_mean [1,4,64,64], its encoder's latent mean.
 fp32 runs with TF32 off; fp16 is the model cast with .half() on the same inputs. Weights are fp16-representable,
 so all precisions hold the same numbers. `--config tiny` swaps in the tiny SD 1.x shapes of make_fixtures.py (a
-quick check of this script). Needs torch, diffusers, transformers (see docs/reference-fixtures.md).
+quick check of this script). On CUDA it also times diffusers' UNet step on the same inputs (eager and replayed
+as a CUDA graph; peak memory with the text encoder and VAE resident too) into sd15_random.json, the reference for
+the engine's step time measured in the same device call (scripts/device/check-sd15.sh). Needs torch, diffusers,
+transformers (see docs/reference-fixtures.md).
 """
 import argparse
 import copy
@@ -102,11 +106,50 @@ def references(pipe, device, dtype, latent):
     context = torch.randn((2, 77, unet.config.cross_attention_dim), generator=g)  # the same in every precision
     pred = unet(sample.to(device, dtype), torch.full((2,), TIMESTEP, dtype=torch.int64, device=device),
                 encoder_hidden_states=context.to(device, dtype)).sample
+    timing = time_unet(unet, sample.to(device, dtype), context.to(device, dtype)) if device != "cpu" else None
     latents = torch.randn((1, 4, latent, latent), generator=g)
     decoded = vae.decode(latents.to(device, dtype)).sample
+    image = torch.rand((1, 3, latent * 8, latent * 8), generator=g) * 2 - 1
+    encoded = vae.encode(image.to(device, dtype)).latent_dist.mean
     t = {"text_encoder.ids": ids, "text_encoder.last_hidden_state": hidden, "unet.sample": sample,
-         "unet.context": context, "unet.noise_pred": pred, "vae.latents": latents, "vae.decoded": decoded}
-    return {k: v.detach().float().cpu() if v.is_floating_point() else v.cpu() for k, v in t.items()}
+         "unet.context": context, "unet.noise_pred": pred, "vae.latents": latents, "vae.decoded": decoded,
+         "vae.image": image, "vae.encoded_mean": encoded}
+    return {k: v.detach().float().cpu() if v.is_floating_point() else v.cpu() for k, v in t.items()}, timing
+
+
+def time_unet(unet, sample, context, warmup=5, runs=30):
+    """diffusers' UNet step on the same inputs as the engine's check, timed in the same device call: eager and
+    replayed as a CUDA graph, CUDA events, median / p10 / p90 of `runs` after `warmup`, and the peak memory."""
+    t = torch.full((sample.shape[0],), TIMESTEP, dtype=torch.int64, device=sample.device)
+
+    def measure(fn):
+        for _ in range(warmup):
+            fn()
+        times = []
+        for _ in range(runs):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn()
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b))
+        q = torch.tensor(times).quantile(torch.tensor([0.5, 0.1, 0.9])).tolist()
+        return {"median_ms": q[0], "p10_ms": q[1], "p90_ms": q[2], "runs": runs}
+
+    torch.cuda.reset_peak_memory_stats()
+    eager = measure(lambda: unet(sample, t, encoder_hidden_states=context))
+    peak = torch.cuda.max_memory_allocated()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            unet(sample, t, encoder_hidden_states=context)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        unet(sample, t, encoder_hidden_states=context)
+    graphed = measure(graph.replay)
+    return {"eager": eager, "cuda_graph": graphed, "peak_memory_bytes_eager": peak}
 
 
 def main():
@@ -135,13 +178,19 @@ def main():
         runs.append(("fp64", "cpu", torch.float64))
     summary = {}
     for label, device, dtype in runs:
-        t = references(pipe, device, dtype, spec["latent"])
+        t, timing = references(pipe, device, dtype, spec["latent"])
         limit = 64 << 20
         mf.write_tensors(args.ref_dir / f"sd15_random.{label}.safetensors", t, limit=limit)
         summary[label] = {k: {"shape": list(v.shape), "absmax": float(v.abs().max()) if v.is_floating_point()
                               else None, "finite": bool(torch.isfinite(v.float()).all())} for k, v in t.items()}
         mf.log(f"{label}: " + ", ".join(f"{k} absmax {s['absmax']}" for k, s in summary[label].items()
                                         if s["absmax"] is not None))
+        if timing:
+            summary[label]["torch_unet_step"] = timing
+            mf.log(f"{label}: torch UNet step, batch 2: eager {timing['eager']['median_ms']:.3f} ms (p10 "
+                   f"{timing['eager']['p10_ms']:.3f}, p90 {timing['eager']['p90_ms']:.3f}), CUDA graph "
+                   f"{timing['cuda_graph']['median_ms']:.3f} ms (p10 {timing['cuda_graph']['p10_ms']:.3f}, p90 "
+                   f"{timing['cuda_graph']['p90_ms']:.3f}); peak memory {timing['peak_memory_bytes_eager'] / 2**20:.0f} MiB")
     mf.write_json(args.ref_dir / "sd15_random.json", {
         "about": "full-size SD 1.5 architecture with random fp16-representable weights; make_sd15_random.py",
         "config": args.config, "model": str(folder), "ldm": str(args.model_dir / "sd15-random-ldm.safetensors"),
