@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <tuple>
 
@@ -125,7 +126,9 @@ struct TextToImage::Impl {
     st.w = w;
     const uint64_t n = uint64_t(h) * w * latentChannels();
     st.latents = ctx.allocate(n * 4, "latents");
-    st.noise = ctx.allocate(n * 4, "sampler noise");
+    // Ancestral samplers need fresh noise every step: host-visible memory the step reads directly, so that the
+    // host's work per step stays one submit and one wait (no staging copy).
+    st.noise = ctx.memory().allocate(MemoryKind::Params, n * 4, "sampler noise");
     st.history = ctx.allocate(n * 4, "sampler history");
     st.update = ctx.allocate(n * 4, "sampler update");
     const int s = vae->upscale();
@@ -248,7 +251,7 @@ struct TextToImage::Impl {
       sampler->setStepUniforms(i, [&](uint32_t slot, float v) { step.setUniform(slot, v); });
       if (sampler->needsNoise()) {
         std::vector<float> n = nchwToNhwc(generator.randn(size_t(c * h * w)), c, h, w);
-        ctx.upload(ss.noise, 0, {reinterpret_cast<const uint8_t*>(n.data()), n.size() * 4});
+        std::memcpy(ss.noise.mapped(), n.data(), n.size() * 4);  // the previous step has finished reading it
       }
       step.run();
       timings.stepMs.push_back(msSince(stepStart));
