@@ -17,7 +17,9 @@ enum ModeBit : unsigned {
   kDemo = 1u << 1,
   kListDevices = 1u << 2,
   kShowParams = 1u << 3,
-  kAnyMode = kGenerate | kDemo | kListDevices | kShowParams,
+  kProfileConv = 1u << 4,
+  kBenchConv2d = 1u << 5,
+  kAnyMode = kGenerate | kDemo | kListDevices | kShowParams | kProfileConv | kBenchConv2d,
 };
 
 unsigned modeBit(Mode m) {
@@ -26,6 +28,8 @@ unsigned modeBit(Mode m) {
     case Mode::Demo: return kDemo;
     case Mode::ListDevices: return kListDevices;
     case Mode::ShowParams: return kShowParams;
+    case Mode::ProfileConv: return kProfileConv;
+    case Mode::BenchConv2d: return kBenchConv2d;
     default: return kAnyMode;
   }
 }
@@ -36,6 +40,8 @@ const char* modeDescription(Mode m) {
     case Mode::Demo: return "--demo";
     case Mode::ListDevices: return "--list-devices";
     case Mode::ShowParams: return "--show-params";
+    case Mode::ProfileConv: return "--profile-conv";
+    case Mode::BenchConv2d: return "--bench-conv2d";
     default: return "?";
   }
 }
@@ -77,6 +83,26 @@ std::string formatFloat(float v) {
   return ec == std::errc() ? std::string(buf, end) : std::string("?");
 }
 
+// "N,Cin,Cout,H,W,K,S": seven positive integers (with padding K/2 every kernel fits the padded input).
+ConvShapeArg parseConvShape(const std::string& flag, const std::string& value) {
+  const std::string accepted = "N,Cin,Cout,H,W,K,S (seven positive integers, e.g. 2,320,320,64,64,3,1)";
+  std::vector<int> v;
+  size_t start = 0;
+  while (true) {
+    size_t comma = value.find(',', start);
+    std::string part = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    int x = 0;
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), x);
+    if (part.empty() || ec != std::errc() || end != part.data() + part.size() || x < 1 || x > CliLimits::kMaxConvDim)
+      throw UsageError(flag + ": expected " + accepted + ", got " + quoted(value));
+    v.push_back(x);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (v.size() != 7) throw UsageError(flag + ": expected " + accepted + ", got " + quoted(value));
+  return ConvShapeArg{v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+}
+
 int parseImageSize(const std::string& flag, const std::string& value) {
   using L = CliLimits;
   const std::string accepted = "a multiple of " + std::to_string(L::kSizeMultiple) + " from " +
@@ -112,7 +138,7 @@ struct ParseState {
   void setMode(Mode m, const std::string& flag) {
     if (!modeFlag.empty() && modeFlag != flag)
       throw UsageError(modeFlag + " and " + flag + " cannot be combined: give one of --demo, --list-devices, " +
-                       "--show-params FILE, or a prompt to generate an image");
+                       "--show-params FILE, --profile-conv, --bench-conv2d, or a prompt to generate an image");
     options.mode = m;
     modeFlag = flag;
   }
@@ -125,8 +151,11 @@ constexpr Flag kFlags[] = {
        s.options.promptGiven = true;
      }},
     {"-n", "--negative-prompt", true, kGenerate,
-     [](ParseState& s, const std::string&, const std::string& v) { s.options.negativePrompt = v; }},
-    {"-m", "--model", true, kGenerate,
+     [](ParseState& s, const std::string&, const std::string& v) {
+       s.options.negativePrompt = v;
+       s.options.given.negativePrompt = true;
+     }},
+    {"-m", "--model", true, kGenerate | kProfileConv,
      [](ParseState& s, const std::string& f, const std::string& v) {
        if (v.empty()) throw UsageError(f + ": expected a model path (a diffusers folder or a .safetensors file)");
        s.options.modelPath = v;
@@ -140,12 +169,14 @@ constexpr Flag kFlags[] = {
      [](ParseState& s, const std::string& f, const std::string& v) {
        s.options.steps = parseInteger<int>(f, v, CliLimits::kMinSteps, CliLimits::kMaxSteps,
                                            rangeText(CliLimits::kMinSteps, CliLimits::kMaxSteps));
+       s.options.given.steps = true;
      }},
     {nullptr, "--cfg-scale", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
        s.options.cfgScale = parseFloat(f, v, CliLimits::kMinCfgScale, CliLimits::kMaxCfgScale,
                                        "a number from " + formatFloat(CliLimits::kMinCfgScale) + " to " +
                                            formatFloat(CliLimits::kMaxCfgScale));
+       s.options.given.cfgScale = true;
      }},
     {"-s", "--seed", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
@@ -157,19 +188,29 @@ constexpr Flag kFlags[] = {
            f, v, 0, std::numeric_limits<uint64_t>::max(),
            "an integer from 0 to " + std::to_string(std::numeric_limits<uint64_t>::max()) + " (or -1 for random)");
      }},
-    {"-W", "--width", true, kGenerate,
-     [](ParseState& s, const std::string& f, const std::string& v) { s.options.width = parseImageSize(f, v); }},
-    {"-H", "--height", true, kGenerate,
-     [](ParseState& s, const std::string& f, const std::string& v) { s.options.height = parseImageSize(f, v); }},
+    {"-W", "--width", true, kGenerate | kProfileConv,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.width = parseImageSize(f, v);
+       s.options.given.width = s.options.width != 0;
+     }},
+    {"-H", "--height", true, kGenerate | kProfileConv,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.height = parseImageSize(f, v);
+       s.options.given.height = s.options.height != 0;
+     }},
     {nullptr, "--sampler", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
        auto kind = sampling::parseSamplerKind(v);
        if (!kind)
          throw UsageError(f + ": unknown sampler " + quoted(v) + "; accepted: " + sampling::samplerFlagNames());
        s.options.sampler = *kind;
+       s.options.given.sampler = true;
      }},
     {nullptr, "--karras", false, kGenerate,
-     [](ParseState& s, const std::string&, const std::string&) { s.options.karras = true; }},
+     [](ParseState& s, const std::string&, const std::string&) {
+       s.options.karras = true;
+       s.options.given.karras = true;
+     }},
     {nullptr, "--clip-skip", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
        s.options.clipSkip =
@@ -182,14 +223,14 @@ constexpr Flag kFlags[] = {
        s.options.batchCount = parseInteger<int>(f, v, CliLimits::kMinBatchCount, CliLimits::kMaxBatchCount,
                                                 rangeText(CliLimits::kMinBatchCount, CliLimits::kMaxBatchCount));
      }},
-    {nullptr, "--precision", true, kGenerate,
+    {nullptr, "--precision", true, kGenerate | kProfileConv | kBenchConv2d,
      [](ParseState& s, const std::string& f, const std::string& v) {
        if (v == "auto") s.options.precision = PrecisionChoice::Auto;
        else if (v == "fp32") s.options.precision = PrecisionChoice::F32;
        else if (v == "fp16") s.options.precision = PrecisionChoice::F16;
        else throw UsageError(f + ": unknown precision " + quoted(v) + "; accepted: auto, fp32, fp16");
      }},
-    {nullptr, "--device", true, kGenerate | kDemo,
+    {nullptr, "--device", true, kGenerate | kDemo | kProfileConv | kBenchConv2d,
      [](ParseState& s, const std::string& f, const std::string& v) {
        s.options.device = parseInteger<uint32_t>(f, v, 0, std::numeric_limits<uint32_t>::max(),
                                                  "a device index as listed by --list-devices (0, 1, ...)");
@@ -223,6 +264,41 @@ constexpr Flag kFlags[] = {
        if (v.empty()) throw UsageError(f + ": expected a PNG file");
        s.setMode(Mode::ShowParams, f);
        s.options.showParamsPath = v;
+     }},
+    {nullptr, "--profile-conv", false, kProfileConv,
+     [](ParseState& s, const std::string& f, const std::string&) { s.setMode(Mode::ProfileConv, f); }},
+    {nullptr, "--bench-conv2d", false, kBenchConv2d,
+     [](ParseState& s, const std::string& f, const std::string&) { s.setMode(Mode::BenchConv2d, f); }},
+    {nullptr, "--json", true, kProfileConv | kBenchConv2d,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       if (v.empty()) throw UsageError(f + ": expected a file name for the JSON report");
+       s.options.jsonPath = v;
+     }},
+    {nullptr, "--algo", true, kBenchConv2d,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       // The spellings (gemm_v2, gemm) and the engine's (gemm-v2, general) are both accepted.
+       std::string a = v == "gemm_v2" ? "gemm-v2" : v == "gemm" ? "general" : v;
+       if (a != "all" && a != "auto" && a != "general" && a != "gemm-v2" && a != "winograd")
+         throw UsageError(f + ": unknown conv algorithm " + quoted(v) +
+                          "; accepted: all, auto, general (or gemm), gemm-v2 (or gemm_v2), winograd");
+       s.options.benchAlgo = a;
+     }},
+    {nullptr, "--shape", true, kBenchConv2d,
+     [](ParseState& s, const std::string& f, const std::string& v) { s.options.benchShape = parseConvShape(f, v); }},
+    {nullptr, "--quick", false, kBenchConv2d,
+     [](ParseState& s, const std::string&, const std::string&) { s.options.quick = true; }},
+    {nullptr, "--reps", true, kBenchConv2d,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.reps = parseInteger<int>(f, v, 1, CliLimits::kMaxReps, rangeText(1, CliLimits::kMaxReps));
+     }},
+    {nullptr, "--warmup", true, kBenchConv2d,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.warmup = parseInteger<int>(f, v, 0, CliLimits::kMaxWarmup, rangeText(0, CliLimits::kMaxWarmup));
+     }},
+    {nullptr, "--reference", true, kBenchConv2d,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       if (v != "cudnn") throw UsageError(f + ": unknown reference " + quoted(v) + "; accepted: cudnn");
+       s.options.reference = v;
      }},
 };
 
@@ -282,7 +358,10 @@ CliOptions parseCommandLine(const std::vector<std::string>& args) {
   for (const auto& s : state.seen) {
     if (!(s.modes & modeBit(o.mode))) {
       throw UsageError(s.flag + " does not apply to " + modeDescription(o.mode) +
-                       (s.modes == kGenerate ? " (it is an image generation option)" : ""));
+                       (s.modes == kGenerate                                   ? " (it is an image generation option)"
+                        : s.modes == kBenchConv2d                              ? " (it is a --bench-conv2d option)"
+                        : s.modes == (kProfileConv | kBenchConv2d)             ? " (it is a --profile-conv / --bench-conv2d option)"
+                                                                               : ""));
     }
   }
   if (o.mode == Mode::Generate && !o.promptGiven) {
@@ -305,6 +384,9 @@ std::string usageText() {
   s += "usage: sdgen -p PROMPT [options]       generate images\n";
   s += "       sdgen --show-params FILE.png    print the generation parameters stored in a PNG\n";
   s += "       sdgen --list-devices | --demo [--device N] | --version | --help\n";
+  s += "       sdgen --profile-conv [-m M] [-W W -H H] [--precision P] [--json FILE]\n";
+  s += "       sdgen --bench-conv2d [--precision P] [--algo A] [--shape N,Cin,Cout,H,W,K,S] [--quick]\n";
+  s += "                            [--reps N] [--warmup N] [--reference cudnn] [--json FILE]\n";
   s += "\n";
   s += "generation:\n";
   s += "  -p, --prompt TEXT           what the image shows\n";
@@ -332,6 +414,18 @@ std::string usageText() {
   s += "      --demo                  engine self-check (kernel compile + GPU run checked against the CPU)\n";
   s += "      --show-params FILE.png  print the text chunks (generation parameters) of a PNG\n";
   s += "  -v, --verbose               more output\n";
+  s += "\n";
+  s += "developer modes (docs/cli.md):\n";
+  s += "      --profile-conv          one UNet step (batch 2) and one VAE decode with a GPU timestamp per launch:\n";
+  s += "                              every conv layer's algorithm, tile and kernel times; totals by op type\n";
+  s += "      --bench-conv2d          the SD1.5 conv layers (or --shape) per precision and algorithm, checked\n";
+  s += "                              against the general kernel\n";
+  s += "      --algo A                all (default), auto, general (gemm), gemm-v2 (gemm_v2), winograd\n";
+  s += "      --shape N,Cin,Cout,H,W,K,S  one conv problem (padding K/2) instead of the table\n";
+  s += "      --quick                 the three quick rows (or --shape), 1 warm-up, 3 timed repetitions\n";
+  s += "      --reps N, --warmup N    timed repetitions (default 20) and warm-up runs (default 3)\n";
+  s += "      --reference cudnn       also time cuDNN's fastest algorithm (needs the CUDA plugin and device)\n";
+  s += "      --json FILE             write the report as JSON too\n";
   s += "      --version               print the version\n";
   s += "  -h, --help                  this help\n";
   s += "\n";

@@ -12,10 +12,15 @@
 namespace sdgen::app {
 
 // What one invocation does; exactly one mode per run.
-enum class Mode { Generate, Demo, ListDevices, ShowParams, Help, Version };
+enum class Mode { Generate, Demo, ListDevices, ShowParams, ProfileConv, BenchConv2d, Help, Version };
 
 // --precision: `Auto` picks fp16 on a GPU with fp16 arithmetic and 16-bit storage, fp32 otherwise.
 enum class PrecisionChoice { Auto, F32, F16 };
+
+// --shape N,Cin,Cout,H,W,K,S of --bench-conv2d (square kernel K, stride S, padding K/2).
+struct ConvShapeArg {
+  int n = 1, cin = 1, cout = 1, h = 1, w = 1, k = 3, stride = 1;
+};
 
 struct CliOptions {
   Mode mode = Mode::Generate;
@@ -35,6 +40,12 @@ struct CliOptions {
   int batchCount = 1;
   PrecisionChoice precision = PrecisionChoice::Auto;
   std::string outputPath;  // empty: sdgen-<seed>.png
+  // Which generation settings were given on the command line; the others come from the model folder's
+  // sdgen.json "defaults" when it has them (app/generation_plan.h), else the values above.
+  struct Given {
+    bool negativePrompt = false, steps = false, cfgScale = false, width = false, height = false, sampler = false,
+         karras = false;
+  } given;
 
   // Shared.
   std::optional<uint32_t> device;
@@ -42,6 +53,15 @@ struct CliOptions {
 
   // --show-params FILE
   std::string showParamsPath;
+
+  // --profile-conv and --bench-conv2d (developer modes; docs/cli.md). -m, -W, -H and --precision also apply to
+  // --profile-conv; --precision auto means both fp32 and fp16 for --bench-conv2d.
+  std::string jsonPath;           // --json FILE: the report as JSON too
+  std::string benchAlgo = "all";  // --algo: all, auto, general (gemm), gemm-v2 (gemm_v2), winograd
+  std::optional<ConvShapeArg> benchShape;  // --shape: one problem instead of the SD1.5 table
+  bool quick = false;                      // --quick: the three quick rows, 1 warm-up, 3 timed repetitions
+  std::optional<int> reps, warmup;         // timed repetitions (default 20) and warm-up runs (default 3)
+  std::string reference;                   // --reference cudnn: time cuDNN on the same problems
 };
 
 // A command-line mistake: the message names the flag and what it accepts. The process exits with code 2.
@@ -57,6 +77,8 @@ struct CliLimits {
   static constexpr int kMinSize = 8, kMaxSize = 8192, kSizeMultiple = 8;
   static constexpr int kMinClipSkip = 1, kMaxClipSkip = 24;
   static constexpr int kMinBatchCount = 1, kMaxBatchCount = 10000;
+  static constexpr int kMaxReps = 100000, kMaxWarmup = 10000;
+  static constexpr int kMaxConvDim = 1 << 16;  // each --shape number
 };
 
 // args: argv[1..argc-1]. Throws UsageError. --help and --version end parsing where they appear.

@@ -3,9 +3,12 @@
 #include <cstdio>
 #include <exception>
 
+#include "app/bench_conv2d.h"
 #include "app/cli_options.h"
 #include "app/demo.h"
 #include "app/generate.h"
+#include "app/generation_plan.h"
+#include "app/profile_conv.h"
 #include "app/show_params.h"
 #include "engine/context.h"
 #include "engine/device.h"
@@ -36,7 +39,15 @@ int runMode(const sdgen::app::CliOptions& options) {
       sdgen::Context ctx(contextOptions);
       return sdgen::runDemo(ctx, options.verbose);
     }
-    case Mode::Generate: return sdgen::app::runGenerate(options, stdout, stderr);
+    case Mode::ProfileConv: return sdgen::app::runProfileConv(options, stdout, stderr);
+    case Mode::BenchConv2d: return sdgen::app::runBenchConv2d(options, stdout, stderr);
+    case Mode::Generate: {
+      // The model folder's sdgen.json defaults fill the settings not given on the command line.
+      const std::string model = sdgen::app::resolveModelPath(options.modelPath);
+      auto resolved = sdgen::app::applyModelDefaults(options, sdgen::app::readModelDefaults(model));
+      resolved.modelPath = model;
+      return sdgen::app::runGenerate(resolved, stdout, stderr);
+    }
   }
   return kExitRuntimeError;
 }

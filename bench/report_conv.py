@@ -1,4 +1,4 @@
-"""Merges bench_conv2d's JSON with the same run's cuDNN reference (bench/reference/torch_conv2d.py) into the
+"""Merges `sdgen --bench-conv2d --json` output with the same run's PyTorch reference (bench/reference/torch_conv2d.py) into the
 markdown table of docs/perf.md: per row and precision, each algorithm's median and the ratio ours/cuDNN."""
 import json
 import math

@@ -99,7 +99,11 @@ CompiledGraph::CompiledGraph(Context& ctx, const Graph& graph, const std::map<Te
 
   ArenaResolver resolver(graph, bindings, plan_.peakBytes ? arena_.address() : 0, offsets);
   NodeRecorder recorder{ctx, seq_, resolver};
-  for (int i : order_) graph.nodes()[i].record(recorder);
+  for (int i : order_) {
+    const size_t first = seq_.commandCount();
+    graph.nodes()[i].record(recorder);
+    spans_.push_back({i, first, seq_.commandCount() - first});
+  }
   seq_.end();
 }
 

@@ -8,6 +8,12 @@
 
 namespace sdgen::graph {
 
+// The commands one graph node recorded: timings()[firstCommand .. firstCommand + commandCount).
+struct NodeSpan {
+  int node = 0;  // index into Graph::nodes()
+  size_t firstCommand = 0, commandCount = 0;
+};
+
 class CompiledGraph {
  public:
   // `bindings` gives the device view of every input and output tensor.
@@ -23,11 +29,14 @@ class CompiledGraph {
   size_t launches() const { return seq_.dispatchCount(); }
   const MemoryPlan& memoryPlan() const { return plan_; }
   const std::vector<int>& order() const { return order_; }
+  // One span per node, in execution order (the order of timings()).
+  const std::vector<NodeSpan>& nodeSpans() const { return spans_; }
 
  private:
   class ArenaResolver;
   Context& ctx_;
   std::vector<int> order_;
+  std::vector<NodeSpan> spans_;
   MemoryPlan plan_;
   Allocation arena_;
   CommandSequence seq_;

@@ -56,6 +56,7 @@ void Graph::store(const Value& v, TensorId dst, const std::vector<int>& sinkPerm
                 shapeString(logical));
   GraphNode node;
   node.label = label.empty() ? "store " + d.name : label;
+  node.op = "elementwise";
   node.reads = v.reads;
   node.writes = {dst};
   node.logicalOps = std::max(1, v.logicalOps + (sinkPerm.empty() ? 0 : 1));
@@ -77,6 +78,7 @@ TensorId Graph::groupStats(const Value& x, int groups, const std::string& label)
   TensorId stats = intermediate(label, {n, groups, 2}, DType::F32);
   GraphNode node;
   node.label = label;
+  node.op = "norm";
   node.reads = x.reads;
   node.writes = {stats};
   node.logicalOps = 1 + x.logicalOps;

@@ -41,6 +41,9 @@ struct GraphNode {
   std::vector<TensorId> reads, writes;
   std::function<void(NodeRecorder&)> record;
   int logicalOps = 1;  // graph operations fused into this launch
+  // What kind of operation the node records, for profiles (sdgen --profile-conv): "conv2d", "linear",
+  // "attention", "norm", "elementwise", ...; empty when the builder did not say.
+  std::string op;
 };
 
 // A lazy value: an expression over graph tensors, built when the consuming kernel is recorded.

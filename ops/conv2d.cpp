@@ -54,7 +54,16 @@ Conv2dInfo conv2d(Context& ctx, CommandSequence& seq, const Expr& input, const C
   ConvTile forced;
   if (options.tileM || options.tileN) {
     forced = findConvTile(options.tileM, options.tileN);
-    if (!forced.valid()) {
+    if (options.lanes) {
+      const int tm = options.tileM / 8;
+      const bool ok = (tm == 1 || tm == 2 || tm == 4 || tm == 8) && options.tileM == 8 * tm &&
+                      (options.tileN == 32 || options.tileN == 64);
+      if (!ok || ctx.info().subgroupSize != 8)
+        throw Error(label + ": no lanes tile " + std::to_string(options.tileM) + "x" + std::to_string(options.tileN) +
+                    " (tileM 8, 16, 32 or 64, tileN 32 or 64, subgroup size 8; the device has " +
+                    std::to_string(ctx.info().subgroupSize) + ")");
+      forced = ConvTile::lanesTile(tm, options.tileN / 32);
+    } else if (!forced.valid()) {
       std::string list;
       for (auto& t : convTiles()) list += (list.empty() ? "" : ", ") + std::to_string(t.bm) + "x" + std::to_string(t.bn);
       throw Error(label + ": no GEMM tile " + std::to_string(options.tileM) + "x" + std::to_string(options.tileN) +

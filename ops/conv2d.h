@@ -22,6 +22,9 @@ struct Conv2dOptions {
   Conv2dScratch* scratch = nullptr;
   // GEMM tile of GemmV2 and Winograd (BM x BN, one of convTiles()); 0 x 0 chooses by shape.
   int tileM = 0, tileN = 0;
+  // With tileM x tileN: the CPU lanes kernel's tile (tileM = 8 * rows per lane in 8..64, tileN 32 or 64;
+  // subgroup size 8 only) instead of one of convTiles(). Tests and benchmarks.
+  bool lanes = false;
   std::string label = "conv2d";
 };
 

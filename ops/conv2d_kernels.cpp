@@ -31,10 +31,11 @@ ParamBlock header(const ConvProblem& p, VkDeviceAddress weights, VkDeviceAddress
   return b;
 }
 
-std::string wrapper(const std::vector<std::string>& modules, const std::string& decls, const std::string& call) {
+std::string wrapper(const std::vector<std::string>& modules, const std::string& decls, const std::string& call,
+                    int threads = kThreads) {
   std::string s = "import sdgen;\nimport expr;\nimport conv.conv_common;\n";
   for (auto& m : modules) s += "import " + m + ";\n";
-  return s + decls + "[shader(\"compute\")]\n[numthreads(256, 1, 1)]\n"
+  return s + decls + "[shader(\"compute\")]\n[numthreads(" + std::to_string(threads) + ", 1, 1)]\n"
                      "void main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n  " + call + "\n}\n";
 }
 
@@ -104,14 +105,18 @@ void recordConvGemmV2(const ConvCall& c, const ConvTile& t) {
   std::string e = gen.emit(c.input), s = gen.emit(c.out);
   c.info.nativeVectorNodes += gen.nativeVectorNodes();
   c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
-  std::string src = wrapper({"conv.gemm_core", "conv.conv_v2"},
-                            "typealias E = " + e + ";\ntypealias S = " + s + ";\n" + gemmSmem(t),
-                            std::string("convV2Main<E, S, ") + storageType(c.weights.storage()) + ", ConvSmem, " +
-                                tileArgs(t) + ">(group, local);");
+  const std::string types = "typealias E = " + e + ";\ntypealias S = " + s + ";\n";
+  std::string src =
+      t.lanes ? wrapper({"conv.gemm_core", "conv.conv_v2"}, types,
+                        std::string("convV2LanesMain<E, S, ") + storageType(c.weights.storage()) + ", " +
+                            std::to_string(t.tm) + ", " + std::to_string(t.tn) + ">(group, local);", 8)
+              : wrapper({"conv.gemm_core", "conv.conv_v2"}, types + gemmSmem(t),
+                        std::string("convV2Main<E, S, ") + storageType(c.weights.storage()) + ", ConvSmem, " +
+                            tileArgs(t) + ">(group, local);");
   auto reads = concat(rangesOf(tensorsRead(c.input)), rangesOf(tensorsRead(c.out)));
   reads.push_back(rangeOf(c.weights.gemm()));
   reads.push_back(rangeOf(c.weights.bias()));
-  dispatch(c, src, "gemm-v2 " + std::to_string(t.bm) + "x" + std::to_string(t.bn),
+  dispatch(c, src, "gemm-v2 " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + (t.lanes ? " lanes" : ""),
            {uint32_t((p.m() + t.bm - 1) / t.bm), uint32_t((p.cout + t.bn - 1) / t.bn), 1}, params, reads,
            rangesOf(tensorsWritten(c.out)));
 }
@@ -136,10 +141,14 @@ void recordConvWinograd(const ConvCall& c, const ConvTile& t, const Allocation& 
   }
   {  // 2. 36 GEMMs in the transformed domain: M[e] = V[e] U[e]
     ParamBlock params = header(p, u.address(), c.weights.bias().address(), v, m);
-    std::string src = wrapper({"conv.gemm_core", "conv.winograd"}, gemmSmem(t),
-                              std::string("winogradGemmMain<") + storageType(DType::F32) + ", " +
-                                  scratchStorage + ", ConvSmem, " + tileArgs(t) + ">(group, local);");
-    dispatch(c, src, "winograd gemm " + std::to_string(t.bm) + "x" + std::to_string(t.bn),
+    std::string src =
+        t.lanes ? wrapper({"conv.gemm_core", "conv.winograd"}, "",
+                          std::string("winogradGemmLanesMain<") + storageType(DType::F32) + ", " + scratchStorage +
+                              ", " + std::to_string(t.tm) + ", " + std::to_string(t.tn) + ">(group, local);", 8)
+                : wrapper({"conv.gemm_core", "conv.winograd"}, gemmSmem(t),
+                          std::string("winogradGemmMain<") + storageType(DType::F32) + ", " + scratchStorage +
+                              ", ConvSmem, " + tileArgs(t) + ">(group, local);");
+    dispatch(c, src, "winograd gemm " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + (t.lanes ? " lanes" : ""),
              {uint32_t((p.tiles() + t.bm - 1) / t.bm), uint32_t((p.cout + t.bn - 1) / t.bn), 36}, params,
              {vRange, rangeOf(u)}, {mRange});
   }

@@ -23,6 +23,7 @@ ConvAlgo parseConvAlgo(const std::string& name) {
 }
 
 std::string ConvTile::str() const {
+  if (lanes) return std::to_string(bm) + "x" + std::to_string(bn) + " lanes (" + std::to_string(tm) + " rows per lane)";
   return std::to_string(bm) + "x" + std::to_string(bn) + " (" + std::to_string(tm) + "x" + std::to_string(tn) +
          " per thread)";
 }
@@ -55,7 +56,17 @@ std::string ConvProblem::str() const {
   return s(n, h, w, cin) + " -> " + s(n, ho, wo, cout) + " " + p.str();
 }
 
+// CPU devices with 8-lane subgroups (lavapipe): the lanes kernel; rows per lane by M (fewer for few rows,
+// where most of a tall tile would be clamped padding), one or two 32-column groups by N.
+static ConvTile cpuConvTile(int64_t m, int64_t n) {
+  int tm = m <= 8 ? 1 : m <= 16 ? 2 : 4;  // 8 rows x 2 groups: faster, but minutes of llvmpipe compile
+  return ConvTile::lanesTile(tm, 1);         // with fused sinks (docs/perf.md "lavapipe")
+}
+
+bool useCpuGemmKernels(const DeviceInfo& device) { return device.type == "cpu" && device.subgroupSize == 8; }
+
 ConvTile chooseConvTile(int64_t m, int64_t n, const DeviceInfo& device, int64_t batch) {
+  if (useCpuGemmKernels(device)) return cpuConvTile(m, n);
   // Narrow outputs take tall tiles so few columns are wasted; otherwise the largest tile that still gives
   // enough workgroups to occupy a large GPU (about two per multiprocessor of an H100), else the smallest.
   std::vector<std::pair<int, int>> prefs;
@@ -151,6 +162,96 @@ ConvPlan planConv(ConvAlgo requested, const ConvProblem& prob, const ConvContext
     plan.skipped.push_back(std::string(convAlgoName(a)) + ": " + why);
   }
   throw Error(label + ": no convolution algorithm can run " + prob.str() + " (" + plan.skipped.back() + ")");
+}
+
+const char* convKernelRoleName(ConvKernelRole r) {
+  switch (r) {
+    case ConvKernelRole::Direct: return "gemm";
+    case ConvKernelRole::InputTransform: return "input transform";
+    case ConvKernelRole::Gemm: return "gemm";
+    case ConvKernelRole::OutputTransform: return "output transform";
+  }
+  return "?";
+}
+
+namespace {
+// The kernel names of ops/conv2d_kernels.cpp; those with a tile are followed by "BMxBN" and optional variant
+// words ("64x64", "32x32 lanes").
+struct ConvKernelPattern {
+  const char* name;
+  ConvAlgo algo;
+  ConvKernelRole role;
+  bool tiled;
+};
+constexpr ConvKernelPattern kConvKernelPatterns[] = {
+    {"winograd input", ConvAlgo::Winograd, ConvKernelRole::InputTransform, false},
+    {"winograd output", ConvAlgo::Winograd, ConvKernelRole::OutputTransform, false},
+    {"winograd gemm", ConvAlgo::Winograd, ConvKernelRole::Gemm, true},
+    {"gemm-v2", ConvAlgo::GemmV2, ConvKernelRole::Direct, true},
+    {"general", ConvAlgo::General, ConvKernelRole::Direct, true},
+};
+
+// "BMxBN[ variant...]" -> BM, BN (both positive, at most 5 digits each).
+bool parseTileText(const std::string& s, int& bm, int& bn) {
+  const std::string first = s.substr(0, s.find(' '));
+  const size_t x = first.find('x');
+  if (x == std::string::npos || x == 0 || x + 1 == first.size() || x > 5 || first.size() - x - 1 > 5) return false;
+  for (size_t i = 0; i < first.size(); ++i)
+    if (i != x && (first[i] < '0' || first[i] > '9')) return false;
+  bm = std::stoi(first.substr(0, x));
+  bn = std::stoi(first.substr(x + 1));
+  return bm > 0 && bn > 0;
+}
+}  // namespace
+
+std::optional<ConvKernelId> parseConvKernelLabel(const std::string& kernel) {
+  for (const auto& p : kConvKernelPatterns) {
+    const std::string name = p.name;
+    ConvKernelId id{p.algo, p.role};
+    if (!p.tiled) {
+      if (kernel == name) return id;
+      continue;
+    }
+    if (kernel.size() > name.size() + 1 && kernel.compare(0, name.size() + 1, name + " ") == 0) {
+      id.tile = kernel.substr(name.size() + 1);
+      if (parseTileText(id.tile, id.bm, id.bn)) return id;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::pair<std::string, ConvKernelId>> splitConvDispatchLabel(const std::string& label) {
+  // The kernel name is the label's tail: the right-most kernel name that parses wins.
+  std::optional<std::pair<std::string, ConvKernelId>> best;
+  size_t bestCut = 0;
+  for (const auto& p : kConvKernelPatterns) {
+    const size_t cut = label.rfind(std::string(" ") + p.name);
+    if (cut == std::string::npos || cut == 0 || (best && cut <= bestCut)) continue;
+    if (auto id = parseConvKernelLabel(label.substr(cut + 1))) {
+      best = std::make_pair(label.substr(0, cut), *id);
+      bestCut = cut;
+    }
+  }
+  return best;
+}
+
+double convDirectFlops(const ConvProblem& p) { return 2.0 * double(p.m()) * double(p.cout) * double(p.k()); }
+
+ConvKernelCost convKernelCost(const ConvProblem& p, ConvKernelRole role, DType activations, DType weights) {
+  const double act = dtypeSize(activations), wt = dtypeSize(weights);
+  const double in = double(p.n) * p.h * p.w * p.cin, out = double(p.m()) * p.cout;
+  const double t = double(p.tiles());
+  switch (role) {
+    case ConvKernelRole::Direct:
+      return {convDirectFlops(p), in * act + double(p.k()) * p.cout * wt + out * act + p.cout * 4.0};
+    case ConvKernelRole::InputTransform:  // d (6x6 per tile, read once) -> V [36, T, Cin] fp32
+      return {2.0 * 2 * 6 * 6 * 6 * t * p.cin, in * act + 36.0 * t * p.cin * 4};
+    case ConvKernelRole::Gemm:  // V [36, T, Cin] x U [36, Cin, Cout] -> M [36, T, Cout], all fp32
+      return {2.0 * 36 * t * p.cin * p.cout, 36.0 * (t * p.cin + double(p.cin) * p.cout + t * p.cout) * 4};
+    case ConvKernelRole::OutputTransform:  // M -> Y (4x4 per tile) + bias
+      return {2.0 * (4 * 6 * 6 + 4 * 6 * 4) * t * p.cout, 36.0 * t * p.cout * 4 + out * act + p.cout * 4.0};
+  }
+  return {};
 }
 
 }  // namespace sdgen::ops

@@ -2,10 +2,13 @@
 // What a conv2d call runs: the problem's sizes, each algorithm's contract (docs/kernels-conv.md), the GEMM tile
 // of the vectorized kernels and the selection rule of ConvAlgo::Auto (docs/dispatch-conv.md).
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/device_info.h"
+#include "engine/dtype.h"
 #include "ops/conv2d_weights.h"
 
 namespace sdgen::ops {
@@ -16,10 +19,14 @@ ConvAlgo parseConvAlgo(const std::string& name);  // throws sdgen::Error listing
 
 // A workgroup tile of the GEMM core (shaders/conv/gemm_core.slang): BM x BN outputs, TM x TN per thread,
 // 256 threads, reduction steps of 16.
+// lanes: the CPU variant gemmLanesMain (one 8-lane subgroup per workgroup, BM = 8 TM, BN = 32 CB with CB = tn,
+// no shared memory; docs/dispatch-conv.md).
 struct ConvTile {
   int bm = 0, bn = 0, tm = 0, tn = 0;
+  bool lanes = false;
   bool valid() const { return bm > 0; }
-  uint32_t sharedBytes() const { return uint32_t(16 * (bm + bn) * 4); }  // fp32 A and B tiles
+  uint32_t sharedBytes() const { return lanes ? 0 : uint32_t(16 * (bm + bn) * 4); }  // fp32 A and B tiles
+  static ConvTile lanesTile(int tm, int cb) { return ConvTile{8 * tm, 32 * cb, tm, cb, true}; }
   std::string str() const;  // "128x128 (8x8 per thread)"
 };
 // Every tile the kernels are built for, and the one with BM x BN = bm x bn (invalid when none).
@@ -46,6 +53,8 @@ struct ConvContext {
   ConvTile forcedTile;  // invalid: chooseConvTile
 };
 
+// True where the GEMM kernels take their CPU variants (lanes kernels): device type "cpu", subgroup size 8.
+bool useCpuGemmKernels(const DeviceInfo& device);
 // The tile for `batch` M x N GEMMs (fits the device's shared memory; enough workgroups to fill a large GPU).
 ConvTile chooseConvTile(int64_t m, int64_t n, const DeviceInfo& device, int64_t batch = 1);
 // The general kernel's tile: 64x64, or 256x16 for at most 16 output channels (4x4 per thread either way).
@@ -62,5 +71,33 @@ struct ConvPlan {
 };
 // Auto: the first eligible of Winograd, GemmV2, General. A forced algorithm whose contract fails throws.
 ConvPlan planConv(ConvAlgo requested, const ConvProblem& prob, const ConvContext& cc, const std::string& label);
+
+// --- profiling: what each recorded conv kernel is (sdgen --profile-conv, --bench-conv2d) ---
+// Every conv dispatch is labelled "<Conv2dOptions::label> <kernel>", <kernel> being one of "general TILE",
+// "gemm-v2 TILE", "winograd input", "winograd gemm TILE", "winograd output" (ops/conv2d_kernels.cpp), TILE being
+// "BMxBN" and optional variant words ("32x32 lanes").
+enum class ConvKernelRole { Direct, InputTransform, Gemm, OutputTransform };
+const char* convKernelRoleName(ConvKernelRole r);  // "gemm", "input transform", "gemm", "output transform"
+struct ConvKernelId {
+  ConvAlgo algo = ConvAlgo::General;
+  ConvKernelRole role = ConvKernelRole::Direct;
+  int bm = 0, bn = 0;  // the GEMM tile; 0 for the Winograd transforms
+  std::string tile;    // as labelled ("64x64", "32x32 lanes"); empty for the Winograd transforms
+};
+// The kernel named at the end of a conv dispatch label (after the conv's own label); nullopt when it is none.
+std::optional<ConvKernelId> parseConvKernelLabel(const std::string& kernel);
+// The conv's own label and kernel of a full dispatch label; nullopt when the label ends in no conv kernel.
+std::optional<std::pair<std::string, ConvKernelId>> splitConvDispatchLabel(const std::string& label);
+
+// Useful arithmetic and minimum memory traffic of one kernel: each tensor read or written once (activations in
+// `activations`, gemm weights in `weights`, Winograd U and intermediates fp32). Direct kernels count the conv's
+// 2*M*N*K; Winograd's GEMM counts 2*36*T*Cin*Cout (the transformed-domain products it really does) and the
+// transforms their matrix products (B^T d B: 2*2*6*6*6 per tile and channel; A^T M A: 2*(4*6*6 + 4*6*4)).
+struct ConvKernelCost {
+  double flops = 0, bytes = 0;
+};
+ConvKernelCost convKernelCost(const ConvProblem& prob, ConvKernelRole role, DType activations, DType weights);
+// 2 * N * Ho * Wo * Cout * Cin * kh * kw: the direct convolution's work, the usual basis of TFLOP/s.
+double convDirectFlops(const ConvProblem& prob);
 
 }  // namespace sdgen::ops

@@ -34,6 +34,7 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
   g.d1 = p[1];
   g.d2 = p[2];
   g.label = options.label;
+  g.tile = options.tile;
   return recordGemm(ctx, seq, g);
 }
 
@@ -71,6 +72,7 @@ GemmInfo matmul(Context& ctx, CommandSequence& seq, const Expr& a, const Expr& b
   g.d1 = batches;  // a [B, M, K] is [1, B, M, K] in the kernel: row batch * M + r -> (0, batch, r)
   g.d2 = m;
   g.label = options.label;
+  g.tile = options.tile;
   return recordGemm(ctx, seq, g);
 }
 

@@ -3,6 +3,7 @@
 // Inputs are fusion expressions (a layer-norm or GEGLU prologue is evaluated while staging tiles) and the
 // output is a sink (residual add, QKV partition, permute epilogues). Contract: docs/kernels-linear-attention.md.
 #include <array>
+#include <optional>
 #include <string>
 
 #include "engine/command_sequence.h"
@@ -12,6 +13,19 @@
 
 namespace sdgen::ops {
 
+// Shared-memory tiled kernel (gemmMain): BM x BN x BK, 4 x 4 per thread. Lanes kernel (gemmLanesMain, CPU
+// devices): `lanes` invocations, each `rowsPerLane` rows x BN columns, BM = lanes * rowsPerLane, no shared memory.
+struct GemmTile {
+  int bm = 64, bn = 64, bk = 16;
+  int lanes = 0, rowsPerLane = 0;  // lanes > 0: the lanes kernel
+  bool isLanes() const { return lanes > 0; }
+  int threads() const { return isLanes() ? lanes : (bm / 4) * (bn / 4); }
+  uint32_t sharedBytes() const { return isLanes() ? 0 : uint32_t(16 * bk * (bm / 4 + bn / 4)); }
+  static GemmTile lanesTile(int lanes, int rowsPerLane, int columnGroups) {
+    return GemmTile{lanes * rowsPerLane, 32 * columnGroups, 4, lanes, rowsPerLane};
+  }
+};
+
 // What was chosen, for tests and profiles.
 struct GemmInfo {
   std::string aType, bType, sinkType;  // the generated Slang types (the specialization key)
@@ -20,10 +34,12 @@ struct GemmInfo {
   bool vectorOut = false;              // output stored 4 along N at a time (N % 4 == 0)
   int scalarWrappedNodes = 0;          // leaves/sinks that fell back to scalar access inside vector mode
   int tileM = 0, tileN = 0, tileK = 0;
+  int lanes = 0, rowsPerLane = 0;      // > 0: the lanes kernel (CPU devices)
   std::array<uint32_t, 3> groups{};
 };
 
 struct LinearOptions {
+  std::optional<GemmTile> tile;  // forces a kernel and tile (benchmarks, tests); unset: chooseGemmTile
   std::string label = "linear";
 };
 
@@ -34,6 +50,7 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const graph::Expr& x, const 
 
 struct MatmulOptions {
   bool transposeB = false;  // b is [B, N, K] (e.g. keys) instead of [B, K, N]
+  std::optional<GemmTile> tile;  // as LinearOptions::tile
   std::string label = "matmul";
 };
 

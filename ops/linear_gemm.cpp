@@ -5,6 +5,7 @@
 #include "engine/error.h"
 #include "engine/param_block.h"
 #include "graph/expr_codegen.h"
+#include "ops/conv2d_plan.h"
 #include "ops/elementwise.h"
 
 namespace sdgen::ops {
@@ -13,7 +14,15 @@ using namespace graph;
 
 static constexpr int kHeaderWords = 12;  // shaders/linear/gemm.slang kGemmHeaderWords
 
-GemmTile chooseGemmTile(int64_t m, const DeviceInfo& info) {
+GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info) {
+  if (useCpuGemmKernels(info) && k % 4 == 0 && n % 4 == 0) {
+    // CPU (lavapipe): the lanes kernel, fewer rows per lane for few rows (the rest would be clamped padding),
+    // one 32-column group (docs/dispatch.md). Larger tiles (8 rows, 2 groups) run ~1.5x faster but their
+    // fully unrolled epilogue (rows x columns sink stores) took llvmpipe minutes to compile for fused sinks;
+    // scalar paths (K or N not a multiple of 4) multiply the code by 4 again and stay on the tiled kernel.
+    const int rows = m <= 8 ? 1 : m <= 16 ? 2 : 4;
+    return GemmTile::lanesTile(8, rows, 1);
+  }
   // Few rows (time embeddings, pooled vectors): a 16-row tile wastes less of the workgroup.
   GemmTile t = m <= 16 ? GemmTile{16, 64, 16} : GemmTile{64, 64, 16};
   if (t.sharedBytes() > info.sharedMemoryPerWorkgroup || uint32_t(t.threads()) > info.maxWorkgroupInvocations)
@@ -24,8 +33,16 @@ GemmTile chooseGemmTile(int64_t m, const DeviceInfo& info) {
   return t;
 }
 
-static std::string wrapperSource(const GemmInfo& info, bool bias) {
+static std::string wrapperSource(const GemmInfo& info, const GemmTile& tile, bool bias) {
   auto flag = [](bool b) { return b ? "1" : "0"; };
+  if (tile.isLanes())
+    return "import sdgen;\nimport expr;\nimport linear.gemm;\n"
+           "typealias A = " + info.aType + ";\ntypealias B = " + info.bType + ";\ntypealias S = " + info.sinkType +
+           ";\n[shader(\"compute\")]\n[numthreads(" + std::to_string(tile.lanes) +
+           ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
+           "  gemmLanesMain<A, B, S, " + flag(info.vectorA) + ", " + flag(info.vectorOut) + ", " + flag(bias) + ", " +
+           std::to_string(tile.lanes) + ", " + std::to_string(tile.rowsPerLane) + ", " + std::to_string(tile.bn / 32) +
+           ">(group, local);\n}\n";
   return "import sdgen;\nimport expr;\nimport linear.gemm;\n"
          "typealias A = " + info.aType + ";\ntypealias B = " + info.bType + ";\ntypealias S = " + info.sinkType +
          ";\n[shader(\"compute\")]\n[numthreads(" + std::to_string((info.tileM / 4) * (info.tileN / 4)) +
@@ -41,11 +58,13 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   if (p.batches * p.m * std::max(p.n, p.k) >= limit || p.k * p.n >= limit)
     throw Error(p.label + ": tensors over 2^31 elements are not supported (M " + std::to_string(p.m) + ", N " +
                 std::to_string(p.n) + ", K " + std::to_string(p.k) + ", batches " + std::to_string(p.batches) + ")");
-  const GemmTile tile = chooseGemmTile(p.m, ctx.info());
+  const GemmTile tile = p.tile ? *p.tile : chooseGemmTile(p.m, p.n, p.k, ctx.info());
   GemmInfo info;
   info.tileM = tile.bm;
   info.tileN = tile.bn;
   info.tileK = tile.bk;
+  info.lanes = tile.lanes;
+  info.rowsPerLane = tile.rowsPerLane;
   info.vectorA = p.k % 4 == 0;
   info.vectorB = !p.weights && p.n % 4 == 0;
   info.vectorOut = p.n % 4 == 0;
@@ -88,7 +107,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   for (auto& r : rangesOf(read)) reads.push_back(r);
 
   KernelSource src;
-  src.generated = wrapperSource(info, p.weights && p.weights->hasBias());
+  src.generated = wrapperSource(info, tile, p.weights && p.weights->hasBias());
   src.label = p.label;
   seq.dispatch(ctx.kernels().get(src), info.groups, params, reads, rangesOf(tensorsWritten(p.out)), p.label);
   return info;

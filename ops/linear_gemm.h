@@ -2,6 +2,7 @@
 // Internal to ops/linear.cpp: turns a validated GEMM problem into one dispatch of shaders/linear/gemm.slang
 // (parameter block, generated wrapper, tile choice, hazard ranges).
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "engine/device_info.h"
@@ -16,17 +17,12 @@ struct GemmProblem {
   graph::Sink out;                         // rank 4: rows like a, N innermost
   int64_t m = 0, n = 0, k = 0, batches = 1;
   int64_t d1 = 1, d2 = 1;  // row g = batch * m + r sits at (g / (d1 * d2), (g / d2) % d1, g % d2)
+  std::optional<GemmTile> tile;  // forced (benchmarks, tests); else chooseGemmTile
   std::string label;
 };
 
-struct GemmTile {
-  int bm = 64, bn = 64, bk = 16;
-  int threads() const { return (bm / 4) * (bn / 4); }
-  uint32_t sharedBytes() const { return uint32_t(16 * bk * (bm / 4 + bn / 4)); }
-};
-
 // The tile for `m` rows per batch on this device; throws when even the smallest does not fit.
-GemmTile chooseGemmTile(int64_t m, const DeviceInfo& info);
+GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info);
 
 GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p);
 

@@ -1,4 +1,4 @@
-"""cuDNN reference for bench_conv2d: times F.conv2d on the SD1.5 conv rows (the rows of
+"""PyTorch/cuDNN reference for `sdgen --bench-conv2d`: times F.conv2d on the SD1.5 conv rows (the rows of
 shared/anchors/h100-pytorch.json) in the same run as sdgen's benchmark. Median, p10, p90 of CUDA-event times
 after warm-up; cudnn.benchmark on, channels_last, TF32 off for fp32 (as the anchors were measured)."""
 import argparse

@@ -33,14 +33,18 @@ Value SpatialSelfAttention::operator()(nn::Builder& b, const Value& x, const std
   return b.map(out, [=](const Expr& e) { return graph::reshape(e, {batch, hgt, wid, c}); });
 }
 
-VaeDecoder::VaeDecoder(nn::ParameterStore& p, const models::VaeConfig& config, const models::WeightSource& weights)
-    : config_(config) {
-  const auto& ch = config.blockOutChannels;
-  if (ch.empty()) throw Error("VAE config: block_out_channels is empty");
-  for (int c : ch)
+void checkVaeChannels(const models::VaeConfig& config) {
+  if (config.blockOutChannels.empty()) throw Error("VAE config: block_out_channels is empty");
+  for (int c : config.blockOutChannels)
     if (c % config.normNumGroups)
       throw Error("VAE config: channels " + std::to_string(c) + " are not divisible by norm_num_groups " +
                   std::to_string(config.normNumGroups));
+}
+
+VaeDecoder::VaeDecoder(nn::ParameterStore& p, const models::VaeConfig& config, const models::WeightSource& weights)
+    : config_(config) {
+  checkVaeChannels(config);
+  const auto& ch = config.blockOutChannels;
   ScopedWeights root(weights);
   const int groups = config.normNumGroups, lc = config.latentChannels;
   if (config.usePostQuantConv) postQuant_ = &p.linear(root["post_quant_conv"], lc, lc);

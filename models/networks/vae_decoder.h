@@ -26,6 +26,9 @@ class SpatialSelfAttention {
   const ops::LinearWeights *qkv_ = nullptr, *out_ = nullptr;
 };
 
+// Throws naming the field unless every block width is positive and divisible by norm_num_groups.
+void checkVaeChannels(const models::VaeConfig& config);
+
 class VaeDecoder {
  public:
   VaeDecoder(nn::ParameterStore& params, const models::VaeConfig& config, const models::WeightSource& weights);

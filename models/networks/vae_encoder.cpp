@@ -24,12 +24,8 @@ Expr padBottomRight(const Expr& x) {
 
 VaeEncoder::VaeEncoder(nn::ParameterStore& p, const models::VaeConfig& config, const models::WeightSource& weights)
     : config_(config) {
+  checkVaeChannels(config);
   const auto& ch = config.blockOutChannels;
-  if (ch.empty()) throw Error("VAE config: block_out_channels is empty");
-  for (int c : ch)
-    if (c % config.normNumGroups)
-      throw Error("VAE config: channels " + std::to_string(c) + " are not divisible by norm_num_groups " +
-                  std::to_string(config.normNumGroups));
   ScopedWeights root(weights);
   ScopedWeights enc = root["encoder"];
   const int groups = config.normNumGroups, lc = config.latentChannels;

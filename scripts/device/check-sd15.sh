@@ -27,4 +27,15 @@ python3 tests/reference/make_sd15_random.py /tmp/sd15 /tmp/sd15/refs 2>&1 | tee 
 cp /tmp/sd15/refs/sd15_random.json "$OUT/"
 "$check" --refs /tmp/sd15/refs/sd15_random --model /tmp/sd15/sd15-random --model /tmp/sd15/sd15-random-ldm.safetensors \
   --json "$OUT/sd15-check.json" "$@" 2>&1 | tee "$OUT/check-sd15.log" || status=1
+# Where the SD 1.5 step's time goes: every conv layer and the totals by op type (docs/perf.md).
+for p in fp32 fp16; do
+  ./build/default/app/sdgen --profile-conv -m /tmp/sd15/sd15-random -W 512 -H 512 --precision "$p" \
+    --json "$OUT/profile_conv_sd15_$p.json" > "$OUT/profile_conv_sd15_$p.txt" 2>&1 || status=1
+  tail -25 "$OUT/profile_conv_sd15_$p.txt"
+done
+# The built-in model at its defaults (issue 8: at most 0.2 s an image): five images, the CLI's timing summary.
+for s in 1 2 3 4 5; do
+  ./build/default/app/sdgen -p "a small red circle at the top left on a blue background" -s "$s" -o "$OUT/builtin_$s.png" \
+    -v 2>&1 | grep -A8 "^timings" || status=1
+done
 exit $status

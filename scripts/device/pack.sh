@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p .carry
 bins=(build/default/app/sdgen "$@")
+[ $# -eq 0 ] && [ -f build/default/app/libsdgen_cudnn_reference.so ] && bins+=(build/default/app/libsdgen_cudnn_reference.so)
 [ $# -eq 0 ] && for t in build/default/tests/*_tests build/default/tests/*/*_tests build/default/tests/model_check/sdgen_model_check; do
   [ -x "$t" ] && bins+=("$t")
 done

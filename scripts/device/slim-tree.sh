@@ -3,6 +3,7 @@
 # refuses more than 64 MiB; tests/data and the built-in model's weights alone are ~55 MB. Device runs that need
 # neither (the SD 1.5 check, training, benches) hide them for the duration of the call:
 #   scripts/device/slim-tree.sh on    # untrack them in the index and ignore them (the files stay in place)
+#   scripts/device/slim-tree.sh data  # the same for tests/data only (runs that use the built-in model)
 #   scripts/device/slim-tree.sh off   # restore the index from HEAD and drop the ignore lines
 # Never commit while it is on: the index then records them as deleted.
 set -euo pipefail
@@ -11,10 +12,13 @@ exclude=$(git rev-parse --git-path info/exclude)
 if [ "${1:-}" = on ]; then
   git rm -r --cached -q tests/data models/builtin/sdgen-tiny
   printf '/tests/data/\n/models/builtin/sdgen-tiny/\n' >> "$exclude"
+elif [ "${1:-}" = data ]; then
+  git rm -r --cached -q tests/data
+  printf '/tests/data/\n' >> "$exclude"
 elif [ "${1:-}" = off ]; then
   sed -i '\#^/tests/data/$#d;\#^/models/builtin/sdgen-tiny/$#d' "$exclude"
-  git reset -q -- tests/data models/builtin/sdgen-tiny
+  git reset -q -- tests/data models/builtin/sdgen-tiny 2>/dev/null || git reset -q -- tests/data
 else
-  echo "usage: $0 on|off" >&2
+  echo "usage: $0 on|data|off" >&2
   exit 2
 fi

@@ -167,11 +167,9 @@ TEST(CliOptions, UsageTextListsEveryFlag) {
                            "--cfg-scale", "--seed", "-s,", "--width", "-W,", "--height", "-H,", "--sampler",
                            "--karras", "--clip-skip", "--batch-count", "--precision", "--device", "--output", "-o,",
                            "--verbose", "-v,", "--help", "--version", "--list-devices", "--demo", "--show-params",
-                           "ddim, euler, euler_a, dpmpp_2m", "auto, fp32, fp16"})
+                           "ddim, euler, euler_a, dpmpp_2m", "auto, fp32, fp16", "--profile-conv", "--bench-conv2d",
+                           "--algo", "--shape", "--quick", "--reps", "--warmup", "--reference cudnn", "--json"})
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
-  // Developer modes are not offered until they exist.
-  EXPECT_EQ(usage.find("--profile-conv"), std::string::npos);
-  EXPECT_EQ(usage.find("--bench-conv2d"), std::string::npos);
 }
 
 TEST(CliOptionsErrors, UnknownFlagAndStrayArgument) {
@@ -182,8 +180,6 @@ TEST(CliOptionsErrors, UnknownFlagAndStrayArgument) {
   expectUsageError({"a cat"}, {"unexpected argument", "a cat", "-p/--prompt"});
   expectUsageError({"-p", "x", "-"}, {"unexpected argument", "'-'"});
   // Not yet built: the developer modes are plain unknown options for now.
-  expectUsageError({"--profile-conv"}, {"unknown option", "--profile-conv"});
-  expectUsageError({"--bench-conv2d"}, {"unknown option", "--bench-conv2d"});
 }
 
 TEST(CliOptionsErrors, MissingValue) {
@@ -282,6 +278,60 @@ TEST(CliOptionsErrors, NothingToDo) {
   expectUsageError({}, {"nothing to do", "-p/--prompt"});
   expectUsageError({"--steps", "5"}, {"nothing to do", "-p/--prompt"});
   expectUsageError({"-v"}, {"nothing to do"});
+}
+
+TEST(CliOptions, DeveloperModes) {
+  auto p = parse({"--profile-conv", "-m", "model", "-W", "64", "-H", "32", "--precision", "fp16", "--json", "p.json",
+                  "--device", "1"});
+  EXPECT_EQ(p.mode, Mode::ProfileConv);
+  EXPECT_EQ(p.modelPath, "model");
+  EXPECT_EQ(p.width, 64);
+  EXPECT_EQ(p.height, 32);
+  EXPECT_EQ(p.precision, PrecisionChoice::F16);
+  EXPECT_EQ(p.jsonPath, "p.json");
+  EXPECT_EQ(p.device, 1u);
+  auto b = parse({"--bench-conv2d", "--precision=fp32", "--algo", "gemm", "--shape", "2,4,320,64,64,3,1", "--quick",
+                  "--reps", "30", "--warmup", "2", "--reference", "cudnn", "--json", "b.json"});
+  EXPECT_EQ(b.mode, Mode::BenchConv2d);
+  EXPECT_EQ(b.benchAlgo, "general");  // the "gemm" is the general implicit GEMM
+  ASSERT_TRUE(b.benchShape);
+  EXPECT_EQ(b.benchShape->cin, 4);
+  EXPECT_EQ(b.benchShape->cout, 320);
+  EXPECT_EQ(b.benchShape->stride, 1);
+  EXPECT_TRUE(b.quick);
+  EXPECT_EQ(b.reps, 30);
+  EXPECT_EQ(b.warmup, 2);
+  EXPECT_EQ(b.reference, "cudnn");
+  EXPECT_EQ(parse({"--bench-conv2d", "--algo", "gemm_v2"}).benchAlgo, "gemm-v2");
+  EXPECT_EQ(parse({"--bench-conv2d", "--algo", "winograd"}).benchAlgo, "winograd");
+  EXPECT_EQ(parse({"--bench-conv2d"}).benchAlgo, "all");
+}
+
+TEST(CliOptions, GivenFlagsAreRecorded) {
+  auto none = parse({"-p", "x"});
+  EXPECT_FALSE(none.given.steps || none.given.cfgScale || none.given.width || none.given.height ||
+               none.given.sampler || none.given.karras || none.given.negativePrompt);
+  auto all = parse({"-p", "x", "--steps", "5", "--cfg-scale", "2", "-W", "64", "-H", "64", "--sampler", "ddim",
+                    "--karras", "-n", "y"});
+  EXPECT_TRUE(all.given.steps && all.given.cfgScale && all.given.width && all.given.height && all.given.sampler &&
+              all.given.karras && all.given.negativePrompt);
+}
+
+TEST(CliOptionsErrors, DeveloperModes) {
+  expectUsageError({"--bench-conv2d", "--shape", "1,2,3"}, {"--shape", "seven positive integers", "'1,2,3'"});
+  expectUsageError({"--bench-conv2d", "--shape", "1,2,3,4,5,6,x"}, {"--shape", "'1,2,3,4,5,6,x'"});
+  expectUsageError({"--bench-conv2d", "--shape", "1,2,3,4,5,6,7,8"}, {"--shape"});
+  expectUsageError({"--bench-conv2d", "--shape", "1,2,3,4,5,6,"}, {"--shape"});
+  expectUsageError({"--bench-conv2d", "--algo", "fft"}, {"--algo", "'fft'", "gemm_v2", "winograd"});
+  expectUsageError({"--bench-conv2d", "--reference", "torch"}, {"--reference", "cudnn"});
+  expectUsageError({"--bench-conv2d", "--reps", "0"}, {"--reps", "out of range"});
+  expectUsageError({"--bench-conv2d", "--warmup", "-1"}, {"--warmup"});
+  expectUsageError({"--bench-conv2d", "--json", ""}, {"--json", "file name"});
+  expectUsageError({"--bench-conv2d", "-m", "x"}, {"-m/--model does not apply to --bench-conv2d"});
+  expectUsageError({"--profile-conv", "--shape", "1,1,1,1,1,1,1"}, {"--shape does not apply to --profile-conv"});
+  expectUsageError({"--profile-conv", "--steps", "3"}, {"--steps does not apply to --profile-conv"});
+  expectUsageError({"-p", "x", "--quick"}, {"--quick does not apply to image generation"});
+  expectUsageError({"--bench-conv2d", "--profile-conv"}, {"cannot be combined"});
 }
 
 TEST(CliOptions, ArgvOverload) {

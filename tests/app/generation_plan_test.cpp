@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <limits>
 #include <set>
 
@@ -101,6 +103,105 @@ TEST(GenerationPlan, ModelPath) {
   test::expectErrorContaining([&] { resolveModelPath(root + "/missing.safetensors"); },
                               root + "/missing.safetensors");
   std::filesystem::remove_all(root);
+}
+
+}  // namespace
+}  // namespace sdgen::app
+
+namespace sdgen::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A model folder holding only sdgen.json with `text` (readModelDefaults reads nothing else).
+std::string modelFolderWith(const std::string& name, const std::string& text) {
+  fs::path dir = fs::temp_directory_path() / ("sdgen-defaults-test-" + name);
+  fs::create_directories(dir);
+  std::ofstream(dir / "sdgen.json") << text;
+  return dir.string();
+}
+
+TEST(ModelDefaults, EveryField) {
+  // The layout of models/builtin/sdgen-tiny/sdgen.json (other top-level fields are ignored).
+  std::string dir = modelFolderWith("every-field", R"({"name": "m", "defaults": {"width": 64, "height": 48,
+      "steps": 16, "cfg_scale": 5.0, "sampler": "dpmpp_2m", "karras": true, "negative_prompt": "blurry"},
+      "vocabulary": {"color": ["red"]}})");
+  ModelDefaults d = readModelDefaults(dir);
+  EXPECT_EQ(d.width, 64);
+  EXPECT_EQ(d.height, 48);
+  EXPECT_EQ(d.steps, 16);
+  EXPECT_EQ(d.cfgScale, 5.0f);
+  EXPECT_EQ(d.sampler, sampling::SamplerKind::DpmPP2M);
+  EXPECT_EQ(d.karras, true);
+  EXPECT_EQ(d.negativePrompt, "blurry");
+  fs::remove_all(dir);
+}
+
+TEST(ModelDefaults, BuiltinModelHasThem) {
+  ModelDefaults d = readModelDefaults(std::string(SDGEN_SOURCE_DIR) + "/models/builtin/sdgen-tiny");
+  EXPECT_TRUE(d.width && d.height && d.steps && d.cfgScale && d.sampler);
+}
+
+TEST(ModelDefaults, NoneWithoutSdgenJson) {
+  ModelDefaults d = readModelDefaults(std::string(SDGEN_SOURCE_DIR) + "/tests/data/tiny-sd1");
+  EXPECT_FALSE(d.width || d.height || d.steps || d.cfgScale || d.sampler || d.karras || d.negativePrompt);
+  ModelDefaults file = readModelDefaults(std::string(SDGEN_SOURCE_DIR) + "/tests/data/tiny-sd1-ldm.safetensors");
+  EXPECT_FALSE(file.steps);
+}
+
+TEST(ModelDefaults, ExplicitFlagsWin) {
+  ModelDefaults d;
+  d.width = 64, d.height = 48, d.steps = 16, d.cfgScale = 5.f, d.sampler = sampling::SamplerKind::DpmPP2M;
+  d.karras = true, d.negativePrompt = "blurry";
+  CliOptions none = applyModelDefaults(parseCommandLine({"-p", "x"}), d);
+  EXPECT_EQ(none.width, 64);
+  EXPECT_EQ(none.height, 48);
+  EXPECT_EQ(none.steps, 16);
+  EXPECT_EQ(none.cfgScale, 5.f);
+  EXPECT_EQ(none.sampler, sampling::SamplerKind::DpmPP2M);
+  EXPECT_TRUE(none.karras);
+  EXPECT_EQ(none.negativePrompt, "blurry");
+  CliOptions all = applyModelDefaults(parseCommandLine({"-p", "x", "-W", "32", "-H", "16", "--steps", "3", "--cfg-scale",
+                                                        "1", "--sampler", "ddim", "-n", ""}),
+                                      d);
+  EXPECT_EQ(all.width, 32);
+  EXPECT_EQ(all.height, 16);
+  EXPECT_EQ(all.steps, 3);
+  EXPECT_EQ(all.cfgScale, 1.f);
+  EXPECT_EQ(all.sampler, sampling::SamplerKind::Ddim);
+  EXPECT_TRUE(all.karras);               // --karras cannot be switched off, so the model's true stays
+  EXPECT_EQ(all.negativePrompt, "");     // an explicitly empty negative prompt wins too
+  CliOptions w0 = applyModelDefaults(parseCommandLine({"-p", "x", "-W", "0"}), d);
+  EXPECT_EQ(w0.width, 64);  // -W 0 means "the default", which is the model's
+  CliOptions noDefaults = applyModelDefaults(parseCommandLine({"-p", "x"}), ModelDefaults{});
+  EXPECT_EQ(noDefaults.steps, 20);
+  EXPECT_EQ(noDefaults.sampler, sampling::SamplerKind::EulerAncestral);
+}
+
+TEST(ModelDefaults, InvalidValuesNameTheFileAndField) {
+  auto expectError = [](const std::string& json, const std::string& needle) {
+    std::string dir = modelFolderWith(std::to_string(std::hash<std::string>{}(json)), json);
+    try {
+      readModelDefaults(dir);
+      ADD_FAILURE() << "no error for " << json;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("sdgen.json"), std::string::npos) << e.what();
+    }
+    fs::remove_all(dir);
+  };
+  expectError(R"({"defaults": {"width": 100}})", "'defaults.width' must be a multiple of 8");
+  expectError(R"({"defaults": {"steps": 0}})", "'defaults.steps' must be an integer from 1 to 1000");
+  expectError(R"({"defaults": {"sampler": "lms"}})", "'defaults.sampler' must be one of");
+  expectError(R"({"defaults": {"karras": "yes"}})", "'defaults.karras' must be true or false");
+  expectError(R"({"defaults": {"cfg_scale": "high"}})", "'defaults.cfg_scale' must be a number");
+  expectError(R"({"defaults": 3})", "'defaults' must be an object");
+  expectError("not json", "is not a JSON object");
+  std::string ok = modelFolderWith("partial", R"({"defaults": {"steps": 7}, "name": "x"})");
+  ModelDefaults d = readModelDefaults(ok);
+  EXPECT_EQ(d.steps, 7);
+  EXPECT_FALSE(d.width);
+  fs::remove_all(ok);
 }
 
 }  // namespace

@@ -93,7 +93,9 @@ TEST_P(TinyModels, ShapesGiveTheFolderArchitecture) {
   EXPECT_FALSE(c.undetermined.empty());
   test::expectErrorContaining([&] { openModel(single()); }, "the weights do not determine");
   test::expectErrorContaining([&] { openModel(single()); }, "the text encoder's num_attention_heads (width 32");
-  if (!GetParam().sd2) EXPECT_EQ(u.attentionHeads, std::vector<int>(u.blockOutChannels.size(), 8));  // SD 1.x: 8
+  if (!GetParam().sd2) {
+    EXPECT_EQ(u.attentionHeads, std::vector<int>(u.blockOutChannels.size(), 8));  // SD 1.x: 8
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, TinyModels,

@@ -99,11 +99,12 @@ class ConvTest : public test::TensorTest {
   }
 
   // One conv of `in` into a fresh NHWC buffer, checked against the reference.
-  ops::Conv2dInfo check(const Expr& in, const Layer& l, ConvAlgo algo, int tileM = 0, int tileN = 0) {
+  ops::Conv2dInfo check(const Expr& in, const Layer& l, ConvAlgo algo, int tileM = 0, int tileN = 0,
+                        bool lanes = false) {
     TensorView out = output(ops::conv2dOutputShape(in.shape(), *l.gpu));
     CommandSequence seq(ctx());
     auto o = options(algo);
-    o.tileM = tileM, o.tileN = tileN;
+    o.tileM = tileM, o.tileN = tileN, o.lanes = lanes;
     ops::Conv2dInfo info = ops::conv2d(ctx(), seq, in, *l.gpu, bufferSink(out), o);
     EXPECT_EQ(info.algo, algo);
     seq.run();
@@ -163,6 +164,20 @@ TEST_P(ConvTest, GemmV2EveryTile) {
     SCOPED_TRACE(t.str());
     EXPECT_EQ(check(x, l, ConvAlgo::GemmV2, t.bm, t.bn).tile, t.str());
   }
+}
+
+// The CPU lanes kernel (gemmLanesMain) with every rows-per-lane and column-group count, on partial tiles in
+// M, N and K, for GEMM v2 and Winograd (lavapipe has subgroup size 8; elsewhere the test has nothing to run).
+TEST_P(ConvTest, LanesKernelEveryTile) {
+  if (ctx().info().subgroupSize != 8) GTEST_SKIP() << "lanes kernels need subgroup size 8";
+  Layer l = layer(76, 20, k3, 11);
+  Expr x = input({2, 9, 9, 20}, 12);
+  for (int tm : {8, 16, 32, 64})
+    for (int tn : {32, 64}) {
+      SCOPED_TRACE(std::to_string(tm) + "x" + std::to_string(tn));
+      EXPECT_EQ(check(x, l, ConvAlgo::GemmV2, tm, tn, true).tile, ops::ConvTile::lanesTile(tm / 8, tn / 32).str());
+      EXPECT_EQ(check(x, l, ConvAlgo::Winograd, tm, tn, true).tile, ops::ConvTile::lanesTile(tm / 8, tn / 32).str());
+    }
 }
 
 TEST_P(ConvTest, Winograd) {

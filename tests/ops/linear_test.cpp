@@ -10,6 +10,7 @@
 #include "engine/command_sequence.h"
 #include "graph/expr.h"
 #include "ops/linear.h"
+#include "ops/linear_gemm.h"
 #include "tests/graph/tensor_fixture.h"
 
 namespace sdgen {
@@ -68,8 +69,51 @@ TEST_P(LinearTest, OddShapesWithAndWithoutBias) {
       seq.run();
       EXPECT_EQ(info.vectorA, c.k % 4 == 0);
       EXPECT_EQ(info.vectorOut, c.n % 4 == 0);
-      EXPECT_EQ(info.tileM, c.m <= 16 ? 16 : 64);
+      EXPECT_EQ(info.tileM, ops::chooseGemmTile(c.m, c.n, c.k, ctx().info()).bm);
       compare(read(out), reference(x, l), name(c.m, c.n, c.k) + (bias ? " bias" : " no bias"));
+    }
+}
+
+std::vector<double> matmulReference(const std::vector<double>& a, const std::vector<double>& b, int64_t batches,
+                                    int64_t m, int64_t k, int64_t n, bool bBatched);
+
+// Every kernel variant forced on odd shapes (partial tiles in M, N and K, scalar paths): the shared-memory tiles
+// and, where the subgroup size is 8 (lavapipe), the CPU lanes kernel with every rows-per-lane and column-group
+// count; and a batched matmul through the lanes kernel (ExprB operand).
+TEST_P(LinearTest, EveryKernelVariant) {
+  std::vector<ops::GemmTile> tiles = {ops::GemmTile{64, 64, 16}, ops::GemmTile{16, 64, 16}};
+  if (ctx().info().subgroupSize == 8)
+    for (int r : {1, 2, 4, 8})
+      for (int c : {1, 2}) tiles.push_back(ops::GemmTile::lanesTile(8, r, c));
+  struct Case { int64_t m, n, k; };
+  const Case cases[] = {{7, 8, 4}, {70, 68, 44}, {66, 132, 20}};  // the lanes kernel's rule needs K, N % 4 == 0
+  uint32_t seed = 400;
+  for (const Case& c : cases) {
+    Expr x = input({c.m, c.k}, seed++);
+    auto l = weights(c.n, c.k, true, seed++);
+    for (const ops::GemmTile& t : tiles) {
+      TensorView out = output({c.m, c.n});
+      CommandSequence seq(ctx());
+      auto info = ops::linear(ctx(), seq, x, *l.gpu, bufferSink(out), {.tile = t});
+      seq.run();
+      EXPECT_EQ(info.lanes, t.lanes);
+      compare(read(out), reference(x, l),
+              name(c.m, c.n, c.k) + " tile " + std::to_string(t.bm) + "x" + std::to_string(t.bn) +
+                  (t.isLanes() ? " lanes" : ""));
+    }
+  }
+  Expr a = input({2, 19, 12}, 500), b4 = input({2, 12, 12}, 502);
+  for (const ops::GemmTile& t : tiles)
+    for (const Expr& bb : {b4}) {
+      const int64_t n = bb.shape()[2];
+      TensorView out = output({2, 19, n});
+      CommandSequence seq(ctx());
+      ops::matmul(ctx(), seq, a, bb, bufferSink(out), {.tile = t});
+      seq.run();
+      compare(read(out),
+              matmulReference(test::evalReference(a, mem_), test::evalReference(bb, mem_), 2, 19, 12, n, true),
+              "matmul N " + std::to_string(n) + " tile " + std::to_string(t.bm) + "x" + std::to_string(t.bn) +
+                  (t.isLanes() ? " lanes" : ""));
     }
 }
 
@@ -83,7 +127,8 @@ TEST_P(LinearTest, BatchedLeadingAxes) {
   auto i3 = ops::linear(ctx(), seq, x3, *l3.gpu, bufferSink(o3));
   seq.run();
   EXPECT_EQ(i4.groups, (std::array<uint32_t, 3>{1, 1, 1})) << "30 rows: one 64-row tile";
-  EXPECT_EQ(i3.groups, (std::array<uint32_t, 3>{1, 2, 1})) << "74 rows: two 64-row tiles";
+  const uint32_t bm3 = uint32_t(ops::chooseGemmTile(74, 20, 24, ctx().info()).bm);  // 64 (tiled) or 32 (CPU lanes)
+  EXPECT_EQ(i3.groups, (std::array<uint32_t, 3>{1, (74 + bm3 - 1) / bm3, 1})) << "74 rows in tiles of " << bm3;
   EXPECT_TRUE(i3.vectorA && i3.vectorOut);
   EXPECT_EQ(i3.scalarWrappedNodes, 0) << i3.aType << " / " << i3.sinkType;
   compare(read(o4), reference(x4, l4), "rank 4");
@@ -193,7 +238,8 @@ TEST_P(LinearTest, BatchedMatmul) {
   auto info = ops::matmul(ctx(), seq, av, bv, bufferSink(o5));
   seq.run();
   EXPECT_TRUE(info.vectorA && info.vectorB && info.vectorOut);
-  EXPECT_EQ(info.groups, (std::array<uint32_t, 3>{1, 2, 2}));
+  const uint32_t bm = uint32_t(ops::chooseGemmTile(70, 8, 16, ctx().info()).bm);
+  EXPECT_EQ(info.groups, (std::array<uint32_t, 3>{1, (70 + bm - 1) / bm, 2}));
   auto ra = test::evalReference(a, mem_);
   compare(read(o1), matmulReference(ra, test::evalReference(b, mem_), 3, 17, 13, 10, true), "matmul");
   compare(read(o2), matmulReference(ra, test::evalReference(permute(bt, {0, 2, 1}), mem_), 3, 17, 13, 10, true),

@@ -1,0 +1,149 @@
+#include "app/gui/generation_worker.h"
+
+#include <exception>
+#include <new>
+#include <utility>
+
+#include "app/generation_plan.h"
+
+namespace sdgen::gui {
+
+GenerationWorker::GenerationWorker(Context& ctx) : ctx_(ctx), thread_([this] { loop(); }) {}
+
+GenerationWorker::~GenerationWorker() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  cancel_ = true;
+  wake_.notify_all();
+  thread_.join();
+}
+
+bool GenerationWorker::start(GenerationJob job) {
+  std::lock_guard lock(mutex_);
+  if (busy_ || pending_) return false;
+  cancel_ = false;
+  busy_ = true;
+  progress_ = WorkerProgress{"starting", 0, job.batchCount, 0, 0, 0};
+  pending_ = std::move(job);
+  wake_.notify_all();
+  return true;
+}
+
+WorkerProgress GenerationWorker::progress() const {
+  std::lock_guard lock(mutex_);
+  return progress_;
+}
+
+std::optional<pipeline::LatentPreview> GenerationWorker::takePreview() {
+  std::lock_guard lock(mutex_);
+  auto p = std::move(preview_);
+  preview_.reset();
+  return p;
+}
+
+std::vector<WorkerEvent> GenerationWorker::takeEvents() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(events_, {});
+}
+
+void GenerationWorker::post(WorkerEvent event) {
+  std::lock_guard lock(mutex_);
+  events_.push_back(std::move(event));
+}
+
+void GenerationWorker::loop() {
+  for (;;) {
+    GenerationJob job;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || pending_; });
+      if (stop_) return;
+      job = std::move(*pending_);
+      pending_.reset();
+    }
+    runJob(job);
+    {
+      std::lock_guard lock(mutex_);
+      progress_ = WorkerProgress{};
+      events_.push_back(WorkerEvent{WorkerEvent::Kind::Finished, std::nullopt, ""});
+    }
+    busy_ = false;
+  }
+}
+
+void GenerationWorker::runJob(const GenerationJob& job) {
+  // Every engine failure ends here as a message: a bad model, a bad size, out of device memory, a lost device.
+  // The pipeline is dropped after an error so the next job starts from a fresh load.
+  try {
+    if (!pipeline_ || loadedModel_ != job.modelPath) {
+      {
+        std::lock_guard lock(mutex_);
+        progress_.phase = "loading model";
+      }
+      pipeline_.reset();
+      pipeline::LoadOptions load;
+      load.modelPath = job.modelPath;
+      load.precision = app::resolvePrecision(app::PrecisionChoice::Auto, ctx_.info());
+      pipeline_ = std::make_unique<pipeline::TextToImage>(ctx_, load);
+      loadedModel_ = job.modelPath;
+    }
+    for (int i = 0; i < job.batchCount; ++i) {
+      pipeline::GenerationRequest request = job.request;
+      request.seed = job.request.seed + uint64_t(i);
+      {
+        std::lock_guard lock(mutex_);
+        progress_ = WorkerProgress{"generating", i + 1, job.batchCount, 0, request.steps, 0};
+      }
+      pipeline::GenerationHooks hooks;
+      hooks.cancelRequested = [this] { return cancel_.load(); };
+      hooks.progress = [this](int step, int steps) {
+        auto now = std::chrono::steady_clock::now();
+        std::lock_guard lock(mutex_);
+        if (step == 1) firstStepTime_ = now;
+        progress_.step = step;
+        progress_.steps = steps;
+        const double elapsed = std::chrono::duration<double>(now - firstStepTime_).count();
+        // Steps after the first over the time since the first: excludes the one-off recording cost.
+        progress_.itPerSec = step > 1 && elapsed > 0 ? (step - 1) / elapsed : 0;
+        if (step == steps) progress_.phase = "decoding";
+      };
+      hooks.preview = [this](const pipeline::LatentPreview& p) {
+        std::lock_guard lock(mutex_);
+        preview_ = p;
+      };
+      auto t0 = std::chrono::steady_clock::now();
+      pipeline::Image image = pipeline_->generate(request, hooks);
+      GenerationResult result;
+      result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      app::GenerationParams& p = result.params;
+      p.prompt = request.prompt;
+      p.negativePrompt = request.negativePrompt;
+      p.steps = request.steps;
+      p.sampler = request.sampler;
+      p.karras = request.karras;
+      p.cfgScale = request.cfgScale;
+      p.seed = request.seed;
+      p.width = image.width;
+      p.height = image.height;
+      p.modelName = pipeline_->modelName();
+      p.clipSkip = job.webuiClipSkip;
+      p.version = std::string("sdgen ") + SDGEN_VERSION;
+      std::string warnings;
+      for (auto& w : image.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
+      result.image = std::move(image);
+      post(WorkerEvent{WorkerEvent::Kind::Result, std::move(result), warnings});
+    }
+  } catch (const pipeline::Cancelled& e) {
+    post(WorkerEvent{WorkerEvent::Kind::Cancelled, std::nullopt, e.what()});
+  } catch (const std::bad_alloc&) {
+    pipeline_.reset();
+    post(WorkerEvent{WorkerEvent::Kind::Error, std::nullopt, "out of host memory"});
+  } catch (const std::exception& e) {
+    pipeline_.reset();
+    post(WorkerEvent{WorkerEvent::Kind::Error, std::nullopt, e.what()});
+  }
+}
+
+}  // namespace sdgen::gui

@@ -1,0 +1,87 @@
+#pragma once
+// The one thread that uses the engine: it loads the model (keeping it between jobs), generates, and reports
+// progress, live previews, results and errors to the UI thread, which only polls. Vulkan work of this thread
+// reaches the shared queue through sdgen::Device's lock (see swapchain_renderer.h).
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "app/generation_params.h"
+#include "engine/context.h"
+#include "models/pipeline/text_to_image.h"
+
+namespace sdgen::gui {
+
+struct GenerationJob {
+  std::string modelPath;  // resolved (app::resolveModelPath)
+  pipeline::GenerationRequest request;  // request.seed is the first image's; image i gets seed + i
+  int batchCount = 1;
+  int webuiClipSkip = 1;  // for the parameters text (request.clipSkip = webuiClipSkip - 1)
+};
+
+struct GenerationResult {
+  pipeline::Image image;
+  app::GenerationParams params;
+  double seconds = 0;
+};
+
+struct WorkerEvent {
+  enum class Kind { Result, Error, Cancelled, Finished };
+  Kind kind = Kind::Finished;
+  std::optional<GenerationResult> result;
+  std::string message;  // Error: what failed; Cancelled: where it stopped; Result: warnings, if any
+};
+
+struct WorkerProgress {
+  std::string phase;  // "loading model", "generating", "" when idle
+  int image = 0, images = 0;  // 1-based image of the batch
+  int step = 0, steps = 0;
+  double itPerSec = 0;
+};
+
+class GenerationWorker {
+ public:
+  explicit GenerationWorker(Context& ctx);
+  ~GenerationWorker();  // cancels a running job (stops after the current step) and joins
+  GenerationWorker(const GenerationWorker&) = delete;
+  GenerationWorker& operator=(const GenerationWorker&) = delete;
+
+  // Starts a job; false when one is still running.
+  bool start(GenerationJob job);
+  void cancel() { cancel_ = true; }
+  bool busy() const { return busy_; }
+  WorkerProgress progress() const;
+  // The newest preview since the last call, if any.
+  std::optional<pipeline::LatentPreview> takePreview();
+  std::vector<WorkerEvent> takeEvents();
+
+ private:
+  void loop();
+  void runJob(const GenerationJob& job);
+  void post(WorkerEvent event);
+
+  Context& ctx_;
+  std::unique_ptr<pipeline::TextToImage> pipeline_;  // kept between jobs; dropped after an error
+  std::string loadedModel_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::optional<GenerationJob> pending_;
+  bool stop_ = false;
+  std::atomic<bool> cancel_{false};
+  std::atomic<bool> busy_{false};
+  WorkerProgress progress_;
+  std::chrono::steady_clock::time_point firstStepTime_;
+  std::optional<pipeline::LatentPreview> preview_;
+  std::vector<WorkerEvent> events_;
+  std::thread thread_;  // last: starts after everything above exists
+};
+
+}  // namespace sdgen::gui

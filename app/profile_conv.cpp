@@ -1,0 +1,313 @@
+#include "app/profile_conv.h"
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "app/atomic_file.h"
+#include "app/generation_plan.h"
+#include "app/profile_conv_weights.h"
+#include "engine/error.h"
+#include "engine/tensor_io.h"
+#include "graph/executor.h"
+#include "models/formats/model_files.h"
+#include "models/networks/unet.h"
+#include "models/networks/vae_decoder.h"
+#include "ops/conv2d_plan.h"
+#include "ops/conv2d_scratch.h"
+
+namespace sdgen::app {
+
+namespace {
+
+using graph::Expr;
+using graph::Value;
+
+constexpr uint32_t kTimestepSlot = 0;
+constexpr float kTimestep = 500.f;
+constexpr int kWarmupRuns = 1;
+
+// A graph value over device memory the graph does not own.
+Value external(const graph::TensorView& v) {
+  return {v.shape, {}, [v](const graph::Resolver&) { return graph::buffer(v); }, 0};
+}
+
+Allocation randomTensor(Context& ctx, size_t count, DType dtype, uint32_t seed, float scale, const char* name) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.f, scale);
+  std::vector<float> v(count);
+  for (auto& x : v) x = d(rng);
+  return uploadFloats(ctx, v, dtype, name);
+}
+
+bool endsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The op type of a node: its builder's tag when there is one, else what the network builders' labels say
+// (models/nn/layers.cpp does not tag its nodes yet).
+std::string opType(const graph::GraphNode& node, bool hasConvKernel) {
+  const std::string& op = node.op;
+  if (op == "conv2d" || hasConvKernel) return "conv";
+  if (op == "linear" || op == "attention" || op == "norm") return op;
+  if (!op.empty()) return "other";
+  const std::string& l = node.label;
+  if (endsWith(l, " stats")) return "norm";
+  if (endsWith(l, " attn1") || endsWith(l, " attn2") || endsWith(l, " attention") || endsWith(l, " scores") ||
+      endsWith(l, " softmax") || endsWith(l, " values"))
+    return "attention";
+  return "linear";  // every other node of Builder (kernelNode) is a product
+}
+
+// The conv problem of a conv node: weights from the recorded weight reads, output from the written tensor, the
+// input size from what it reads. A strided conv reads a tensor of N*H*W*Cin elements with H, W = Ho*s or Ho*s-1
+// (padding K/2 as in SD); anything else (a lazily upsampled input, a concatenation, norm statistics, epilogue
+// operands) leaves the input at the output's size, stride 1.
+ops::ConvProblem convProblem(const graph::Graph& g, const graph::GraphNode& node, const RecordedConvWeight& w) {
+  const graph::Shape& out = g.tensors().at(node.writes.at(0)).shape;
+  if (out.size() != 4) throw Error("--profile-conv: conv '" + node.label + "' writes a tensor that is not NHWC");
+  ops::ConvProblem p;
+  p.n = out[0], p.ho = out[1], p.wo = out[2], p.cout = out[3];
+  p.cin = w.cin;
+  p.h = p.ho, p.w = p.wo;
+  int stride = 1;
+  for (graph::TensorId t : node.reads) {
+    const int64_t count = graph::numel(g.tensors().at(t).shape);
+    for (int s = 2; s <= 4 && stride == 1; ++s)
+      for (int64_t h : {p.ho * s, p.ho * s - 1})
+        for (int64_t wd : {p.wo * s, p.wo * s - 1})
+          if (stride == 1 && count == p.n * h * wd * p.cin) stride = s, p.h = h, p.w = wd;
+  }
+  p.p = ops::Conv2dParams::square(w.k, stride);
+  if (p.cout != w.cout)
+    throw Error("--profile-conv: conv '" + node.label + "' writes " + std::to_string(p.cout) +
+                " channels but the weights attributed to it ('" + w.name + "') have " + std::to_string(w.cout) +
+                " output channels (conv layers were built in another order than their weights were loaded)");
+  return p;
+}
+
+ProfiledGraph summarize(const std::string& name, const graph::Graph& g, const graph::CompiledGraph& compiled,
+                        const std::vector<RecordedConvWeight>& weights, DType dtype) {
+  ProfiledGraph pg;
+  pg.name = name;
+  pg.launches = compiled.launches();
+  const auto timings = compiled.timings();
+  pg.commands = timings.size();
+  for (const auto& type : profileOpTypes()) pg.msByType[type] = 0, pg.commandsByType[type] = 0;
+
+  // Conv nodes in the order the network builders added them: the order their weights were loaded.
+  std::vector<const graph::NodeSpan*> spans;
+  for (const auto& s : compiled.nodeSpans()) spans.push_back(&s);
+  std::map<int, size_t> convIndex;  // node -> its weights
+  {
+    std::vector<int> convNodes;
+    for (const auto* s : spans)
+      for (size_t c = s->firstCommand; c < s->firstCommand + s->commandCount; ++c) {
+        auto split = ops::splitConvDispatchLabel(timings.at(c).label);
+        if (split && split->first == g.nodes()[s->node].label) {
+          convNodes.push_back(s->node);
+          break;
+        }
+      }
+    std::sort(convNodes.begin(), convNodes.end());
+    if (convNodes.size() != weights.size())
+      throw Error("--profile-conv: the " + name + " graph has " + std::to_string(convNodes.size()) +
+                  " conv layers but the network loaded " + std::to_string(weights.size()) + " conv weights");
+    for (size_t i = 0; i < convNodes.size(); ++i) convIndex[convNodes[i]] = i;
+  }
+
+  for (const auto* s : spans) {
+    const graph::GraphNode& node = g.nodes()[s->node];
+    const bool isConv = convIndex.count(s->node) > 0;
+    const std::string type = opType(node, isConv);
+    ProfiledConv conv;
+    ops::ConvProblem prob;
+    if (isConv) {
+      const RecordedConvWeight& w = weights[convIndex[s->node]];
+      prob = convProblem(g, node, w);
+      conv.layer = node.label;
+      conv.problem = prob.str();
+      conv.weights = w.name;
+      conv.directFlops = ops::convDirectFlops(prob);
+    }
+    for (size_t c = s->firstCommand; c < s->firstCommand + s->commandCount; ++c) {
+      const CommandTiming& t = timings.at(c);
+      const double ms = t.ns * 1e-6;
+      pg.totalMs += ms;
+      pg.msByType[type] += ms;
+      pg.commandsByType[type] += 1;
+      if (!isConv) continue;
+      auto split = ops::splitConvDispatchLabel(t.label);
+      if (!split) throw Error("--profile-conv: conv '" + node.label + "' recorded '" + t.label + "', not a conv kernel");
+      const ops::ConvKernelId& id = split->second;
+      ops::ConvKernelCost cost = ops::convKernelCost(prob, id.role, dtype, dtype);
+      conv.kernels.push_back({t.label, ops::convKernelRoleName(id.role), ms, cost.flops, cost.bytes});
+      conv.algo = ops::convAlgoName(id.algo);
+      if (!id.tile.empty()) conv.tile = id.tile;
+      conv.ms += ms;
+      conv.bytes += cost.bytes;
+    }
+    if (isConv) {
+      conv.tflops = conv.ms > 0 ? conv.directFlops / (conv.ms * 1e-3) / 1e12 : 0;
+      conv.gbps = conv.ms > 0 ? conv.bytes / (conv.ms * 1e-3) / 1e9 : 0;
+      pg.convs.push_back(std::move(conv));
+    }
+  }
+  return pg;
+}
+
+// Runs the compiled graph once untimed (first-submission effects), then once timed.
+void runTimed(graph::CompiledGraph& compiled) {
+  for (int i = 0; i < kWarmupRuns; ++i) compiled.run();
+  compiled.run();
+}
+
+}  // namespace
+
+ProfileReport profileConv(Context& ctx, const ProfileSettings& st) {
+  ProfileReport report;
+  report.device = ctx.info().name + " (" + ctx.info().driverInfo + ")";
+  report.precision = st.precision;
+  report.timestamps = ctx.info().timestampsSupported;
+  if (!report.timestamps)
+    throw Error("--profile-conv: device '" + ctx.info().name + "' has no timestamp queries on its compute queue");
+
+  models::ModelFiles files = models::openModel(st.modelPath);
+  report.model = files.name;
+  const DType dtype = st.precision;
+  nn::ParameterStore params(ctx, dtype);
+  RecordingWeightSource unetSource(*files.unetWeights), vaeSource(*files.vaeWeights);
+  networks::UNet unet(params, files.unetConfig, unetSource);
+  networks::VaeDecoder vae(params, files.vaeConfig, vaeSource);
+  ops::Conv2dScratch scratch(ctx, "profile conv scratch");
+
+  const int scale = vae.upscale();
+  report.width = st.width ? st.width : files.unetConfig.sampleSize * scale;
+  report.height = st.height ? st.height : files.unetConfig.sampleSize * scale;
+  if (report.width % scale || report.height % scale)
+    throw Error("--profile-conv: image size " + std::to_string(report.width) + "x" + std::to_string(report.height) +
+                " is not a multiple of the VAE's scale factor " + std::to_string(scale));
+  const int64_t h = report.height / scale, w = report.width / scale, c = files.unetConfig.inChannels;
+  const int64_t batch = 2, seq = files.textEncoderConfig.maxPositionEmbeddings, ctxDim = files.unetConfig.crossAttentionDim;
+
+  {  // One UNet step: the guided batch of 2 (the same latents twice, two text contexts).
+    Allocation latents = randomTensor(ctx, size_t(batch * h * w * c), DType::F32, 1, 1.f, "profile latents");
+    Allocation context = randomTensor(ctx, size_t(batch * seq * ctxDim), dtype, 2, 1.f, "profile text context");
+    Allocation prediction = ctx.allocate(uint64_t(batch * h * w * c) * dtypeSize(dtype), "profile noise prediction");
+    graph::Graph g;
+    nn::Builder b(g, dtype, &scratch);
+    Value sample = external(graph::view(latents, DType::F32, {batch, h, w, c}));
+    Value t{{batch, 1}, {}, [batch](const graph::Resolver&) {
+              return graph::broadcast(graph::uniform(kTimestepSlot), {batch, 1});
+            }, 0};
+    graph::TensorId out = g.output("noise prediction", {batch, h, w, c}, dtype);
+    unet.build(b, sample, t, external(graph::view(context, dtype, {batch, seq, ctxDim})), out);
+    graph::CompiledGraph compiled(ctx, g, {{out, graph::view(prediction, dtype, {batch, h, w, c})}}, true);
+    compiled.setUniform(kTimestepSlot, kTimestep);
+    runTimed(compiled);
+    ProfiledGraph pg = summarize("unet step", g, compiled, unetSource.convWeights(), dtype);
+    pg.input = "latents [" + std::to_string(batch) + "," + std::to_string(h) + "," + std::to_string(w) + "," +
+               std::to_string(c) + "], text context [" + std::to_string(batch) + "," + std::to_string(seq) + "," +
+               std::to_string(ctxDim) + "], timestep " + std::to_string(int(kTimestep));
+    report.graphs.push_back(std::move(pg));
+  }
+  {  // One VAE decode of one latent image.
+    const int64_t oc = files.vaeConfig.outChannels;
+    Allocation latents = randomTensor(ctx, size_t(h * w * c), DType::F32, 3, 1.f, "profile decode latents");
+    Allocation image = ctx.allocate(uint64_t(h * scale * w * scale * oc) * 4, "profile decoded image");
+    graph::Graph g;
+    nn::Builder b(g, dtype, &scratch);
+    graph::TensorId out = g.output("image", {1, h * scale, w * scale, oc}, DType::F32);
+    vae.build(b, external(graph::view(latents, DType::F32, {1, h, w, c})), out);
+    graph::CompiledGraph compiled(ctx, g, {{out, graph::view(image, DType::F32, {1, h * scale, w * scale, oc})}}, true);
+    runTimed(compiled);
+    ProfiledGraph pg = summarize("vae decode", g, compiled, vaeSource.convWeights(), dtype);
+    pg.input = "latents [1," + std::to_string(h) + "," + std::to_string(w) + "," + std::to_string(c) + "]";
+    report.graphs.push_back(std::move(pg));
+  }
+  return report;
+}
+
+std::string formatProfile(const ProfileReport& r) {
+  std::string s;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "device: %s\nmodel: %s, %dx%d, %s; GPU time of every command (timestamps)\n",
+                r.device.c_str(), r.model.c_str(), r.width, r.height, dtypeName(r.precision));
+  s += buf;
+  for (const auto& g : r.graphs) {
+    std::snprintf(buf, sizeof buf, "\n== %s: %s\n%-34s %-44s %-8s %-12s %9s %8s %8s\n", g.name.c_str(), g.input.c_str(),
+                  "conv layer", "problem", "algo", "tile", "ms", "TFLOP/s", "GB/s");
+    s += buf;
+    for (const auto& c : g.convs) {
+      std::snprintf(buf, sizeof buf, "%-34s %-44s %-8s %-12s %9.4f %8.3f %8.1f\n", c.layer.c_str(), c.problem.c_str(),
+                    c.algo.c_str(), c.tile.empty() ? "-" : c.tile.c_str(), c.ms, c.tflops, c.gbps);
+      s += buf;
+      if (c.kernels.size() > 1)
+        for (const auto& k : c.kernels) {
+          std::snprintf(buf, sizeof buf, "    %-30s %-44s %-8s %-12s %9.4f %8.3f %8.1f\n", k.role.c_str(), "", "", "",
+                        k.ms, k.ms > 0 ? k.flops / (k.ms * 1e-3) / 1e12 : 0.0,
+                        k.ms > 0 ? k.bytes / (k.ms * 1e-3) / 1e9 : 0.0);
+          s += buf;
+        }
+    }
+    std::snprintf(buf, sizeof buf, "totals of %s by op type:\n", g.name.c_str());
+    s += buf;
+    for (const auto& type : profileOpTypes()) {
+      double ms = g.msByType.at(type);
+      std::snprintf(buf, sizeof buf, "  %-10s %9.4f ms %5.1f%%  %4zu launches\n", type.c_str(), ms,
+                    g.totalMs > 0 ? 100.0 * ms / g.totalMs : 0.0, g.commandsByType.at(type));
+      s += buf;
+    }
+    std::snprintf(buf, sizeof buf, "  %-10s %9.4f ms          %4zu launches (%zu commands)\n", "total", g.totalMs,
+                  g.launches, g.commands);
+    s += buf;
+  }
+  return s;
+}
+
+std::string profileJson(const ProfileReport& r) {
+  using nlohmann::json;
+  json graphs = json::array();
+  for (const auto& g : r.graphs) {
+    json convs = json::array();
+    for (const auto& c : g.convs) {
+      json kernels = json::array();
+      for (const auto& k : c.kernels)
+        kernels.push_back({{"label", k.label}, {"role", k.role}, {"ms", k.ms}, {"flops", k.flops}, {"bytes", k.bytes}});
+      convs.push_back({{"layer", c.layer}, {"problem", c.problem}, {"weights", c.weights}, {"algo", c.algo},
+                       {"tile", c.tile}, {"ms", c.ms}, {"direct_flops", c.directFlops}, {"bytes", c.bytes},
+                       {"tflops", c.tflops}, {"gbps", c.gbps}, {"kernels", kernels}});
+    }
+    json byType = json::object();
+    for (const auto& type : profileOpTypes())
+      byType[type] = {{"ms", g.msByType.at(type)}, {"launches", g.commandsByType.at(type)}};
+    graphs.push_back({{"name", g.name}, {"input", g.input}, {"total_ms", g.totalMs}, {"launches", g.launches},
+                      {"commands", g.commands}, {"by_type", byType}, {"convs", convs}});
+  }
+  json root{{"device", r.device}, {"model", r.model},   {"precision", dtypeName(r.precision)},
+            {"width", r.width},   {"height", r.height}, {"graphs", graphs}};
+  return root.dump(1) + "\n";
+}
+
+int runProfileConv(const CliOptions& options, std::FILE* out, std::FILE*) {
+  ProfileSettings st;
+  st.modelPath = resolveModelPath(options.modelPath);
+  if (!options.jsonPath.empty()) checkOutputDirectory(options.jsonPath);
+  ModelDefaults defaults = readModelDefaults(st.modelPath);
+  st.width = options.width ? options.width : defaults.width.value_or(0);
+  st.height = options.height ? options.height : defaults.height.value_or(0);
+  ContextOptions co;
+  co.deviceIndex = options.device;
+  Context ctx(co);
+  st.precision = resolvePrecision(options.precision, ctx.info());
+  ProfileReport report = profileConv(ctx, st);
+  std::fputs(formatProfile(report).c_str(), out);
+  if (!options.jsonPath.empty()) {
+    std::string json = profileJson(report);
+    writeFileAtomically(options.jsonPath, std::span(reinterpret_cast<const uint8_t*>(json.data()), json.size()));
+  }
+  return 0;
+}
+
+}  // namespace sdgen::app

@@ -1,0 +1,73 @@
+#pragma once
+// `sdgen --profile-conv`: one UNet step (batch 2: the classifier-free-guidance layout, random latents and text
+// context, timestep 500) and one VAE decode of the model, recorded as in generation (same network builders, same
+// fused launches) with a GPU timestamp after every command. Reports every conv layer (its problem, the algorithm
+// and tile chosen, the time, FLOPs and bytes of each kernel of its pipeline) and the time and launches by op type.
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "app/cli_options.h"
+#include "engine/context.h"
+#include "engine/dtype.h"
+
+namespace sdgen::app {
+
+struct ProfiledKernel {
+  std::string label;  // the dispatch label
+  std::string role;   // "gemm", "input transform", "output transform"
+  double ms = 0, flops = 0, bytes = 0;
+};
+
+struct ProfiledConv {
+  std::string layer;    // the conv's label in the network ("down 0 resnet 1 conv1")
+  std::string problem;  // "[N,H,W,Cin] -> [N,Ho,Wo,Cout] 3x3 s1 p1 d1"
+  std::string weights;  // the weight tensor's name
+  std::string algo, tile;
+  std::vector<ProfiledKernel> kernels;
+  double ms = 0;           // sum of the kernels
+  double directFlops = 0;  // 2*N*Ho*Wo*Cout*Cin*kh*kw: the basis of tflops
+  double bytes = 0;        // minimum traffic of all kernels
+  double tflops = 0, gbps = 0;
+};
+
+// The op types of the totals.
+inline const std::vector<std::string>& profileOpTypes() {
+  static const std::vector<std::string> types = {"conv", "linear", "attention", "norm", "other"};
+  return types;
+}
+
+struct ProfiledGraph {
+  std::string name;  // "unet step", "vae decode"
+  std::string input;
+  double totalMs = 0;         // every command's GPU time
+  size_t launches = 0;        // dispatches recorded (CompiledGraph::launches)
+  size_t commands = 0;        // timed commands (dispatches, copies, fills)
+  std::map<std::string, double> msByType;
+  std::map<std::string, size_t> commandsByType;
+  std::vector<ProfiledConv> convs;
+};
+
+struct ProfileReport {
+  std::string device, model;
+  DType precision = DType::F32;
+  int width = 0, height = 0;
+  bool timestamps = true;
+  std::vector<ProfiledGraph> graphs;
+};
+
+struct ProfileSettings {
+  std::string modelPath;  // resolved
+  DType precision = DType::F32;
+  int width = 0, height = 0;  // 0: the model's default
+};
+
+ProfileReport profileConv(Context& ctx, const ProfileSettings& settings);
+std::string formatProfile(const ProfileReport& report);
+std::string profileJson(const ProfileReport& report);
+
+// The mode: resolves the model (built-in by default) and precision, runs, prints, writes --json.
+int runProfileConv(const CliOptions& options, std::FILE* out, std::FILE* err);
+
+}  // namespace sdgen::app

@@ -1,0 +1,168 @@
+// --profile-conv on the tiny SD1 test model (lavapipe): the report's structure and its consistency with the
+// recorded graphs. Timings are only required to be positive, never compared with anything.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "app/profile_conv.h"
+#include "engine/command_sequence.h"
+#include "ops/conv2d.h"
+#include "ops/conv2d_plan.h"
+#include "tests/test_support.h"
+
+namespace sdgen::app {
+namespace {
+
+class ProfileConv : public test::VulkanTest {};
+
+TEST_F(ProfileConv, TinyModelReportIsConsistent) {
+  ProfileSettings st;
+  st.modelPath = std::string(SDGEN_SOURCE_DIR) + "/tests/data/tiny-sd1";
+  st.precision = DType::F32;
+  st.width = st.height = 32;  // 16x16 latents: every level of the tiny UNet and VAE is small
+  ProfileReport r = profileConv(ctx(), st);
+  ASSERT_EQ(r.graphs.size(), 2u);
+  EXPECT_EQ(r.graphs[0].name, "unet step");
+  EXPECT_EQ(r.graphs[1].name, "vae decode");
+  EXPECT_EQ(r.width, 32);
+  EXPECT_EQ(r.model, "tiny-sd1");
+
+  for (const auto& g : r.graphs) {
+    SCOPED_TRACE(g.name);
+    ASSERT_FALSE(g.convs.empty());
+    // Every conv row: a problem, an algorithm and tile, and the kernels of that algorithm's pipeline, timed.
+    size_t convKernels = 0;
+    std::set<std::string> layers;
+    for (const auto& c : g.convs) {
+      SCOPED_TRACE(c.layer);
+      EXPECT_TRUE(layers.insert(c.layer).second) << "conv layer listed twice";
+      EXPECT_NE(c.problem.find(" -> "), std::string::npos);
+      EXPECT_FALSE(c.weights.empty());
+      ASSERT_TRUE(c.algo == "general" || c.algo == "gemm-v2" || c.algo == "winograd") << c.algo;
+      EXPECT_FALSE(c.tile.empty());
+      const size_t expectedKernels = c.algo == "winograd" ? 3 : 1;
+      ASSERT_EQ(c.kernels.size(), expectedKernels);
+      if (c.algo == "winograd") {
+        EXPECT_EQ(c.kernels[0].role, "input transform");
+        EXPECT_EQ(c.kernels[1].role, "gemm");
+        EXPECT_EQ(c.kernels[2].role, "output transform");
+      }
+      double sum = 0;
+      for (const auto& k : c.kernels) {
+        EXPECT_EQ(k.label.rfind(c.layer + " ", 0), 0u) << k.label;
+        EXPECT_GT(k.ms, 0);
+        EXPECT_GT(k.flops, 0);
+        EXPECT_GT(k.bytes, 0);
+        sum += k.ms;
+      }
+      EXPECT_NEAR(c.ms, sum, 1e-9);
+      EXPECT_GT(c.directFlops, 0);
+      EXPECT_GT(c.tflops, 0);
+      EXPECT_GT(c.gbps, 0);
+      convKernels += c.kernels.size();
+    }
+    // Per-type totals add up to the graph's total, and the launch counts to the graph's launches.
+    double ms = 0;
+    size_t commands = 0;
+    for (const auto& type : profileOpTypes()) {
+      ms += g.msByType.at(type);
+      commands += g.commandsByType.at(type);
+    }
+    EXPECT_NEAR(ms, g.totalMs, 1e-6 * g.totalMs);
+    EXPECT_EQ(commands, g.commands);
+    EXPECT_EQ(g.launches, g.commands);  // these graphs record dispatches only (no copies or fills)
+    EXPECT_EQ(g.commandsByType.at("conv"), convKernels);
+    EXPECT_GT(g.commandsByType.at("norm"), 0u);
+    EXPECT_GT(g.commandsByType.at("linear"), 0u);
+    EXPECT_GT(g.commandsByType.at("attention"), 0u);
+  }
+  // The UNet's stride-2 downsampler is found as such: input twice the output's size.
+  bool sawStride2 = false;
+  for (const auto& c : r.graphs[0].convs)
+    if (c.layer == "down 0 downsample") {
+      sawStride2 = true;
+      EXPECT_NE(c.problem.find("[2,16,16,32] -> [2,8,8,32] 3x3 s2"), std::string::npos) << c.problem;
+    }
+  EXPECT_TRUE(sawStride2);
+
+  // The JSON report carries the same numbers.
+  nlohmann::json j = nlohmann::json::parse(profileJson(r));
+  ASSERT_EQ(j["graphs"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& g = j["graphs"][i];
+    EXPECT_EQ(g["launches"].get<size_t>(), r.graphs[i].launches);
+    EXPECT_EQ(g["convs"].size(), r.graphs[i].convs.size());
+    size_t launches = 0;
+    for (const auto& type : profileOpTypes()) launches += g["by_type"][type]["launches"].get<size_t>();
+    EXPECT_EQ(launches, r.graphs[i].commands);
+    EXPECT_EQ(g["convs"][0]["kernels"][0]["ms"].get<double>(), r.graphs[i].convs[0].kernels[0].ms);
+  }
+  // The text report names every conv layer.
+  const std::string text = formatProfile(r);
+  for (const auto& c : r.graphs[1].convs) EXPECT_NE(text.find(c.layer), std::string::npos);
+}
+
+// The labels ops::conv2d gives its dispatches are the ones the profile parses (ops/conv2d_kernels.cpp names them,
+// ops/conv2d_plan.cpp parses them): every algorithm, through the engine's own conv call.
+class ConvKernelLabels : public test::VulkanTest {};
+
+TEST_F(ConvKernelLabels, EveryAlgorithmsDispatchesParse) {
+  const int cin = 8, cout = 8;
+  std::vector<float> w = test::randomFloats(size_t(cout) * cin * 9, 1), b = test::randomFloats(cout, 2);
+  ops::Conv2dWeights weights(ctx(), cout, cin, ops::Conv2dParams::square(3), w, b);
+  Allocation x = test::uploadFloats(ctx(), test::randomFloats(size_t(1) * 8 * 8 * cin, 3), DType::F32);
+  Allocation y = ctx().allocate(size_t(8) * 8 * cout * 4, "label test output");
+  ops::Conv2dScratch scratch(ctx());
+  for (ops::ConvAlgo algo : {ops::ConvAlgo::General, ops::ConvAlgo::GemmV2, ops::ConvAlgo::Winograd}) {
+    SCOPED_TRACE(ops::convAlgoName(algo));
+    CommandSequence seq(ctx());
+    ops::Conv2dOptions o;
+    o.algo = algo;
+    o.scratch = &scratch;
+    o.label = "up 0 resnet 1 conv1";
+    ops::Conv2dInfo info = ops::conv2d(ctx(), seq, graph::buffer(graph::view(x, DType::F32, {1, 8, 8, cin})), weights,
+                                       graph::bufferSink(graph::view(y, DType::F32, {1, 8, 8, cout})), o);
+    ASSERT_EQ(info.kernels.size(), algo == ops::ConvAlgo::Winograd ? 3u : 1u);
+    for (size_t i = 0; i < info.kernels.size(); ++i) {
+      auto split = ops::splitConvDispatchLabel(info.kernels[i]);
+      ASSERT_TRUE(split) << info.kernels[i];
+      EXPECT_EQ(split->first, "up 0 resnet 1 conv1");
+      EXPECT_EQ(split->second.algo, algo);
+      if (algo == ops::ConvAlgo::Winograd) {
+        const ops::ConvKernelRole roles[] = {ops::ConvKernelRole::InputTransform, ops::ConvKernelRole::Gemm,
+                                             ops::ConvKernelRole::OutputTransform};
+        EXPECT_EQ(split->second.role, roles[i]);
+      }
+      if (split->second.role == ops::ConvKernelRole::Gemm || split->second.role == ops::ConvKernelRole::Direct) {
+        EXPECT_EQ(info.tile.rfind(std::to_string(split->second.bm) + "x" + std::to_string(split->second.bn), 0), 0u)
+            << info.tile;
+        EXPECT_EQ(info.kernels[i].substr(info.kernels[i].size() - split->second.tile.size()), split->second.tile);
+      }
+    }
+  }
+  EXPECT_FALSE(ops::splitConvDispatchLabel("down 0 attention 0 proj_in"));
+  EXPECT_FALSE(ops::splitConvDispatchLabel("general 64x64"));  // a kernel needs its conv's label before it
+  EXPECT_FALSE(ops::parseConvKernelLabel("gemm-v2 64xx64"));
+  auto lanes = ops::splitConvDispatchLabel("down 0 downsample gemm-v2 32x32 lanes");
+  ASSERT_TRUE(lanes);
+  EXPECT_EQ(lanes->first, "down 0 downsample");
+  EXPECT_EQ(lanes->second.tile, "32x32 lanes");
+  EXPECT_EQ(lanes->second.bm, 32);
+}
+
+// The cost model: the direct kernels count the convolution's 2*M*N*K, Winograd's GEMM its 36 products.
+TEST(ConvKernelCost, CountsTheWorkOfEachKernel) {
+  ops::ConvProblem p;
+  p.n = 2, p.h = p.w = 16, p.cin = 32, p.ho = p.wo = 16, p.cout = 64;
+  p.p = ops::Conv2dParams::square(3);
+  EXPECT_DOUBLE_EQ(ops::convDirectFlops(p), 2.0 * 2 * 16 * 16 * 64 * 32 * 9);
+  auto direct = ops::convKernelCost(p, ops::ConvKernelRole::Direct, DType::F16, DType::F16);
+  EXPECT_DOUBLE_EQ(direct.flops, ops::convDirectFlops(p));
+  EXPECT_DOUBLE_EQ(direct.bytes, (2.0 * 16 * 16 * 32 + 9.0 * 32 * 64 + 2.0 * 16 * 16 * 64) * 2 + 64 * 4);
+  auto gemm = ops::convKernelCost(p, ops::ConvKernelRole::Gemm, DType::F16, DType::F16);
+  EXPECT_DOUBLE_EQ(gemm.flops, 2.0 * 36 * (2 * 4 * 4) * 32 * 64);
+}
+
+}  // namespace
+}  // namespace sdgen::app
