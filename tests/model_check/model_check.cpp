@@ -8,6 +8,7 @@
 //                     [--precision fp32|fp16|both] [--repetitions N] [--json FILE]
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -52,7 +53,14 @@ Options parse(int argc, char** argv) {
     else if (a == "--model") o.models.push_back(value());
     else if (a == "--config") o.configPath = value();
     else if (a == "--json") o.json = value();
-    else if (a == "--repetitions") o.repetitions = std::stoi(value());
+    else if (a == "--repetitions") {
+      const std::string v = value();
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || n < 0 || n > 100000)
+        usage("--repetitions: expected an integer from 0 to 100000, got '" + v + "'");
+      o.repetitions = static_cast<int>(n);
+    }
     else if (a == "--precision") {
       std::string p = value();
       if (p == "fp32") o.precisions = {DType::F32};
