@@ -5,6 +5,7 @@
 #include "engine/error.h"
 #include "engine/param_block.h"
 #include "graph/expr_codegen.h"
+#include "ops/conv2d_plan.h"
 #include "ops/elementwise.h"
 
 namespace sdgen::ops {
@@ -14,9 +15,16 @@ using namespace graph;
 static constexpr int kHeaderWords = 8;  // shaders/attention/flash.slang kAttentionHeaderWords
 static constexpr double kLog2e = 1.4426950408889634;  // Q is pre-scaled by scale * log2(e): softmax via exp2
 
-static std::string wrapperSource(const AttentionInfo& info, bool causal) {
+static std::string wrapperSource(const AttentionInfo& info, int64_t d, bool causal) {
   const FlashTile& t = info.tile;
   auto n = [](int v) { return std::to_string(v); };
+  if (info.lanesRowsPerLane > 0)
+    return "import sdgen;\nimport expr;\nimport attention.flash_lanes;\n"
+           "typealias Q = " + info.qType + ";\ntypealias K = " + info.kType + ";\ntypealias V = " + info.vType +
+           ";\ntypealias O = " + info.outType + ";\n[shader(\"compute\")]\n[numthreads(8, 1, 1)]\n"
+           "void main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
+           "  flashLanesMain<Q, K, V, O, " + n(int(d)) + ", " + n(info.lanesRowsPerLane) + ", " +
+           (causal ? "1" : "0") + ">(group, local);\n}\n";
   return "import sdgen;\nimport expr;\nimport attention.flash;\n"
          "typealias Q = " + info.qType + ";\ntypealias K = " + info.kType + ";\ntypealias V = " + info.vType +
          ";\ntypealias O = " + info.outType + ";\n[shader(\"compute\")]\n[numthreads(" + n(t.threads()) +
@@ -53,9 +61,11 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
            std::to_string(dev.maxWorkgroupInvocations) + " threads");
   } else {
     info.tile = chooseFlashTile(d, dev.sharedMemoryPerWorkgroup, dev.maxWorkgroupInvocations);
+    if (options.allowLanes && useCpuGemmKernels(dev)) info.lanesRowsPerLane = flashLanesRowsPerLane(d);
   }
   info.vector = d % 4 == 0;
-  info.groups = {uint32_t((qs[1] + info.tile.bq - 1) / info.tile.bq), uint32_t(qs[2]), uint32_t(qs[0])};
+  const int64_t rowsPerGroup = info.lanesRowsPerLane > 0 ? 8 * info.lanesRowsPerLane : info.tile.bq;
+  info.groups = {uint32_t((qs[1] + rowsPerGroup - 1) / rowsPerGroup), uint32_t(qs[2]), uint32_t(qs[0])};
   for (int i = 0; i < 3; ++i)
     if (info.groups[i] > dev.maxWorkgroupCount[i])
       fail("grid axis " + std::to_string(i) + " needs " + std::to_string(info.groups[i]) +
@@ -79,7 +89,7 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
     read.insert(read.end(), more.begin(), more.end());
 
   KernelSource src;
-  src.generated = wrapperSource(info, options.causal);
+  src.generated = wrapperSource(info, d, options.causal);
   src.label = options.label;
   seq.dispatch(ctx.kernels().get(src), info.groups, params, rangesOf(read), rangesOf(tensorsWritten(out)),
                options.label);

@@ -19,13 +19,17 @@ struct AttentionOptions {
   std::optional<float> scale;  // unset: 1 / sqrt(D)
   bool causal = false;         // key k > query q masked (CLIP text encoder); requires Sq == Sk
   std::optional<FlashBlocks> blocks;  // unset: the largest that fits the device (set: tests, tuning)
+  // CPU devices run the lanes kernel (shaders/attention/flash_lanes.slang) where its contract holds and no
+  // blocks are forced; false keeps the shared-memory kernel (tests compare both).
+  bool allowLanes = true;
   std::string label = "attention";
 };
 
 // What was chosen, for tests and profiles.
 struct AttentionInfo {
   std::string qType, kType, vType, outType;  // generated Slang types
-  FlashTile tile;
+  FlashTile tile;       // the shared-memory kernel's tile (unused by the lanes kernel)
+  int lanesRowsPerLane = 0;  // > 0: the lanes kernel, each lane this many query rows
   bool vector = false;  // 4 elements along D per access (D % 4 == 0)
   int scalarWrappedNodes = 0;
   std::array<uint32_t, 3> groups{};

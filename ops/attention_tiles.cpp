@@ -1,5 +1,7 @@
 #include "ops/attention_tiles.h"
 
+#include <algorithm>
+
 #include "engine/error.h"
 
 namespace sdgen::ops {
@@ -53,6 +55,11 @@ FlashTile chooseFlashTile(int64_t d, uint32_t sharedBytes, uint32_t maxInvocatio
   }
   throw Error("attention: no tile for head dimension " + std::to_string(d) + " fits " + std::to_string(sharedBytes) +
               " bytes of shared memory (smallest: " + t.describe() + ")");
+}
+
+int flashLanesRowsPerLane(int64_t d) {
+  if (d < 4 || d > 64 || d % 4) return 0;
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(4, 128 / d)));
 }
 
 }  // namespace sdgen::ops

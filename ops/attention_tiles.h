@@ -37,4 +37,11 @@ FlashTile makeFlashTile(int64_t d, FlashBlocks blocks);
 // workgroup; throws sdgen::Error when none fits.
 FlashTile chooseFlashTile(int64_t d, uint32_t sharedBytes, uint32_t maxInvocations);
 
+// The lanes kernel for CPU devices (shaders/attention/flash_lanes.slang): query rows per lane for head
+// dimension `d`, or 0 where its contract (d % 4 == 0, d <= 64) does not hold: min(4, 128 / d). More rows
+// reuse each loaded key/value block more (D = 32 on llvmpipe: 2 rows 6.2 ms, 4 rows 3.5 ms, 8 rows 2.5 ms
+// for a 256 x 256 self-attention, batch 2, 2 heads), but llvmpipe compiles the fully unrolled body again in
+// every process (8 rows: +0.3 s per process for the built-in model's kernels).
+int flashLanesRowsPerLane(int64_t d);
+
 }  // namespace sdgen::ops

@@ -1,5 +1,6 @@
 #pragma once
-// Device memory for the intermediate tensors of multi-kernel conv algorithms (Winograd's V and M tiles).
+// Device memory for the intermediate tensors of multi-kernel algorithms: Winograd's V and M tiles, and a
+// linear layer's input staged on CPU devices (ops::LinearOptions::scratch).
 // The caller owns one Conv2dScratch per command sequence (or per group of sequences that never run at the
 // same time) and keeps it alive while any sequence recorded with it may run. Every conv recorded with it
 // reuses the same memory; the sequence's hazard tracking orders the reuse (write-after-read barriers). When a

@@ -2,6 +2,8 @@
 
 #include "engine/error.h"
 #include "graph/expr_nodes.h"
+#include "ops/conv2d_plan.h"
+#include "ops/elementwise.h"
 #include "ops/linear_gemm.h"
 
 namespace sdgen::ops {
@@ -9,6 +11,19 @@ namespace sdgen::ops {
 using namespace graph;
 
 static Shape leading(const Shape& s) { return Shape(s.begin(), s.end() - 1); }
+
+static int tensorLeaves(const ExprNode& e) {
+  int n = e.kind == ExprKind::Buffer || e.kind == ExprKind::Gather ? 1 : 0;
+  for (const Expr& c : e.children) n += tensorLeaves(c.node());
+  return n;
+}
+
+bool stageLinearInput(const Expr& x, int64_t n, const DeviceInfo& device) {
+  if (!useCpuGemmKernels(device)) return false;  // GPUs stage A in shared memory per tile: cheap to recompute
+  const int64_t tiles = (n + 31) / 32;           // the lanes kernel's column tile (chooseGemmTile)
+  const int64_t leaves = tensorLeaves(x.node());
+  return (tiles - 1) * (leaves - 1) > 2;
+}
 
 GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearWeights& weights, const Sink& out,
                 const LinearOptions& options) {
@@ -26,6 +41,14 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
   Shape p = pad4(xs);
   GemmProblem g;
   g.a = x;
+  const bool stage = options.scratch && !options.tile && stageLinearInput(x, weights.outFeatures(), ctx.info());
+  if (stage) {
+    // fp32 like the fused evaluation, so staging changes no result.
+    const Allocation& mem = options.scratch->acquire(uint64_t(numel(xs)) * 4);
+    TensorView staged = view(mem, DType::F32, xs);
+    elementwise(ctx, seq, x, bufferSink(staged), {.label = options.label + " input"});
+    g.a = buffer(staged);
+  }
   g.weights = &weights;
   g.out = out;
   g.m = p[0] * p[1] * p[2];
@@ -35,7 +58,9 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
   g.d2 = p[2];
   g.label = options.label;
   g.tile = options.tile;
-  return recordGemm(ctx, seq, g);
+  GemmInfo info = recordGemm(ctx, seq, g);
+  info.stagedInput = stage;
+  return info;
 }
 
 GemmInfo matmul(Context& ctx, CommandSequence& seq, const Expr& a, const Expr& b, const Sink& out,

@@ -9,6 +9,7 @@
 #include "engine/command_sequence.h"
 #include "engine/context.h"
 #include "graph/expr.h"
+#include "ops/conv2d_scratch.h"
 #include "ops/linear_weights.h"
 
 namespace sdgen::ops {
@@ -35,13 +36,24 @@ struct GemmInfo {
   int scalarWrappedNodes = 0;          // leaves/sinks that fell back to scalar access inside vector mode
   int tileM = 0, tileN = 0, tileK = 0;
   int lanes = 0, rowsPerLane = 0;      // > 0: the lanes kernel (CPU devices)
+  bool stagedInput = false;            // A was computed once into scratch memory first (see LinearOptions)
   std::array<uint32_t, 3> groups{};
 };
 
 struct LinearOptions {
   std::optional<GemmTile> tile;  // forces a kernel and tile (benchmarks, tests); unset: chooseGemmTile
+  // Where a computed input may be staged. The GEMM evaluates its input expression once per column tile; on
+  // CPU devices (lanes kernel, 32 columns per tile) every evaluation is lane-by-lane loads, so an input
+  // that reads several tensors (a layer norm's x, statistics, gamma and beta) and feeds many column tiles
+  // is cheaper computed once into this memory by an elementwise launch (stageLinearInput). Null: never.
+  Conv2dScratch* scratch = nullptr;
   std::string label = "linear";
 };
+
+// Whether the input of a linear layer with `n` outputs is worth staging (LinearOptions::scratch) on `device`:
+// evaluating it once per column tile costs (tiles x tensors read) loads per element, staging costs
+// (tensors read + 1 store + tiles loads).
+bool stageLinearInput(const graph::Expr& x, int64_t n, const DeviceInfo& device);
 
 // out = x W^T + b. x: [..., K] (rank 1..4), out: [..., N] with the same leading axes; the leading axes are
 // batched into the rows of one GEMM.

@@ -1,5 +1,5 @@
 // Linear-layer GEMM variants on one shape, timed back to back (interleaved rounds, GPU timestamps, medians):
-//   gemm_variants M K N rounds variant...   (variant: "tiled" or "lanes:L,R,T" = lanes, rows per lane, columns)
+//   gemm_variants M K N rounds variant...   (variant: "tiled" or "lanes:L,R,G" = lanes, rows per lane, 32-column groups)
 // Prints ms and GFLOP/s per variant. Variants are forced through LinearOptions::tile.
 #include <algorithm>
 #include <cstdio>

@@ -109,8 +109,9 @@ Value Builder::linear(const Value& x, const ops::LinearWeights& w, const Epilogu
   shape.back() = w.outFeatures();
   const ops::LinearWeights* weights = &w;
   std::string label = out.label;
+  ops::Conv2dScratch* scratch = scratch_;
   return kernelNode(x, shape, e, out, [=](NodeRecorder& r, const Expr& in, const graph::Sink& sink) {
-    ops::linear(r.ctx, r.seq, in, *weights, sink, {.label = label});
+    ops::linear(r.ctx, r.seq, in, *weights, sink, {.scratch = scratch, .label = label});
   });
 }
 

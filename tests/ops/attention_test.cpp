@@ -61,7 +61,8 @@ class AttentionTest : public test::TensorTest {
     auto info = ops::attention(ctx(), seq, p.q, p.k, p.v, bufferSink(out), options);
     seq.run();
     compare(read(out), reference(p.q, p.k, p.v, options.causal, options.scale.value_or(0)),
-            what + " (" + info.tile.describe() + ")");
+            what + " (" + (info.lanesRowsPerLane ? "lanes kernel, " + std::to_string(info.lanesRowsPerLane) +
+                           " rows per lane" : info.tile.describe()) + ")");
     return info;
   }
 };
@@ -107,6 +108,32 @@ TEST_P(AttentionTest, EveryTileCandidateThatFits) {
     EXPECT_EQ(info.tile.bq, b.bq);
     EXPECT_EQ(info.tile.bkv, b.bkv);
   }
+}
+
+TEST_P(AttentionTest, LanesKernelOnCpuDevices) {
+  // CPU devices run flash_lanes.slang where D % 4 == 0 and D <= 64; the shared-memory kernel stays reachable
+  // (allowLanes = false) and both must match the reference: the built-in model's D = 32 (self 256 x 256
+  // as at its first level, cross with Sk = 77), row counts off the 8 * rows-per-lane block, causal CLIP.
+  const bool cpu = ctx().info().type == "cpu" && ctx().info().subgroupSize == 8;
+  for (bool lanes : {true, false}) {
+    const std::string k = lanes ? " lanes" : " shared";
+    auto info = run(dense(2, 256, 256, 2, 32, 900), {.allowLanes = lanes}, "self D 32" + k);
+    EXPECT_EQ(info.lanesRowsPerLane > 0, lanes && cpu);
+    if (lanes && cpu) {
+      EXPECT_EQ(info.lanesRowsPerLane, ops::flashLanesRowsPerLane(32));
+    }
+    run(dense(2, 37, 77, 4, 32, 910), {.allowLanes = lanes}, "cross D 32" + k);
+    run(dense(1, 77, 77, 2, 32, 920), {.causal = true, .allowLanes = lanes}, "causal D 32" + k);
+    run(dense(1, 13, 9, 1, 16, 930), {.allowLanes = lanes}, "D 16" + k);
+    run(dense(2, 3, 5, 2, 4, 940), {.allowLanes = lanes}, "D 4" + k);
+  }
+  // Outside the lanes contract: the shared-memory kernel.
+  EXPECT_EQ(run(dense(1, 9, 9, 1, 80, 950), {}, "D 80").lanesRowsPerLane, 0);
+  EXPECT_EQ(run(dense(1, 9, 9, 1, 33, 960), {}, "D 33").lanesRowsPerLane, 0);
+  EXPECT_EQ(ops::flashLanesRowsPerLane(68), 0);
+  EXPECT_EQ(ops::flashLanesRowsPerLane(30), 0);
+  EXPECT_EQ(ops::flashLanesRowsPerLane(64), 2);
+  EXPECT_EQ(ops::flashLanesRowsPerLane(32), 4);
 }
 
 TEST_P(AttentionTest, ExplicitScale) {

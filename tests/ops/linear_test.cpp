@@ -174,6 +174,37 @@ TEST_P(LinearTest, GegluPrologue) {
   }
 }
 
+TEST_P(LinearTest, ComputedInputStagedThroughScratch) {
+  // A layer-norm-like prologue (four tensors read) feeding 4 column tiles: on CPU devices it is computed
+  // once into scratch memory before the GEMM; the result must not change.
+  Expr x = input({2, 10, 16}, 61), mean = input({2, 10, 1}, 62), gamma = input({16}, 63), beta = input({16}, 64);
+  Expr normed = (x - mean) * gamma + beta;
+  auto l = weights(128, 16, true, 65);
+  ops::Conv2dScratch scratch(ctx());
+  for (bool withScratch : {false, true}) {
+    TensorView out = output({2, 10, 128});
+    CommandSequence seq(ctx());
+    auto info = ops::linear(ctx(), seq, normed, *l.gpu, bufferSink(out), {.scratch = withScratch ? &scratch : nullptr});
+    seq.run();
+    EXPECT_EQ(info.stagedInput, withScratch && ops::stageLinearInput(normed, 128, ctx().info()));
+    if (withScratch && ctx().info().type == "cpu") {
+      EXPECT_TRUE(info.stagedInput);
+      EXPECT_GT(scratch.bytesHeld(), 0u);
+    }
+    compare(read(out), reference(normed, l), withScratch ? "staged" : "fused");
+  }
+  // The rule: never on GPUs, never for a plain read or few column tiles.
+  DeviceInfo gpu = ctx().info();
+  gpu.type = "discrete";
+  EXPECT_FALSE(ops::stageLinearInput(normed, 128, gpu));
+  DeviceInfo cpu = ctx().info();
+  cpu.type = "cpu";
+  cpu.subgroupSize = 8;
+  EXPECT_TRUE(ops::stageLinearInput(normed, 128, cpu));
+  EXPECT_FALSE(ops::stageLinearInput(normed, 32, cpu));
+  EXPECT_FALSE(ops::stageLinearInput(x, 512, cpu));
+}
+
 TEST_P(LinearTest, ResidualAddEpilogue) {
   for (int64_t n : {24, 15}) {
     Expr h = input({3, 11, 20}, 30 + uint32_t(n)), x = input({3, 11, n}, 40 + uint32_t(n));
