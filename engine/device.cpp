@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "engine/error.h"
 #include "engine/vk_compat.h"
@@ -141,7 +143,9 @@ Device::Device(Instance& instance, const DeviceOptions& options) : instance_(ins
 
   // A validation layer older than an extension reports its feature struct as unknown and the extension as
   // unsupported; those messages say nothing about sdgen's use of the API, so exactly they are not counted.
-  auto tolerateNewerThanLayer = [&](const char* extension, uint32_t sinceHeader, int sType) {
+  // Shaders using such an extension's SPIR-V capability get the same treatment (`shaderNeedles`).
+  auto tolerateNewerThanLayer = [&](const char* extension, uint32_t sinceHeader, int sType,
+                                    std::vector<std::string> shaderNeedles = {}) {
     uint32_t layer = instance.validationLayerVersion();
     if (!layer || VK_API_VERSION_MINOR(layer) > VK_API_VERSION_MINOR(sinceHeader) ||
         (VK_API_VERSION_MINOR(layer) == VK_API_VERSION_MINOR(sinceHeader) &&
@@ -149,9 +153,15 @@ Device::Device(Instance& instance, const DeviceOptions& options) : instance_(ins
       return;
     instance.validation().suppress(std::string("Device Extension ") + extension + " is not supported by this layer");
     instance.validation().suppress("unknown VkStructureType (" + std::to_string(sType) + ")");
+    for (auto& n : shaderNeedles) instance.validation().suppress(n);
   };
   if (info_.coopMatrixKHR)
-    tolerateNewerThanLayer(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME, VK_MAKE_API_VERSION(0, 1, 3, 255), 1000506000);
+    // Debian's layer (1.3.239) predates SPV_KHR_cooperative_matrix: its SPIR-V checks reject the capability
+    // (operand 6022, CooperativeMatrixKHR) and the extension of the tensor-core kernels.
+    tolerateNewerThanLayer(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME, VK_MAKE_API_VERSION(0, 1, 3, 255), 1000506000,
+                           {"Invalid capability operand: 6022",
+                            "A SPIR-V Capability (Unhandled OpCapability) was declared that is not supported by Vulkan",
+                            "A SPIR-V Extension (SPV_KHR_cooperative_matrix) was declared that is not supported"});
   if (info_.bfloat16)
     tolerateNewerThanLayer(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME, VK_MAKE_API_VERSION(0, 1, 4, 311), 1000141000);
 

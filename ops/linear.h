@@ -19,12 +19,22 @@ namespace sdgen::ops {
 struct GemmTile {
   int bm = 64, bn = 64, bk = 16;
   int lanes = 0, rowsPerLane = 0;  // lanes > 0: the lanes kernel
+  int warpRows = 0, warpCols = 0;  // > 0: the cooperative-matrix kernel, each subgroup this many 16x16 tiles
   bool isLanes() const { return lanes > 0; }
-  int threads() const { return isLanes() ? lanes : (bm / 4) * (bn / 4); }
-  uint32_t sharedBytes() const { return isLanes() ? 0 : uint32_t(16 * bk * (bm / 4 + bn / 4)); }
+  bool isCoop() const { return warpRows > 0; }
+  int threads() const {
+    return isLanes() ? lanes : isCoop() ? 32 * (bm / (16 * warpRows)) * (bn / (16 * warpCols)) : (bm / 4) * (bn / 4);
+  }
+  uint32_t sharedBytes() const {
+    if (isLanes()) return 0;
+    if (isCoop()) return uint32_t(2 * bm * (bk + 8) + 2 * bk * (bn + 8) + 4 * bm * (bn + 4));
+    return uint32_t(16 * bk * (bm / 4 + bn / 4));
+  }
   static GemmTile lanesTile(int lanes, int rowsPerLane, int columnGroups) {
     return GemmTile{lanes * rowsPerLane, 32 * columnGroups, 4, lanes, rowsPerLane};
   }
+  // Tensor cores (shaders/linear/gemm_coop.slang): BM x BN x BK with 2 x 2 16x16 accumulators per subgroup.
+  static GemmTile coopTile(int bm, int bn, int bk) { return GemmTile{bm, bn, bk, 0, 0, 2, 2}; }
 };
 
 // What was chosen, for tests and profiles.
@@ -36,6 +46,7 @@ struct GemmInfo {
   int scalarWrappedNodes = 0;          // leaves/sinks that fell back to scalar access inside vector mode
   int tileM = 0, tileN = 0, tileK = 0;
   int lanes = 0, rowsPerLane = 0;      // > 0: the lanes kernel (CPU devices)
+  bool coopMatrix = false;             // the tensor-core kernel (fp16 operands, fp32 accumulation)
   bool stagedInput = false;            // A was computed once into scratch memory first (see LinearOptions)
   std::array<uint32_t, 3> groups{};
 };

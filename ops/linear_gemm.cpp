@@ -14,7 +14,14 @@ using namespace graph;
 
 static constexpr int kHeaderWords = 12;  // shaders/linear/gemm.slang kGemmHeaderWords
 
+bool gemmCoopSupported(const DeviceInfo& info) {
+  return info.coopMatrixKHR && info.hasCoopMatrix(16, 16, 16, "f16", "f32") && info.subgroupSize == 32 &&
+         GemmTile::coopTile(64, 64, 32).sharedBytes() <= info.sharedMemoryPerWorkgroup;
+}
+
 GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info) {
+  // The cooperative-matrix kernel is not chosen here yet: its first version made the SD 1.5 fp16 UNet step
+  // slower on the H100 (135 ms against 99 ms, docs/perf.md); it runs where a tile forces it.
   if (useCpuGemmKernels(info) && k % 4 == 0 && n % 4 == 0) {
     // CPU (lavapipe): the lanes kernel, fewer rows per lane for few rows (the rest would be clamped padding),
     // one 32-column group (docs/dispatch.md). Larger tiles (8 rows, 2 groups) run ~1.5x faster but their
@@ -35,6 +42,14 @@ GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info)
 
 static std::string wrapperSource(const GemmInfo& info, const GemmTile& tile, bool bias) {
   auto flag = [](bool b) { return b ? "1" : "0"; };
+  if (tile.isCoop())
+    return "import sdgen;\nimport expr;\nimport linear.gemm;\nimport linear.gemm_coop;\n"
+           "typealias A = " + info.aType + ";\ntypealias B = " + info.bType + ";\ntypealias S = " + info.sinkType +
+           ";\n[shader(\"compute\")]\n[numthreads(" + std::to_string(tile.threads()) +
+           ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
+           "  gemmCoopMain<A, B, S, " + flag(info.vectorA) + ", " + flag(info.vectorOut) + ", " + flag(bias) + ", " +
+           std::to_string(tile.bm) + ", " + std::to_string(tile.bn) + ", " + std::to_string(tile.bk) + ", " +
+           std::to_string(tile.warpRows) + ", " + std::to_string(tile.warpCols) + ">(group, local);\n}\n";
   if (tile.isLanes())
     return "import sdgen;\nimport expr;\nimport linear.gemm;\n"
            "typealias A = " + info.aType + ";\ntypealias B = " + info.bType + ";\ntypealias S = " + info.sinkType +
@@ -59,12 +74,16 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     throw Error(p.label + ": tensors over 2^31 elements are not supported (M " + std::to_string(p.m) + ", N " +
                 std::to_string(p.n) + ", K " + std::to_string(p.k) + ", batches " + std::to_string(p.batches) + ")");
   const GemmTile tile = p.tile ? *p.tile : chooseGemmTile(p.m, p.n, p.k, ctx.info());
+  if (tile.isCoop() && !(gemmCoopSupported(ctx.info()) && p.weights))
+    throw Error(p.label + ": the cooperative-matrix GEMM needs packed weights and a device with 16x16x16 "
+                "f16 x f16 -> f32 subgroup matrices and 32-wide subgroups");
   GemmInfo info;
   info.tileM = tile.bm;
   info.tileN = tile.bn;
   info.tileK = tile.bk;
   info.lanes = tile.lanes;
   info.rowsPerLane = tile.rowsPerLane;
+  info.coopMatrix = tile.isCoop();
   info.vectorA = p.k % 4 == 0;
   info.vectorB = !p.weights && p.n % 4 == 0;
   info.vectorOut = p.n % 4 == 0;
@@ -109,6 +128,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   KernelSource src;
   src.generated = wrapperSource(info, tile, p.weights && p.weights->hasBias());
   src.label = p.label;
+  if (tile.isCoop()) src.capabilities = {"spvCooperativeMatrixKHR"};
   seq.dispatch(ctx.kernels().get(src), info.groups, params, reads, rangesOf(tensorsWritten(p.out)), p.label);
   return info;
 }

@@ -23,6 +23,9 @@ struct GemmProblem {
 
 // The tile for `m` rows per batch on this device; throws when even the smallest does not fit.
 GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info);
+// Whether the device can run the cooperative-matrix kernel (GemmTile::coopTile, forced through
+// LinearOptions::tile): the 16x16x16 f16 x f16 -> f32 subgroup shape, 32-wide subgroups, its shared memory.
+bool gemmCoopSupported(const DeviceInfo& info);
 
 GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p);
 

@@ -1,5 +1,6 @@
 // Linear-layer GEMM variants on one shape, timed back to back (interleaved rounds, GPU timestamps, medians):
-//   gemm_variants M K N rounds variant...   (variant: "tiled" or "lanes:L,R,G" = lanes, rows per lane, 32-column groups)
+//   gemm_variants M K N rounds variant...   (variant: "tiled", "lanes:L,R,G" = lanes, rows per lane, 32-column groups,
+//   or "coop:BM,BN,BK" = the cooperative-matrix kernel, on devices that have it)
 // Prints ms and GFLOP/s per variant. Variants are forced through LinearOptions::tile.
 #include <algorithm>
 #include <cstdio>
@@ -43,6 +44,10 @@ int main(int argc, char** argv) {
         int l, r, t;
         std::sscanf(v.c_str() + 6, "%d,%d,%d", &l, &r, &t);
         o.tile = ops::GemmTile::lanesTile(l, r, t);
+      } else if (v.rfind("coop:", 0) == 0) {
+        int bm, bn, bk;
+        std::sscanf(v.c_str() + 5, "%d,%d,%d", &bm, &bn, &bk);
+        o.tile = ops::GemmTile::coopTile(bm, bn, bk);
       } else {
         o.tile = ops::GemmTile{};
       }

@@ -74,6 +74,69 @@ TEST_P(LinearTest, OddShapesWithAndWithoutBias) {
     }
 }
 
+// Tensor cores (gemm_coop.slang): which devices can run the kernel; it is not chosen automatically yet.
+TEST(GemmCoopRule, CapableDevicesOnly) {
+  DeviceInfo d;
+  d.type = "discrete";
+  d.coopMatrixKHR = true;
+  d.subgroupSize = 32;
+  d.sharedMemoryPerWorkgroup = 49152;
+  d.maxWorkgroupInvocations = 1024;
+  d.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f32", "f32", "subgroup"}};
+  EXPECT_TRUE(ops::gemmCoopSupported(d));
+  EXPECT_FALSE(ops::chooseGemmTile(8192, 320, 320, d).isCoop());
+  EXPECT_EQ(ops::GemmTile::coopTile(64, 64, 32).threads(), 128);
+  EXPECT_EQ(ops::GemmTile::coopTile(64, 64, 32).sharedBytes(), 27136u);
+  DeviceInfo wide = d;
+  wide.subgroupSize = 64;
+  EXPECT_FALSE(ops::gemmCoopSupported(wide));
+  DeviceInfo f16Accumulator = d;
+  f16Accumulator.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"}};
+  EXPECT_FALSE(ops::gemmCoopSupported(f16Accumulator));
+  DeviceInfo none = d;
+  none.coopMatrixKHR = false;
+  EXPECT_FALSE(ops::gemmCoopSupported(none));
+  DeviceInfo small = d;
+  small.sharedMemoryPerWorkgroup = 16384;
+  EXPECT_FALSE(ops::gemmCoopSupported(small));
+}
+
+// The tensor-core kernel forced, on devices that have it (the H100: scripts/device/run-tests.sh): odd M, N, K
+// (partial tiles, scalar paths), bias, a computed prologue and a residual epilogue, against float64. Where
+// the device lacks it (lavapipe) forcing it is a clear error.
+TEST_P(LinearTest, CoopMatrixKernelWhereSupported) {
+  const bool coop = ops::gemmCoopSupported(ctx().info());
+  struct Case { int64_t m, n, k; };
+  const Case cases[] = {{70, 67, 45}, {130, 96, 320}, {33, 70, 1000}, {256, 640, 64}};
+  uint32_t seed = 1300;
+  for (const Case& c : cases) {
+    Expr x = input({c.m, c.k}, seed++), r = input({c.m, c.n}, seed++), g = input({c.k}, seed++);
+    Expr scaled = x * g;
+    auto l = weights(c.n, c.k, true, seed++);
+    TensorView out = output({c.m, c.n});
+    CommandSequence seq(ctx());
+    ops::LinearOptions o{.tile = ops::GemmTile::coopTile(64, 64, 32), .label = "coop linear"};
+    if (!coop) {
+      test::expectErrorContaining([&] { ops::linear(ctx(), seq, scaled, *l.gpu, bufferSink(out), o); },
+                                  "coop linear: the cooperative-matrix GEMM needs");
+      continue;
+    }
+    auto info = ops::linear(ctx(), seq, scaled, *l.gpu, residualAdd(bufferSink(out), r), o);
+    seq.run();
+    EXPECT_TRUE(info.coopMatrix);
+    auto ref = reference(scaled, l);
+    auto rv = test::evalReference(r, mem_);
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] += rv[i];
+    // fp16 operands: the tolerance of fp16 storage whatever the storage type.
+    double err = 0;
+    auto got = read(out);
+    for (size_t i = 0; i < ref.size(); ++i)
+      err = std::max(err, std::abs(got[i] - ref[i]) / std::max(1.0, std::abs(ref[i])));
+    EXPECT_LT(err, 1e-2) << name(c.m, c.n, c.k);
+    std::printf("tensor cores %s: max error %.3g\n", name(c.m, c.n, c.k).c_str(), err);
+  }
+}
+
 std::vector<double> matmulReference(const std::vector<double>& a, const std::vector<double>& b, int64_t batches,
                                     int64_t m, int64_t k, int64_t n, bool bBatched);
 
