@@ -74,9 +74,19 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     throw Error(p.label + ": tensors over 2^31 elements are not supported (M " + std::to_string(p.m) + ", N " +
                 std::to_string(p.n) + ", K " + std::to_string(p.k) + ", batches " + std::to_string(p.batches) + ")");
   const GemmTile tile = p.tile ? *p.tile : chooseGemmTile(p.m, p.n, p.k, ctx.info());
-  if (tile.isCoop() && !(gemmCoopSupported(ctx.info()) && p.weights))
-    throw Error(p.label + ": the cooperative-matrix GEMM needs packed weights and a device with 16x16x16 "
-                "f16 x f16 -> f32 subgroup matrices and 32-wide subgroups");
+  if (tile.isCoop()) {
+    if (!(gemmCoopSupported(ctx.info()) && p.weights))
+      throw Error(p.label + ": the cooperative-matrix GEMM needs packed weights and a device with 16x16x16 "
+                  "f16 x f16 -> f32 subgroup matrices and 32-wide subgroups");
+    if (tile.bm % 32 || tile.bn % 32 || tile.bk % 16 || tile.bm <= 0 || tile.bn <= 0 || tile.bk <= 0 ||
+        tile.sharedBytes() > ctx.info().sharedMemoryPerWorkgroup ||
+        uint32_t(tile.threads()) > ctx.info().maxWorkgroupInvocations)
+      throw Error(p.label + ": cooperative-matrix tile " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) +
+                  "x" + std::to_string(tile.bk) + " needs BM, BN multiples of 32 and BK of 16 within " +
+                  std::to_string(ctx.info().sharedMemoryPerWorkgroup) + " bytes of shared memory (it needs " +
+                  std::to_string(tile.sharedBytes()) + ") and " +
+                  std::to_string(ctx.info().maxWorkgroupInvocations) + " threads");
+  }
   GemmInfo info;
   info.tileM = tile.bm;
   info.tileN = tile.bn;
