@@ -12,16 +12,10 @@ using namespace graph;
 
 static Shape leading(const Shape& s) { return Shape(s.begin(), s.end() - 1); }
 
-static int tensorLeaves(const ExprNode& e) {
-  int n = e.kind == ExprKind::Buffer || e.kind == ExprKind::Gather ? 1 : 0;
-  for (const Expr& c : e.children) n += tensorLeaves(c.node());
-  return n;
-}
-
 bool stageLinearInput(const Expr& x, int64_t n, const DeviceInfo& device) {
   if (!useCpuGemmKernels(device)) return false;  // GPUs stage A in shared memory per tile: cheap to recompute
   const int64_t tiles = (n + 31) / 32;           // the lanes kernel's column tile (chooseGemmTile)
-  const int64_t leaves = tensorLeaves(x.node());
+  const int64_t leaves = static_cast<int64_t>(tensorsRead(x).size());  // one per tensor leaf
   return (tiles - 1) * (leaves - 1) > 2;
 }
 
