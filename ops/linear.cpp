@@ -35,25 +35,31 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
   Shape p = pad4(xs);
   GemmProblem g;
   g.a = x;
-  const bool stage = options.scratch && !options.tile && stageLinearInput(x, weights.outFeatures(), ctx.info());
-  if (stage) {
-    // fp32 like the fused evaluation, so staging changes no result.
-    const Allocation& mem = options.scratch->acquire(uint64_t(numel(xs)) * 4);
-    TensorView staged = view(mem, DType::F32, xs);
+  const int64_t m = p[0] * p[1] * p[2], n = weights.outFeatures(), k = weights.inFeatures();
+  const GemmTile tile = options.tile ? *options.tile
+                                     : chooseGemmTile(m, n, k, ctx.info(), weights.storage() == DType::F16);
+  // Tensor cores: an input that is not a raw fp16 matrix is computed once into fp16 scratch (docs/dispatch.md).
+  const bool stageHalf = options.scratch && tile.isCoop() && k % 8 == 0 && rawHalfRowStride(x, k) == 0;
+  const bool stage = options.scratch && !options.tile && !stageHalf && stageLinearInput(x, n, ctx.info());
+  if (stage || stageHalf) {
+    // fp32 like the fused evaluation (CPU rule), fp16 where the kernel rounds A to fp16: no result changes.
+    const DType dt = stageHalf ? DType::F16 : DType::F32;
+    const Allocation& mem = options.scratch->acquire(uint64_t(numel(xs)) * dtypeSize(dt));
+    TensorView staged = view(mem, dt, xs);
     elementwise(ctx, seq, x, bufferSink(staged), {.label = options.label + " input"});
     g.a = buffer(staged);
   }
   g.weights = &weights;
   g.out = out;
-  g.m = p[0] * p[1] * p[2];
-  g.n = weights.outFeatures();
-  g.k = weights.inFeatures();
+  g.m = m;
+  g.n = n;
+  g.k = k;
   g.d1 = p[1];
   g.d2 = p[2];
   g.label = options.label;
-  g.tile = options.tile;
+  g.tile = tile;
   GemmInfo info = recordGemm(ctx, seq, g);
-  info.stagedInput = stage;
+  info.stagedInput = stage || stageHalf;
   return info;
 }
 

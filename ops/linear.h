@@ -16,25 +16,35 @@ namespace sdgen::ops {
 
 // Shared-memory tiled kernel (gemmMain): BM x BN x BK, 4 x 4 per thread. Lanes kernel (gemmLanesMain, CPU
 // devices): `lanes` invocations, each `rowsPerLane` rows x BN columns, BM = lanes * rowsPerLane, no shared memory.
+// Cooperative-matrix kernel (gemmCoopMain, tensor cores): subgroups of 32, each warpRows x warpCols 16x16
+// accumulators, (BM / (16 warpRows)) x (BN / (16 warpCols)) subgroups.
 struct GemmTile {
   int bm = 64, bn = 64, bk = 16;
   int lanes = 0, rowsPerLane = 0;  // lanes > 0: the lanes kernel
-  int warpRows = 0, warpCols = 0;  // > 0: the cooperative-matrix kernel, each subgroup this many 16x16 tiles
+  int warpRows = 0, warpCols = 0;  // > 0: the cooperative-matrix kernel
+  bool halfAccumulate = false;     // coop: fp16 accumulators within a BK slice, added into fp32 after it
   bool isLanes() const { return lanes > 0; }
   bool isCoop() const { return warpRows > 0; }
-  int threads() const {
-    return isLanes() ? lanes : isCoop() ? 32 * (bm / (16 * warpRows)) * (bn / (16 * warpCols)) : (bm / 4) * (bn / 4);
+  int subgroups() const { return isCoop() ? (bm / (16 * warpRows)) * (bn / (16 * warpCols)) : 0; }
+  int threads() const { return isLanes() ? lanes : isCoop() ? 32 * subgroups() : (bm / 4) * (bn / 4); }
+  // Coop: shared memory in 16-byte words, the larger of the A + B slices and the epilogue's fp32 rows.
+  uint32_t coopSharedWords() const {
+    const int slices = bm * (bk + 8) / 8 + bk * (bn + 8) / 8, epilogue = subgroups() * 16 * (4 * warpCols + 1);
+    return uint32_t(slices > epilogue ? slices : epilogue);
   }
   uint32_t sharedBytes() const {
     if (isLanes()) return 0;
-    if (isCoop()) return uint32_t(2 * bm * (bk + 8) + 2 * bk * (bn + 8) + 4 * bm * (bn + 4));
+    if (isCoop()) return 16 * coopSharedWords();
     return uint32_t(16 * bk * (bm / 4 + bn / 4));
   }
+  std::string describe() const;
   static GemmTile lanesTile(int lanes, int rowsPerLane, int columnGroups) {
     return GemmTile{lanes * rowsPerLane, 32 * columnGroups, 4, lanes, rowsPerLane};
   }
-  // Tensor cores (shaders/linear/gemm_coop.slang): BM x BN x BK with 2 x 2 16x16 accumulators per subgroup.
-  static GemmTile coopTile(int bm, int bn, int bk) { return GemmTile{bm, bn, bk, 0, 0, 2, 2}; }
+  // Tensor cores (shaders/linear/gemm_coop.slang).
+  static GemmTile coopTile(int bm, int bn, int bk, int warpRows, int warpCols, bool halfAccumulate = false) {
+    return GemmTile{bm, bn, bk, 0, 0, warpRows, warpCols, halfAccumulate};
+  }
 };
 
 // What was chosen, for tests and profiles.
@@ -46,8 +56,10 @@ struct GemmInfo {
   int scalarWrappedNodes = 0;          // leaves/sinks that fell back to scalar access inside vector mode
   int tileM = 0, tileN = 0, tileK = 0;
   int lanes = 0, rowsPerLane = 0;      // > 0: the lanes kernel (CPU devices)
-  bool coopMatrix = false;             // the tensor-core kernel (fp16 operands, fp32 accumulation)
+  bool coopMatrix = false;             // the tensor-core kernel (fp16 operands)
+  std::string kernel;                  // GemmTile::describe() of the tile that ran
   bool stagedInput = false;            // A was computed once into scratch memory first (see LinearOptions)
+  bool rawA = false;                   // coop: A read as a raw fp16 matrix (a plain tensor, or staged)
   std::array<uint32_t, 3> groups{};
 };
 
@@ -56,7 +68,9 @@ struct LinearOptions {
   // Where a computed input may be staged. The GEMM evaluates its input expression once per column tile; on
   // CPU devices (lanes kernel, 32 columns per tile) every evaluation is lane-by-lane loads, so an input
   // that reads several tensors (a layer norm's x, statistics, gamma and beta) and feeds many column tiles
-  // is cheaper computed once into this memory by an elementwise launch (stageLinearInput). Null: never.
+  // is cheaper computed once into this memory by an elementwise launch (stageLinearInput). The tensor-core
+  // kernel reads A fastest as a raw fp16 matrix, so any input that is not one is staged there in fp16 (the
+  // kernel rounds A to fp16 anyway: same result). Null: never.
   Conv2dScratch* scratch = nullptr;
   std::string label = "linear";
 };

@@ -5,6 +5,7 @@
 #include "engine/error.h"
 #include "engine/param_block.h"
 #include "graph/expr_codegen.h"
+#include "graph/expr_nodes.h"
 #include "ops/conv2d_plan.h"
 #include "ops/elementwise.h"
 
@@ -12,16 +13,68 @@ namespace sdgen::ops {
 
 using namespace graph;
 
-static constexpr int kHeaderWords = 12;  // shaders/linear/gemm.slang kGemmHeaderWords
+static constexpr int kHeaderWords = 16;  // shaders/linear/gemm.slang kGemmHeaderWords
+
+int64_t rawHalfRowStride(const Expr& a, int64_t k) {
+  if (a.node().kind != ExprKind::Buffer || k % 8) return 0;
+  const TensorView& t = a.node().tensor;
+  if (t.isInt32 || t.dtype != DType::F16 || t.address % 16 || t.shape.empty() || t.strides.back() != 1) return 0;
+  int64_t rowStride = 0, span = 1;  // the stride of one row, and of the rows inside the current axis
+  for (size_t i = t.shape.size() - 1; i-- > 0;) {
+    if (t.shape[i] == 1) continue;
+    if (rowStride == 0) rowStride = t.strides[i];
+    else if (t.strides[i] != rowStride * span) return 0;
+    span *= t.shape[i];
+  }
+  if (rowStride == 0) rowStride = ((k + 7) / 8) * 8;  // a single row
+  return rowStride % 8 == 0 && rowStride >= k ? rowStride : 0;
+}
+
+std::string GemmTile::describe() const {
+  const std::string shape = std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk);
+  if (isLanes()) return "lanes " + std::to_string(lanes) + "x" + std::to_string(rowsPerLane) + " " + shape;
+  if (isCoop())
+    return "coop " + shape + " warp " + std::to_string(16 * warpRows) + "x" + std::to_string(16 * warpCols) +
+           (halfAccumulate ? " acc16" : "");
+  return "tiled " + shape;
+}
 
 bool gemmCoopSupported(const DeviceInfo& info) {
   return info.coopMatrixKHR && info.hasCoopMatrix(16, 16, 16, "f16", "f32") && info.subgroupSize == 32 &&
-         GemmTile::coopTile(64, 64, 32).sharedBytes() <= info.sharedMemoryPerWorkgroup;
+         GemmTile::coopTile(64, 64, 32, 2, 2).sharedBytes() <= info.sharedMemoryPerWorkgroup;
 }
 
-GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info) {
-  // The cooperative-matrix kernel is not chosen here yet: its first version made the SD 1.5 fp16 UNet step
-  // slower on the H100 (135 ms against 99 ms, docs/perf.md); it runs where a tile forces it.
+std::string coopTileProblem(const GemmTile& t, const DeviceInfo& info) {
+  if (t.bm <= 0 || t.bn <= 0 || t.bk <= 0 || t.warpRows <= 0 || t.warpCols <= 0 || t.bm % (16 * t.warpRows) ||
+      t.bn % (16 * t.warpCols) || t.bk % 16)
+    return "BM must be a multiple of 16 x warp rows, BN of 16 x warp columns, BK of 16";
+  if (t.sharedBytes() > info.sharedMemoryPerWorkgroup)
+    return "it needs " + std::to_string(t.sharedBytes()) + " bytes of shared memory, the device allows " +
+           std::to_string(info.sharedMemoryPerWorkgroup);
+  if (uint32_t(t.threads()) > info.maxWorkgroupInvocations)
+    return "it needs " + std::to_string(t.threads()) + " invocations, the device allows " +
+           std::to_string(info.maxWorkgroupInvocations);
+  if (t.halfAccumulate && !info.hasCoopMatrix(16, 16, 16, "f16", "f16"))
+    return "fp16 accumulation needs the 16x16x16 f16 x f16 -> f16 shape";
+  return {};
+}
+
+// Tensor cores, measured on the H100 over SD 1.5's linear shapes (docs/dispatch.md, docs/perf.md): 64 x 64
+// tiles (4 subgroups of 32 x 32) win on everything but large problems, where 128 x 128 (4 subgroups of
+// 64 x 64) reuses each staged slice twice as much: M >= 2048 rows and at least 240 such tiles.
+static GemmTile chooseCoopTile(int64_t m, int64_t n, int64_t k) {
+  (void)k;
+  const int64_t bigTiles = ((m + 127) / 128) * ((n + 127) / 128);
+  if (m >= 2048 && bigTiles >= 240) return GemmTile::coopTile(128, 128, 32, 4, 4);
+  return GemmTile::coopTile(64, 64, 32, 2, 2);
+}
+
+GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info, bool fp16Weights) {
+  // fp16 weights (the fp16 precision) on a device with tensor cores: the cooperative-matrix kernel.
+  if (fp16Weights && gemmCoopSupported(info)) {
+    GemmTile t = chooseCoopTile(m, n, k);
+    if (coopTileProblem(t, info).empty()) return t;
+  }
   if (useCpuGemmKernels(info) && k % 4 == 0 && n % 4 == 0) {
     // CPU (lavapipe): the lanes kernel, fewer rows per lane for few rows (the rest would be clamped padding),
     // one 32-column group (docs/dispatch.md). Larger tiles (8 rows, 2 groups) run ~1.5x faster but their
@@ -44,12 +97,14 @@ static std::string wrapperSource(const GemmInfo& info, const GemmTile& tile, boo
   auto flag = [](bool b) { return b ? "1" : "0"; };
   if (tile.isCoop())
     return "import sdgen;\nimport expr;\nimport linear.gemm;\nimport linear.gemm_coop;\n"
-           "typealias A = " + info.aType + ";\ntypealias B = " + info.bType + ";\ntypealias S = " + info.sinkType +
+           "typealias A = " + info.aType + ";\ntypealias S = " + info.sinkType +
            ";\n[shader(\"compute\")]\n[numthreads(" + std::to_string(tile.threads()) +
            ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
-           "  gemmCoopMain<A, B, S, " + flag(info.vectorA) + ", " + flag(info.vectorOut) + ", " + flag(bias) + ", " +
+           "  gemmCoopMain<A, S, " + flag(info.vectorA) + ", " + flag(info.rawA) + ", " + flag(info.vectorOut) + ", " +
+           flag(bias) + ", " +
            std::to_string(tile.bm) + ", " + std::to_string(tile.bn) + ", " + std::to_string(tile.bk) + ", " +
-           std::to_string(tile.warpRows) + ", " + std::to_string(tile.warpCols) + ">(group, local);\n}\n";
+           std::to_string(tile.warpRows) + ", " + std::to_string(tile.warpCols) + ", " +
+           flag(tile.halfAccumulate) + ", " + std::to_string(tile.coopSharedWords()) + ">(group, local);\n}\n";
   if (tile.isLanes())
     return "import sdgen;\nimport expr;\nimport linear.gemm;\n"
            "typealias A = " + info.aType + ";\ntypealias B = " + info.bType + ";\ntypealias S = " + info.sinkType +
@@ -73,19 +128,18 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   if (p.batches * p.m * std::max(p.n, p.k) >= limit || p.k * p.n >= limit)
     throw Error(p.label + ": tensors over 2^31 elements are not supported (M " + std::to_string(p.m) + ", N " +
                 std::to_string(p.n) + ", K " + std::to_string(p.k) + ", batches " + std::to_string(p.batches) + ")");
-  const GemmTile tile = p.tile ? *p.tile : chooseGemmTile(p.m, p.n, p.k, ctx.info());
+  const bool fp16Weights = p.weights && p.weights->storage() == DType::F16;
+  const GemmTile tile = p.tile ? *p.tile : chooseGemmTile(p.m, p.n, p.k, ctx.info(), fp16Weights);
   if (tile.isCoop()) {
-    if (!(gemmCoopSupported(ctx.info()) && p.weights))
-      throw Error(p.label + ": the cooperative-matrix GEMM needs packed weights and a device with 16x16x16 "
-                  "f16 x f16 -> f32 subgroup matrices and 32-wide subgroups");
-    if (tile.bm % 32 || tile.bn % 32 || tile.bk % 16 || tile.bm <= 0 || tile.bn <= 0 || tile.bk <= 0 ||
-        tile.sharedBytes() > ctx.info().sharedMemoryPerWorkgroup ||
-        uint32_t(tile.threads()) > ctx.info().maxWorkgroupInvocations)
-      throw Error(p.label + ": cooperative-matrix tile " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) +
-                  "x" + std::to_string(tile.bk) + " needs BM, BN multiples of 32 and BK of 16 within " +
-                  std::to_string(ctx.info().sharedMemoryPerWorkgroup) + " bytes of shared memory (it needs " +
-                  std::to_string(tile.sharedBytes()) + ") and " +
-                  std::to_string(ctx.info().maxWorkgroupInvocations) + " threads");
+    if (!gemmCoopSupported(ctx.info()))
+      throw Error(p.label + ": the cooperative-matrix GEMM needs a device with 16x16x16 f16 x f16 -> f32 "
+                  "subgroup matrices and 32-wide subgroups");
+    if (!fp16Weights)
+      throw Error(p.label + ": the cooperative-matrix GEMM needs packed fp16 weights (a linear layer stored in "
+                  "fp16, not a matmul of two expressions)");
+    const std::string why = coopTileProblem(tile, ctx.info());
+    if (!why.empty()) throw Error(p.label + ": cooperative-matrix tile " + tile.describe() + ": " + why);
+    if (p.weights->paddedOut() % 8) throw Error(p.label + ": packed weight rows must be a multiple of 8");
   }
   GemmInfo info;
   info.tileM = tile.bm;
@@ -94,6 +148,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   info.lanes = tile.lanes;
   info.rowsPerLane = tile.rowsPerLane;
   info.coopMatrix = tile.isCoop();
+  info.kernel = tile.describe();
   info.vectorA = p.k % 4 == 0;
   info.vectorB = !p.weights && p.n % 4 == 0;
   info.vectorOut = p.n % 4 == 0;
@@ -110,6 +165,10 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   params.u32(uint32_t(p.weights ? p.weights->paddedOut() : 0));
   params.address(p.weights ? p.weights->biasAddress() : 0);
   params.u32(0);
+  // The tensor-core kernel reads a plain fp16 A through a hoisted row address (no expression in its K loop).
+  const int64_t rawStride = tile.isCoop() ? rawHalfRowStride(p.a, p.k) : 0;
+  info.rawA = rawStride > 0;
+  params.address(info.rawA ? p.a.node().tensor.address : 0).u32(uint32_t(rawStride)).u32(0);
   if (params.size() != kHeaderWords) throw Error("gemm: header layout mismatch");
 
   // Each operand gets its own vector decision: A along K, B and the output along N.

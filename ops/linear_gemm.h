@@ -21,11 +21,18 @@ struct GemmProblem {
   std::string label;
 };
 
-// The tile for `m` rows per batch on this device; throws when even the smallest does not fit.
-GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info);
-// Whether the device can run the cooperative-matrix kernel (GemmTile::coopTile, forced through
-// LinearOptions::tile): the 16x16x16 f16 x f16 -> f32 subgroup shape, 32-wide subgroups, its shared memory.
+// The tile for `m` rows per batch on this device; throws when even the smallest does not fit. With fp16
+// weights on a device with tensor cores (gemmCoopSupported), the cooperative-matrix kernel.
+GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info, bool fp16Weights = false);
+// Whether the device can run the cooperative-matrix kernel (GemmTile::coopTile): the 16x16x16
+// f16 x f16 -> f32 subgroup shape, 32-wide subgroups, shared memory for the smallest tile.
 bool gemmCoopSupported(const DeviceInfo& info);
+// Why a cooperative-matrix tile cannot run on this device (empty: it can).
+std::string coopTileProblem(const GemmTile& tile, const DeviceInfo& info);
+
+// The row stride (elements) when `a` is a plain fp16 tensor the tensor-core kernel can read raw: K % 8 == 0,
+// contiguous along K, rows evenly spaced by a multiple of 8 elements, 16-byte aligned; 0 otherwise.
+int64_t rawHalfRowStride(const graph::Expr& a, int64_t k);
 
 GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p);
 

@@ -9,7 +9,7 @@ namespace sdgen::ops {
 
 LinearWeights::LinearWeights(Context& ctx, std::span<const float> weight, int64_t n, int64_t k,
                              std::span<const float> bias, DType storage, const std::string& name)
-    : n_(n), k_(k), np_((n + 3) / 4 * 4), storage_(storage), name_(name) {
+    : n_(n), k_(k), np_((n + 7) / 8 * 8), storage_(storage), name_(name) {
   const std::string what = name + " weights [" + std::to_string(n) + "," + std::to_string(k) + "]";
   if (n <= 0 || k <= 0) throw Error(what + ": sizes must be positive");
   if (static_cast<int64_t>(weight.size()) != n * k)

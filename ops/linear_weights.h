@@ -1,7 +1,7 @@
 #pragma once
 // The weights of a linear layer y = x W^T + b, packed once at load time into the layout the GEMM kernel
-// (shaders/linear/gemm.slang, PackedB) reads: W^T as [K][NP], NP = N rounded up to a multiple of 4 with zero
-// columns, in fp32 or fp16 storage; the bias (if any) as fp32 [NP]. Rows of 4 aligned columns make every
+// (shaders/linear/gemm.slang, PackedB) reads: W^T as [K][NP], NP = N rounded up to a multiple of 8 with zero
+// columns (16-byte fp16 rows for the tensor-core kernel), in fp32 or fp16 storage; the bias (if any) as fp32 [NP]. Rows of 4 aligned columns make every
 // weight load one aligned 16-byte (fp32) or 8-byte (fp16) access with a single bounds check.
 #include <cstdint>
 #include <span>

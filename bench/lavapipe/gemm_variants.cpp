@@ -34,7 +34,9 @@ int main(int argc, char** argv) {
     for (auto& v : w) v = d(rng);
     for (auto& v : b) v = d(rng);
     Allocation xm = uploadFloats(ctx, x, DType::F32, "x"), ym = ctx.allocate(M * N * 4, "y");
-    ops::LinearWeights lw(ctx, w, N, K, b, DType::F32);
+    // The tensor-core kernel reads fp16 weights only.
+    const bool anyCoop = std::any_of(variants.begin(), variants.end(), [](auto& v) { return v.rfind("coop:", 0) == 0; });
+    ops::LinearWeights lw(ctx, w, N, K, b, anyCoop ? DType::F16 : DType::F32);
     std::vector<std::vector<double>> ms(variants.size());
     std::vector<std::unique_ptr<CommandSequence>> seqs;
     for (auto& v : variants) {
@@ -47,7 +49,7 @@ int main(int argc, char** argv) {
       } else if (v.rfind("coop:", 0) == 0) {
         int bm, bn, bk;
         std::sscanf(v.c_str() + 5, "%d,%d,%d", &bm, &bn, &bk);
-        o.tile = ops::GemmTile::coopTile(bm, bn, bk);
+        o.tile = ops::GemmTile::coopTile(bm, bn, bk, 2, 2);
       } else {
         o.tile = ops::GemmTile{};
       }

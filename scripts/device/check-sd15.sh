@@ -28,7 +28,7 @@ cp /tmp/sd15/refs/sd15_random.json "$OUT/"
 "$check" --refs /tmp/sd15/refs/sd15_random --model /tmp/sd15/sd15-random --model /tmp/sd15/sd15-random-ldm.safetensors \
   --json "$OUT/sd15-check.json" "$@" 2>&1 | tee "$OUT/check-sd15.log" || status=1
 # Where the SD 1.5 step's time goes: every conv layer and the totals by op type (docs/perf.md).
-for p in fp32 fp16; do
+for p in ${PROFILE_PRECISIONS:-fp32 fp16}; do
   ./build/default/app/sdgen --profile-conv -m /tmp/sd15/sd15-random -W 512 -H 512 --precision "$p" \
     --json "$OUT/profile_conv_sd15_$p.json" > "$OUT/profile_conv_sd15_$p.txt" 2>&1 || status=1
   tail -25 "$OUT/profile_conv_sd15_$p.txt"

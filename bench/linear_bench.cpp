@@ -1,0 +1,194 @@
+// Linear layers of an SD 1.5 UNet step on the GEMM kernels, timed with GPU timestamps. Neutral: every variant
+// is forced through LinearOptions::tile (or "auto", the engine's own choice), no heuristic lives here.
+//   linear_bench SHAPES.json [--rounds N] [--reps N] [--warmup N] [--only SUBSTRING] [--json FILE] VARIANT...
+// VARIANT: "auto", "tiled" (fp32 CUDA-core kernel), "coop:BM,BN,BK,WM,WN" or "coop:BM,BN,BK,WM,WN,h" (fp16
+// accumulation within a slice); a trailing ",e" keeps a computed prologue inside the GEMM instead of staging
+// it (no scratch memory given). Each shape runs with fp16 activations and fp16 weights, its prologue (layer
+// norm from statistics, GEGLU gate) and epilogue (bias, residual add) as the UNet records them, with the
+// engine's scratch memory for staging. One submission holds `reps` copies of the layer back to back (the GPU
+// stays busy, as in a recorded step); the time of a layer is the sum of its dispatches (staging included),
+// medians, p10, p90 over rounds x reps after warm-up, rounds interleaved across variants. Every variant's
+// output is compared with the first variant's (max |diff| / max |ref|).
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/context.h"
+#include "engine/error.h"
+#include "engine/tensor_io.h"
+#include "graph/expr.h"
+#include "ops/conv2d_scratch.h"
+#include "ops/linear.h"
+#include "ops/linear_gemm.h"
+#include "ops/norm.h"
+
+using namespace sdgen;
+using json = nlohmann::json;
+
+namespace {
+
+std::optional<ops::GemmTile> parseVariant(const std::string& v) {
+  if (v == "auto") return std::nullopt;
+  if (v == "tiled") return ops::GemmTile{};
+  int bm, bn, bk, wm, wn;
+  if (v.rfind("coop:", 0) == 0 && std::sscanf(v.c_str() + 5, "%d,%d,%d,%d,%d", &bm, &bn, &bk, &wm, &wn) == 5)
+    return ops::GemmTile::coopTile(bm, bn, bk, wm, wn, v.find(",h") != std::string::npos);
+  throw Error("linear_bench: unknown variant '" + v + "' (auto, tiled, coop:BM,BN,BK,WM,WN[,h])");
+}
+
+std::vector<float> randomValues(size_t n, float scale, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+struct Stats { double median, p10, p90; };
+Stats stats(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) { return v[std::min(v.size() - 1, size_t(q * (v.size() - 1) + 0.5))]; };
+  return {at(0.5), at(0.1), at(0.9)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string shapesPath, only, jsonPath;
+  int rounds = 10, reps = 10, warmup = 3;
+  std::vector<std::string> variants;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw Error("linear_bench: " + a + " needs a value");
+      return argv[++i];
+    };
+    try {
+      if (a == "--rounds") rounds = std::stoi(next());
+      else if (a == "--warmup") warmup = std::stoi(next());
+      else if (a == "--reps") reps = std::stoi(next());
+      else if (a == "--only") only = next();
+      else if (a == "--json") jsonPath = next();
+      else if (shapesPath.empty()) shapesPath = a;
+      else variants.push_back(a);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return 2;
+    }
+  }
+  if (shapesPath.empty() || variants.empty() || rounds < 1 || reps < 1) {
+    std::fprintf(stderr, "usage: linear_bench SHAPES.json [--rounds N] [--warmup N] [--only S] [--json F] VARIANT...\n");
+    return 2;
+  }
+  try {
+    std::ifstream in(shapesPath);
+    if (!in) throw Error("linear_bench: cannot read " + shapesPath);
+    json shapes = json::parse(in);
+    Context ctx;
+    ops::Conv2dScratch scratch(ctx, "linear_bench scratch");
+    json out = {{"device", ctx.info().name}, {"rows", json::array()}};
+    std::printf("%-18s %6s %6s %6s  %-34s %9s %9s %9s %8s %9s\n", "shape", "M", "K", "N", "variant", "median",
+                "p10", "p90", "TFLOP/s", "max diff");
+    for (const json& s : shapes.at("gemm")) {
+      const std::string name = s.at("name");
+      if (!only.empty() && name.find(only) == std::string::npos) continue;
+      const int64_t M = s.at("M"), K = s.at("K"), N = s.at("N");
+      const std::string prologue = s.at("prologue");
+      const bool residual = s.at("residual"), bias = s.at("bias");
+      const int64_t KA = prologue == "geglu" ? 2 * K : K;  // GEGLU reads [M, 2K]
+      Allocation x = uploadFloats(ctx, randomValues(M * KA, 1.f, 1), DType::F16, "x");
+      Allocation res = uploadFloats(ctx, randomValues(M * N, 1.f, 2), DType::F16, "residual");
+      std::vector<float> st(M * 2);  // layer-norm statistics as the stats kernel leaves them: sum, sum of squares
+      for (int64_t r = 0; r < M; ++r) { st[2 * r] = 0.1f * K; st[2 * r + 1] = 1.2f * K; }
+      Allocation stm = uploadFloats(ctx, st, DType::F32, "stats");
+      Allocation gamma = uploadFloats(ctx, randomValues(K, 1.f, 3), DType::F32, "gamma");
+      Allocation beta = uploadFloats(ctx, randomValues(K, 0.1f, 4), DType::F32, "beta");
+      ops::LinearWeights w(ctx, randomValues(N * K, 1.f / std::sqrt(float(K)), 5), N, K,
+                           bias ? randomValues(N, 0.1f, 6) : std::vector<float>{}, DType::F16, name);
+      graph::Expr xa = graph::buffer(graph::view(x, DType::F16, {M, KA}));
+      graph::Expr a = xa;
+      if (prologue == "layernorm")
+        a = ops::layerNormFromStats(xa, graph::view(stm, DType::F32, {M, 2}), 1e-5f,
+                                    graph::buffer(graph::view(gamma, DType::F32, {K})),
+                                    graph::buffer(graph::view(beta, DType::F32, {K})));
+      else if (prologue == "geglu")
+        a = graph::sliceLastDim(xa, 0, K) * graph::gelu(graph::sliceLastDim(xa, K, K));
+      std::vector<Allocation> outs;
+      std::vector<std::unique_ptr<CommandSequence>> seqs;
+      std::vector<std::string> kinds;
+      for (const std::string& v : variants) {
+        outs.push_back(ctx.allocate(uint64_t(M * N * 2), "y"));
+        graph::Sink sink = graph::bufferSink(graph::view(outs.back(), DType::F16, {M, N}));
+        if (residual) sink = graph::residualAdd(sink, graph::buffer(graph::view(res, DType::F16, {M, N})));
+        auto seq = std::make_unique<CommandSequence>(ctx, SequenceOptions{.timestamps = true});
+        const bool fused = v.size() > 2 && v.compare(v.size() - 2, 2, ",e") == 0;
+        ops::LinearOptions o{.tile = parseVariant(v), .scratch = fused ? nullptr : &scratch, .label = name};
+        ops::GemmInfo info;
+        try {
+          for (int r = 0; r < reps; ++r) info = ops::linear(ctx, *seq, a, w, sink, o);
+        } catch (const std::exception& e) {
+          std::printf("%-18s %6lld %6lld %6lld  %-34s skipped: %s\n", name.c_str(), (long long)M, (long long)K,
+                      (long long)N, v.c_str(), e.what());
+          seqs.push_back(nullptr);
+          kinds.push_back("");
+          continue;
+        }
+        kinds.push_back((v == "auto" ? "auto: " : "") + info.kernel + (info.stagedInput ? " staged" : "") +
+                        (info.rawA ? " raw" : ""));
+        for (int r = 0; r < warmup; ++r) seq->run();
+        seqs.push_back(std::move(seq));
+      }
+      std::vector<std::vector<double>> ms(variants.size());
+      for (int r = 0; r < rounds; ++r)
+        for (size_t i = 0; i < variants.size(); ++i) {
+          if (!seqs[i]) continue;
+          seqs[i]->run();
+          auto tms = seqs[i]->timings();
+          const size_t per = tms.size() / size_t(reps);  // dispatches per layer (staging + GEMM)
+          for (int rep = 0; rep < reps; ++rep) {
+            double t = 0;
+            for (size_t d = 0; d < per; ++d) t += tms[rep * per + d].ns / 1e6;
+            ms[i].push_back(t);
+          }
+        }
+      std::vector<float> ref;
+      for (size_t i = 0; i < variants.size(); ++i) {
+        if (!seqs[i]) continue;
+        std::vector<float> got = downloadFloats(ctx, outs[i], size_t(M * N), DType::F16);
+        double diff = 0, scale = 0;
+        if (ref.empty()) ref = got;
+        for (size_t j = 0; j < got.size(); ++j) {
+          diff = std::max(diff, double(std::abs(got[j] - ref[j])));
+          scale = std::max(scale, double(std::abs(ref[j])));
+        }
+        for (float g : got)
+          if (!std::isfinite(g)) diff = INFINITY;
+        Stats st2 = stats(ms[i]);
+        const double tflops = 2.0 * M * N * K / (st2.median * 1e-3) / 1e12;
+        std::printf("%-18s %6lld %6lld %6lld  %-34s %9.4f %9.4f %9.4f %8.1f %9.2e\n", name.c_str(), (long long)M,
+                    (long long)K, (long long)N, kinds[i].c_str(), st2.median, st2.p10, st2.p90, tflops,
+                    diff / std::max(scale, 1e-30));
+        out["rows"].push_back({{"name", name}, {"M", M}, {"K", K}, {"N", N}, {"variant", variants[i]},
+                               {"kernel", kinds[i]}, {"ms", st2.median}, {"p10_ms", st2.p10},
+                               {"p90_ms", st2.p90}, {"tflops", tflops}, {"samples", ms[i].size()},
+                               {"max_rel_diff_vs_first", diff / std::max(scale, 1e-30)},
+                               {"prologue", prologue}, {"residual", residual}, {"bias", bias},
+                               {"per_step", s.value("per_step", 0)}});
+      }
+      std::fflush(stdout);
+    }
+    if (!jsonPath.empty()) std::ofstream(jsonPath) << out.dump(1) << "\n";
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "linear_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
