@@ -49,7 +49,7 @@ struct ModelFiles {
   ClipTextConfig textEncoderConfig;  // padTokenId is the tokenizer's padding id
   UNetConfig unetConfig;
   VaeConfig vaeConfig;
-  SchedulerConfig schedulerConfig;
+  SchedulerFile scheduler;  // what scheduler_config.json sets; models::schedulerConfigFor resolves it per sampler
 
   std::unique_ptr<WeightSource> textEncoderWeights, unetWeights, vaeWeights;
   std::unique_ptr<Tokenizer> tokenizer;
