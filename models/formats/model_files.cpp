@@ -128,6 +128,26 @@ SafetensorsWeightsOptions vaeRenames(const std::string& weightsPath) {
   return options;
 }
 
+// transformers 4 saved CLIPTextModel's weights as "text_model.embeddings...", "text_model.encoder.layers.N...",
+// "text_model.final_layer_norm..."; transformers 5 has no text_model level in CLIPTextModel and saves a model it did
+// not load from a file under those in-memory names ("embeddings...", "encoder.layers.N...", "final_layer_norm...":
+// it drops its PrefixChange("text_model") conversion for models made from scratch). Both are read as "text_model.*".
+// CLIPTextModelWithProjection's text_projection.weight (SD 2.x exporters, SDXL's second encoder) is kept and unused.
+SafetensorsWeightsOptions textEncoderRenames(const std::string& weightsPath) {
+  const std::string token = "embeddings.token_embedding.weight";
+  SafetensorsWeights stored(weightsPath);
+  SafetensorsWeightsOptions options;
+  if (stored.contains("text_model." + token)) return options;
+  if (!stored.contains(token))
+    throw Error("text encoder weights '" + weightsPath + "' have no tensor 'text_model." + token +
+                "' (transformers 4 names) or '" + token +
+                "' (transformers 5 names): not a transformers CLIPTextModel / CLIPTextModelWithProjection");
+  for (const std::string& name : stored.names())
+    if (!name.starts_with("text_model.") && !name.starts_with("text_projection."))
+      options.rename[name] = "text_model." + name;
+  return options;
+}
+
 ModelFiles openDiffusersFolder(const std::string& path, const OpenOptions& options) {
   const fs::path dir(path);
   const fs::path indexPath = dir / "model_index.json";
@@ -147,8 +167,8 @@ ModelFiles openDiffusersFolder(const std::string& path, const OpenOptions& optio
   m.scheduler = loadSchedulerFile((dir / "scheduler" / "scheduler_config.json").string());
   validateModelConfigs(m.textEncoderConfig, m.unetConfig, m.vaeConfig);
 
-  m.textEncoderWeights = std::make_unique<SafetensorsWeights>(
-      findComponentWeights((dir / "text_encoder").string(), "model", options.variant));
+  m.textEncoderWeights =
+      openTextEncoderWeights(findComponentWeights((dir / "text_encoder").string(), "model", options.variant));
   m.unetWeights = std::make_unique<SafetensorsWeights>(
       findComponentWeights((dir / "unet").string(), "diffusion_pytorch_model", options.variant));
   const std::string vae = findComponentWeights((dir / "vae").string(), "diffusion_pytorch_model", options.variant);
@@ -189,6 +209,10 @@ std::string findComponentWeights(const std::string& componentDir, const std::str
   std::string list;
   for (const std::string& name : candidates) list += (list.empty() ? "" : ", ") + name;
   throw Error("no weights in '" + componentDir + "': expected one of " + list);
+}
+
+std::unique_ptr<WeightSource> openTextEncoderWeights(const std::string& path) {
+  return std::make_unique<SafetensorsWeights>(path, textEncoderRenames(path));
 }
 
 ModelFiles openModel(const std::string& path, const OpenOptions& options) {

@@ -61,6 +61,12 @@ struct ModelFiles {
 // (validateModelConfigs) and the tokenizer against the text encoder (its ids must fit the embedding table).
 ModelFiles openModel(const std::string& path, const OpenOptions& options = {});
 
+// The weights of a transformers CLIPTextModel / CLIPTextModelWithProjection (a .safetensors file or shard index)
+// under the names networks::ClipTextEncoder reads ("text_model.*"), whether transformers 4 wrote them
+// ("text_model.embeddings...") or transformers 5 ("embeddings..."); text_projection.weight is allowed. A file with
+// neither layout is an error naming it and the missing 'text_model.embeddings.token_embedding.weight'.
+std::unique_ptr<WeightSource> openTextEncoderWeights(const std::string& path);
+
 // The weight file of one diffusers component folder: `<base>.safetensors`, `<base>.safetensors.index.json`, and
 // with a variant `<base>.<variant>.safetensors` / `<base>.safetensors.index.<variant>.json` (base:
 // "diffusion_pytorch_model" for unet/vae, "model" for text_encoder). Refuses pickles when they are all there is.
