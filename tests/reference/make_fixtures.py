@@ -211,8 +211,9 @@ def load_safetensors(path):
 
 
 def fix_text_encoder_names(folder):
-    """Real diffusers folders name the text encoder's weights 'text_model.*'. transformers 5 should write them so
-    (it reverts its in-memory renaming on save); make sure, and rename if it did not."""
+    """Published diffusers folders name the text encoder's weights 'text_model.*'; transformers 5 saves a CLIPTextModel
+    made from scratch without that level (its in-memory names). Rename to the published names (the tf5text section
+    of real_checkpoints.py keeps transformers 5's names for the test of that layout)."""
     from safetensors import safe_open
     from safetensors.torch import save_file
     path = folder / "text_encoder" / "model.safetensors"
