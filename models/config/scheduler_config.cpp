@@ -120,7 +120,8 @@ SchedulerConfig schedulerConfigFor(const SchedulerFile& file, const std::string&
   }
   // Read through the config object whatever the class's __init__ signature (hasattr(self.config, ...)).
   for (const char* hidden : {"sigma_min", "sigma_max"})
-    if (!takes(cls, hidden) && file.fields.count(hidden)) values[hidden] = parseValue(file.fields.at(hidden), file.source);
+    if (!takes(cls, hidden) && file.fields.count(hidden))
+      values[hidden] = parseValue(file.fields.at(hidden), file.source);
   const ConfigJson j = ConfigJson::fromObject(std::move(values), file.source);
   const std::string by = std::string("; scheduler class ") + cls.name;
 
@@ -155,10 +156,12 @@ SchedulerConfig schedulerConfigFor(const SchedulerFile& file, const std::string&
     if (!(c.clipSampleRange > 0)) j.fail("clip_sample_range", "must be positive");
   }
   if (takes(cls, "thresholding")) j.refuseUnlessEquals("thresholding", false, "dynamic thresholding" + by);
+  // Euler types these `bool | None`: null reads as false, as Python's truth test does.
+  auto flag = [&](const char* field) { return j.present(field) && j.boolean(field); };
   if (takes(cls, "use_karras_sigmas")) {  // Euler, DPM++
-    c.useKarrasSigmas = j.boolean("use_karras_sigmas");
-    j.refuseUnlessEquals("use_exponential_sigmas", false, "exponential sigma schedules" + by);
-    j.refuseUnlessEquals("use_beta_sigmas", false, "beta sigma schedules" + by);
+    c.useKarrasSigmas = flag("use_karras_sigmas");
+    if (flag("use_exponential_sigmas")) j.unsupported("use_exponential_sigmas", "exponential sigma schedules" + by);
+    if (flag("use_beta_sigmas")) j.unsupported("use_beta_sigmas", "beta sigma schedules" + by);
     j.refuseUnlessEquals("final_sigmas_type", "zero", "a final sigma other than 0" + by);
     c.sigmaMin = j.optionalNumber("sigma_min");
     c.sigmaMax = j.optionalNumber("sigma_max");

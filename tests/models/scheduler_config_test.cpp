@@ -167,6 +167,9 @@ TEST(SchedulerConfigRule, ClassDefaultsAndPipelineShims) {
     EXPECT_EQ(resolve(sigmas, cls).sigmaMax, 10.0) << cls;
   }
   EXPECT_FALSE(resolve(sigmas, kEulerA).sigmaMin.has_value());
+  // Euler's `bool | None` flags: null is false.
+  EXPECT_FALSE(resolve(with(with(kSd15, "use_karras_sigmas", nullptr), "use_beta_sigmas", nullptr), kEuler).useKarrasSigmas);
+  EXPECT_TRUE(resolve(with(kSd15, "use_karras_sigmas", true), kEuler).useKarrasSigmas);
   auto karras = [&](const char* cls, sampling::SamplerKind kind) {
     return sampling::Sampler::create(resolve(sigmas, cls), {kind, true}, 4, 0)->sigmas();
   };
