@@ -3,7 +3,7 @@
 //   text_encoder/config.json        -> ClipTextConfig   (transformers CLIPTextConfig)
 //   unet/config.json                -> UNetConfig       (diffusers UNet2DConditionModel)
 //   vae/config.json                 -> VaeConfig        (diffusers AutoencoderKL)
-//   scheduler/scheduler_config.json -> SchedulerConfig
+//   scheduler/scheduler_config.json -> SchedulerFile    (what it sets; SchedulerConfig per sampler class)
 //   model_index.json                -> ModelIndex
 // An absent field takes the default of the Python class's __init__ (so a config parses as diffusers reads it);
 // int-or-list fields are expanded to one entry per block. Whatever sdgen does not implement is refused with an
@@ -20,13 +20,21 @@ namespace sdgen::models {
 ClipTextConfig loadClipTextConfig(const std::string& path);
 UNetConfig loadUNetConfig(const std::string& path);
 VaeConfig loadVaeConfig(const std::string& path);
-SchedulerConfig loadSchedulerConfig(const std::string& path);
+SchedulerFile loadSchedulerFile(const std::string& path);
 
 // The same from JSON text; `file` is what messages call it.
 ClipTextConfig parseClipTextConfig(const std::string& json, const std::string& file);
 UNetConfig parseUNetConfig(const std::string& json, const std::string& file);
 VaeConfig parseVaeConfig(const std::string& json, const std::string& file);
-SchedulerConfig parseSchedulerConfig(const std::string& json, const std::string& file);
+SchedulerFile parseSchedulerFile(const std::string& json, const std::string& file);
+
+// The config diffusers' SchedulerClass.from_config(pipe.scheduler.config) gives, for a StableDiffusionPipeline
+// loaded from a folder with this scheduler file: the fields the file sets keep its values (after the pipeline's
+// shims: steps_offset becomes 1, clip_sample false), every other field takes the default of `className`
+// (DDIMScheduler, EulerDiscreteScheduler, EulerAncestralDiscreteScheduler, DPMSolverMultistepScheduler), not of
+// the file's _class_name. Values sdgen does not implement for that class are refused naming the file and field.
+// Loading checks the fields every class reads (noise schedule, prediction_type, timestep_spacing, steps_offset).
+SchedulerConfig schedulerConfigFor(const SchedulerFile& file, const std::string& className);
 
 // model_index.json: the pipeline class and, per component, [library, class] (null entries are left out).
 struct ModelIndex {

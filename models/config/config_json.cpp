@@ -1,6 +1,7 @@
 #include "models/config/config_json.h"
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -21,7 +22,80 @@ std::string shortDump(const json& v) {
 
 bool isInt(const json& v) { return v.is_number_integer() || v.is_number_unsigned(); }
 
+// Python's json module writes float('inf'), float('-inf') and float('nan') as the bare words Infinity, -Infinity
+// and NaN (diffusers' DPMSolverMultistepScheduler saves lambda_min_clipped = -Infinity), which JSON does not
+// allow. Outside strings they become these marker strings before parsing and numbers after.
+constexpr std::pair<const char*, double> kPythonWords[] = {{"-Infinity", -HUGE_VAL}, {"Infinity", HUGE_VAL}, {"NaN", NAN}};
+constexpr const char* kWordMarker = "\\u0001python:";  // a JSON escape: the string holds \x01
+
+std::string markPythonWords(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (inString) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == '"') inString = false;
+      continue;
+    }
+    if (c == '"') inString = true;
+    bool replaced = false;
+    for (const auto& [word, value] : kPythonWords) {
+      const size_t n = std::strlen(word);
+      if (text.compare(i, n, word) == 0) {
+        out += std::string("\"") + kWordMarker + word + "\"";
+        i += n - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += c;
+  }
+  return out;
+}
+
+void unmarkPythonWords(json& v) {
+  if (v.is_structured()) {
+    for (json& e : v) unmarkPythonWords(e);
+    return;
+  }
+  if (!v.is_string()) return;
+  const std::string marker = "\x01python:";
+  const std::string& s = v.get_ref<const std::string&>();
+  if (s.rfind(marker, 0) != 0) return;
+  const std::string word = s.substr(marker.size());
+  for (const auto& [name, value] : kPythonWords)
+    if (word == name) {
+      v = value;
+      return;
+    }
+}
+
 }  // namespace
+
+std::string pythonJsonDump(const json& v) {
+  if (v.is_number_float() && !std::isfinite(v.get<double>())) {
+    const double d = v.get<double>();
+    return std::isnan(d) ? "NaN" : d < 0 ? "-Infinity" : "Infinity";
+  }
+  if (v.is_array()) {
+    std::string out = "[";
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + pythonJsonDump(v[i]);
+    return out + "]";
+  }
+  if (v.is_object()) {
+    std::string out = "{";
+    bool first = true;
+    for (const auto& [k, e] : v.items()) {
+      out += (first ? "" : ",") + json(k).dump() + ":" + pythonJsonDump(e);
+      first = false;
+    }
+    return out + "}";
+  }
+  return v.dump();
+}
 
 ConfigJson ConfigJson::load(const std::string& path) {
   if (!std::filesystem::is_regular_file(path)) throw Error("config file '" + path + "' does not exist");
@@ -35,10 +109,15 @@ ConfigJson ConfigJson::load(const std::string& path) {
 ConfigJson ConfigJson::parse(const std::string& text, const std::string& file) {
   json root;
   try {
-    root = json::parse(text);
+    root = json::parse(markPythonWords(text));
   } catch (const json::exception& e) {
     throw Error("'" + file + "' is not valid JSON: " + e.what());
   }
+  unmarkPythonWords(root);
+  return fromObject(std::move(root), file);
+}
+
+ConfigJson ConfigJson::fromObject(json root, const std::string& file) {
   if (!root.is_object()) throw Error("'" + file + "' is not a JSON object");
   return ConfigJson(std::move(root), file);
 }

@@ -10,12 +10,20 @@
 
 namespace sdgen::models {
 
+// `v` as JSON text, with non-finite numbers spelled as Python's json module spells them (-Infinity, Infinity,
+// NaN), so that ConfigJson::parse reads the text back as the same value.
+std::string pythonJsonDump(const nlohmann::json& v);
+
 class ConfigJson {
  public:
   // Reads and parses `path`; a missing file, unreadable file or invalid JSON is an error naming it.
   static ConfigJson load(const std::string& path);
   // Parses `text` as the content of `file` (used for messages only).
+  // Python's spellings of non-finite numbers (-Infinity, Infinity, NaN outside strings), which diffusers writes,
+  // are read as those numbers.
   static ConfigJson parse(const std::string& text, const std::string& file);
+  // An object built in code; `file` is what messages call it.
+  static ConfigJson fromObject(nlohmann::json root, const std::string& file);
 
   const std::string& file() const { return file_; }
   const nlohmann::json& root() const { return root_; }

@@ -3,6 +3,7 @@
 // diffusers folder's config.json files or inferred from a single-file checkpoint's tensor shapes
 // (models/config/*.cpp); the model builders (CLIP, UNet, VAE) read nothing else, so no size is hard-coded.
 // Field names follow diffusers/transformers; see docs/models.md for the mapping and what is refused.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,7 +62,19 @@ struct VaeConfig {
   std::string source;  // the config.json it came from, or the checkpoint it was inferred from (messages)
 };
 
-// diffusers scheduler config (scheduler/scheduler_config.json), the fields the samplers use.
+// A scheduler/scheduler_config.json as diffusers keeps it: the fields the file sets, with their values. Which
+// value every other field takes depends on the scheduler class a sampler is made with (schedulerConfigFor in
+// config_files.h): diffusers' SchedulerClass.from_config(pipe.scheduler.config) keeps what the file sets and
+// takes the created class's __init__ default for the rest. docs/models.md, "Scheduler configs".
+struct SchedulerFile {
+  // Every field the file sets -> its value as JSON text (non-finite numbers spelled -Infinity / Infinity / NaN
+  // as Python writes them). Leaves out "_"-prefixed entries and the fields listed in _use_default_values.
+  std::map<std::string, std::string> fields;
+  std::string className;  // _class_name, e.g. "PNDMScheduler" (for messages: it decides no value)
+  std::string source;     // the scheduler_config.json it came from, or "defaults for ..." (messages)
+};
+
+// A scheduler config resolved for one diffusers scheduler class: the values a sampler uses.
 struct SchedulerConfig {
   int numTrainTimesteps = 1000;
   float betaStart = 0.00085f, betaEnd = 0.012f;
@@ -69,10 +82,12 @@ struct SchedulerConfig {
   std::string predictionType = "epsilon";      // "epsilon" | "v_prediction"
   int stepsOffset = 1;
   std::string timestepSpacing = "leading";     // "leading" | "trailing" | "linspace"
-  bool setAlphaToOne = false;
-  bool clipSample = false;
-  bool useKarrasSigmas = false;                // the config asks for Karras sigmas (use_karras_sigmas)
-  std::string className;                       // _class_name, e.g. "PNDMScheduler" (decides absent fields' defaults)
+  bool setAlphaToOne = false;                  // DDIM
+  bool clipSample = false;                     // DDIM
+  double clipSampleRange = 1.0;                // DDIM: x0 is clamped to [-range, range] when clipSample
+  bool useKarrasSigmas = false;                // Euler, DPM++ 2M: the config asks for Karras sigmas
+  std::optional<double> sigmaMin, sigmaMax;    // Euler, DPM++ 2M: the Karras range (default: the schedule's)
+  std::string className;                       // the diffusers class it was resolved for
   std::string source;  // the scheduler_config.json it came from, or "defaults for CHECKPOINT" (messages)
 };
 

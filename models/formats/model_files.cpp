@@ -38,23 +38,28 @@ void attachTokenizer(ModelFiles& m, ClipTokenizerFolder tok, const std::string& 
   m.tokenizer = std::move(tok.tokenizer);
 }
 
-// Stable Diffusion's noise schedule, as diffusers builds it for single files (SCHEDULER_DEFAULT_CONFIG and the
-// scheduler configs of stable-diffusion-v1-5 / stable-diffusion-2-1). The prediction type is not in the weights:
-// SD 2.x at 768 pixels (2-v, 2.1) predicts v, the 512-pixel SD 2.x "base" models and SD 1.x predict noise, the
-// pairing diffusers' converter assumes (768/v unless the checkpoint is the 512/epsilon base model).
-SchedulerConfig singleFileScheduler(LdmFamily family, int imageSize, const std::string& path) {
-  SchedulerConfig s;
-  s.numTrainTimesteps = 1000;
-  s.betaStart = 0.00085f;
-  s.betaEnd = 0.012f;
-  s.betaSchedule = "scaled_linear";
-  s.predictionType = family == LdmFamily::SD2 && imageSize >= 768 ? "v_prediction" : "epsilon";
-  s.stepsOffset = 1;
-  s.timestepSpacing = "leading";
-  s.setAlphaToOne = false;
-  s.clipSample = false;
-  s.className = family == LdmFamily::SD2 ? "DDIMScheduler" : "PNDMScheduler";
-  s.source = std::string("defaults for ") + ldmFamilyName(family) + " single files ('" + path + "')";
+// Single files carry no scheduler config: diffusers' from_single_file loads the one of the hub folder it takes the
+// configs from (SD 1.x: stable-diffusion-v1-5, SD 2.x: stable-diffusion-2-1), and those files are these, read with
+// the same rule as a folder's. The prediction type is not in the weights: SD 2.x at 768 pixels (2-v, 2.1)
+// predicts v, the 512-pixel SD 2.x "base" models and SD 1.x predict noise, the pairing diffusers' converter
+// assumes (768/v unless the checkpoint is the 512/epsilon base model).
+constexpr const char* kSd15SchedulerFile =
+    R"({"_class_name": "PNDMScheduler", "_diffusers_version": "0.6.0", "beta_end": 0.012,
+        "beta_schedule": "scaled_linear", "beta_start": 0.00085, "num_train_timesteps": 1000,
+        "set_alpha_to_one": false, "skip_prk_steps": true, "steps_offset": 1, "trained_betas": null,
+        "clip_sample": false})";
+constexpr const char* kSd21SchedulerFile =
+    R"({"_class_name": "DDIMScheduler", "_diffusers_version": "0.8.0", "beta_end": 0.012,
+        "beta_schedule": "scaled_linear", "beta_start": 0.00085, "clip_sample": false, "num_train_timesteps": 1000,
+        "prediction_type": "v_prediction", "set_alpha_to_one": false, "skip_prk_steps": true, "steps_offset": 1,
+        "trained_betas": null})";
+
+SchedulerFile singleFileScheduler(LdmFamily family, int imageSize, const std::string& path) {
+  const bool sd2 = family == LdmFamily::SD2;
+  SchedulerFile s = parseSchedulerFile(sd2 ? kSd21SchedulerFile : kSd15SchedulerFile,
+                                       std::string("defaults for ") + ldmFamilyName(family) + " single files ('" +
+                                           path + "')");
+  if (sd2 && imageSize < 768) s.fields["prediction_type"] = "\"epsilon\"";
   return s;
 }
 
@@ -85,7 +90,7 @@ ModelFiles openSingleFile(const std::string& path, const OpenOptions& options) {
   m.textEncoderConfig = std::move(ckpt.textEncoderConfig);
   m.unetConfig = std::move(ckpt.unetConfig);
   m.vaeConfig = std::move(ckpt.vaeConfig);
-  m.schedulerConfig = folder ? folder->scheduler : singleFileScheduler(ckpt.family, m.vaeConfig.sampleSize, path);
+  m.scheduler = folder ? folder->scheduler : singleFileScheduler(ckpt.family, m.vaeConfig.sampleSize, path);
   m.textEncoderWeights = std::move(ckpt.textEncoderWeights);
   m.unetWeights = std::move(ckpt.unetWeights);
   m.vaeWeights = std::move(ckpt.vaeWeights);
@@ -123,6 +128,26 @@ SafetensorsWeightsOptions vaeRenames(const std::string& weightsPath) {
   return options;
 }
 
+// transformers 4 saved CLIPTextModel's weights as "text_model.embeddings...", "text_model.encoder.layers.N...",
+// "text_model.final_layer_norm..."; transformers 5 has no text_model level in CLIPTextModel and saves a model it did
+// not load from a file under those in-memory names ("embeddings...", "encoder.layers.N...", "final_layer_norm...":
+// it drops its PrefixChange("text_model") conversion for models made from scratch). Both are read as "text_model.*".
+// CLIPTextModelWithProjection's text_projection.weight (SD 2.x exporters, SDXL's second encoder) is kept and unused.
+SafetensorsWeightsOptions textEncoderRenames(const std::string& weightsPath) {
+  const std::string token = "embeddings.token_embedding.weight";
+  SafetensorsWeights stored(weightsPath);
+  SafetensorsWeightsOptions options;
+  if (stored.contains("text_model." + token)) return options;
+  if (!stored.contains(token))
+    throw Error("text encoder weights '" + weightsPath + "' have no tensor 'text_model." + token +
+                "' (transformers 4 names) or '" + token +
+                "' (transformers 5 names): not a transformers CLIPTextModel / CLIPTextModelWithProjection");
+  for (const std::string& name : stored.names())
+    if (!name.starts_with("text_model.") && !name.starts_with("text_projection."))
+      options.rename[name] = "text_model." + name;
+  return options;
+}
+
 ModelFiles openDiffusersFolder(const std::string& path, const OpenOptions& options) {
   const fs::path dir(path);
   const fs::path indexPath = dir / "model_index.json";
@@ -139,11 +164,11 @@ ModelFiles openDiffusersFolder(const std::string& path, const OpenOptions& optio
   m.textEncoderConfig = loadClipTextConfig((dir / "text_encoder" / "config.json").string());
   m.unetConfig = loadUNetConfig((dir / "unet" / "config.json").string());
   m.vaeConfig = loadVaeConfig((dir / "vae" / "config.json").string());
-  m.schedulerConfig = loadSchedulerConfig((dir / "scheduler" / "scheduler_config.json").string());
+  m.scheduler = loadSchedulerFile((dir / "scheduler" / "scheduler_config.json").string());
   validateModelConfigs(m.textEncoderConfig, m.unetConfig, m.vaeConfig);
 
-  m.textEncoderWeights = std::make_unique<SafetensorsWeights>(
-      findComponentWeights((dir / "text_encoder").string(), "model", options.variant));
+  m.textEncoderWeights =
+      openTextEncoderWeights(findComponentWeights((dir / "text_encoder").string(), "model", options.variant));
   m.unetWeights = std::make_unique<SafetensorsWeights>(
       findComponentWeights((dir / "unet").string(), "diffusion_pytorch_model", options.variant));
   const std::string vae = findComponentWeights((dir / "vae").string(), "diffusion_pytorch_model", options.variant);
@@ -186,11 +211,16 @@ std::string findComponentWeights(const std::string& componentDir, const std::str
   throw Error("no weights in '" + componentDir + "': expected one of " + list);
 }
 
+std::unique_ptr<WeightSource> openTextEncoderWeights(const std::string& path) {
+  return std::make_unique<SafetensorsWeights>(path, textEncoderRenames(path));
+}
+
 ModelFiles openModel(const std::string& path, const OpenOptions& options) {
   if (options.predictionType) checkPredictionType(*options.predictionType);
   if (!fs::exists(path)) throw Error("model path '" + path + "' does not exist");
   ModelFiles m = fs::is_directory(path) ? openDiffusersFolder(path, options) : openSingleFile(path, options);
-  if (options.predictionType) m.schedulerConfig.predictionType = *options.predictionType;
+  // As a field the file sets: every sampler keeps it.
+  if (options.predictionType) m.scheduler.fields["prediction_type"] = "\"" + *options.predictionType + "\"";
   return m;
 }
 

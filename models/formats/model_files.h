@@ -49,7 +49,7 @@ struct ModelFiles {
   ClipTextConfig textEncoderConfig;  // padTokenId is the tokenizer's padding id
   UNetConfig unetConfig;
   VaeConfig vaeConfig;
-  SchedulerConfig schedulerConfig;
+  SchedulerFile scheduler;  // what scheduler_config.json sets; models::schedulerConfigFor resolves it per sampler
 
   std::unique_ptr<WeightSource> textEncoderWeights, unetWeights, vaeWeights;
   std::unique_ptr<Tokenizer> tokenizer;
@@ -60,6 +60,12 @@ struct ModelFiles {
 // error naming the path and what was expected. The configs are validated against each other
 // (validateModelConfigs) and the tokenizer against the text encoder (its ids must fit the embedding table).
 ModelFiles openModel(const std::string& path, const OpenOptions& options = {});
+
+// The weights of a transformers CLIPTextModel / CLIPTextModelWithProjection (a .safetensors file or shard index)
+// under the names networks::ClipTextEncoder reads ("text_model.*"), whether transformers 4 wrote them
+// ("text_model.embeddings...") or transformers 5 ("embeddings..."); text_projection.weight is allowed. A file with
+// neither layout is an error naming it and the missing 'text_model.embeddings.token_embedding.weight'.
+std::unique_ptr<WeightSource> openTextEncoderWeights(const std::string& path);
 
 // The weight file of one diffusers component folder: `<base>.safetensors`, `<base>.safetensors.index.json`, and
 // with a variant `<base>.<variant>.safetensors` / `<base>.safetensors.index.<variant>.json` (base:

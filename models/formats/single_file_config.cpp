@@ -47,7 +47,7 @@ FolderConfigs loadFolderConfigs(const std::string& dir) {
   f.textEncoder = loadClipTextConfig((d / "text_encoder" / "config.json").string());
   f.unet = loadUNetConfig((d / "unet" / "config.json").string());
   f.vae = loadVaeConfig((d / "vae" / "config.json").string());
-  f.scheduler = loadSchedulerConfig((d / "scheduler" / "scheduler_config.json").string());
+  f.scheduler = loadSchedulerFile((d / "scheduler" / "scheduler_config.json").string());
   return f;
 }
 

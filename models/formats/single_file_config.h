@@ -14,7 +14,7 @@ struct FolderConfigs {
   ClipTextConfig textEncoder;
   UNetConfig unet;
   VaeConfig vae;
-  SchedulerConfig scheduler;
+  SchedulerFile scheduler;
 };
 
 // text_encoder/config.json, unet/config.json, vae/config.json, scheduler/scheduler_config.json of `dir`.

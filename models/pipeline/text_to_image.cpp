@@ -9,6 +9,7 @@
 #include "engine/error.h"
 #include "engine/tensor_io.h"
 #include "graph/executor.h"
+#include "models/config/config_files.h"
 #include "models/formats/model_files.h"
 #include "models/networks/clip_text_encoder.h"
 #include "models/networks/unet.h"
@@ -208,9 +209,12 @@ struct TextToImage::Impl {
     TextStage& ts = textStage(batch);
     graph::CompiledGraph& encoder = textEncoder(ts, batch, req.clipSkip);
     SizeStage& ss = sizeStage(height / scale, width / scale);
-    // Karras sigmas when asked for, or when the model's scheduler config turns them on (DDIM has none).
-    const bool karras = req.karras || (files.schedulerConfig.useKarrasSigmas && req.sampler != sampling::SamplerKind::Ddim);
-    auto sampler = sampling::Sampler::create(files.schedulerConfig, {req.sampler, karras}, req.steps, kFirstSamplerSlot);
+    // The scheduler file read as diffusers' from_config reads it for this sampler's class; Karras sigmas when
+    // asked for, or when that config turns them on (only Euler's and DPM++'s classes take use_karras_sigmas).
+    const models::SchedulerConfig schedule =
+        models::schedulerConfigFor(files.scheduler, sampling::diffusersSchedulerClass(req.sampler));
+    const bool karras = req.karras || schedule.useKarrasSigmas;
+    auto sampler = sampling::Sampler::create(schedule, {req.sampler, karras}, req.steps, kFirstSamplerSlot);
     const int64_t d = files.textEncoderConfig.hiddenSize, seq = text->sequenceLength();
     graph::CompiledGraph& step = stepGraph(ss, *sampler, guided, graph::view(ts.embeddings, dtype, {batch, seq, d}));
     timings.compileMs = msSince(compileStart);

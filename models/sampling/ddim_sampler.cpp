@@ -1,7 +1,7 @@
 // DDIM with eta = 0 (diffusers DDIMScheduler.step): from the model output, the predicted clean latents x0 and
 // noise eps, then x_prev = sqrt(alpha_bar_prev) * x0 + sqrt(1 - alpha_bar_prev) * eps, where alpha_bar_prev is
 // taken num_train_timesteps // steps timesteps earlier (or, past timestep 0, 1 with set_alpha_to_one, else
-// alpha_bar[0]). clip_sample clamps x0 to [-1, 1].
+// alpha_bar[0]). clip_sample clamps x0 to [-clip_sample_range, clip_sample_range].
 #include <cmath>
 
 #include "models/sampling/samplers.h"
@@ -18,7 +18,9 @@ class DdimSampler final : public Sampler {
  public:
   DdimSampler(const models::SchedulerConfig& config, const TrainingSchedule& training, const SamplerOptions& options,
               int steps, uint32_t firstUniformSlot)
-      : Sampler(options, firstUniformSlot), clip_(config.clipSample) {
+      : Sampler(options, firstUniformSlot),
+        clip_(config.clipSample),
+        clipRange_(static_cast<float>(config.clipSampleRange)) {
     StepSchedule s = ddimSchedule(config, training, steps);
     timesteps_ = s.timesteps;
     initNoiseSigma_ = s.initNoiseSigma;
@@ -44,13 +46,14 @@ class DdimSampler final : public Sampler {
   Expr nextLatents(const Expr& x, const Expr& e, const Expr&, const Expr&) const override {
     requireOperand(x, e, "model output", "ddim");
     Expr x0 = (coefficient(0) * x + coefficient(1) * e) / coefficient(2);
-    if (clip_) x0 = graph::clamp(x0, -1.0f, 1.0f);
+    if (clip_) x0 = graph::clamp(x0, -clipRange_, clipRange_);
     Expr eps = coefficient(3) * x + coefficient(4) * e;
     return coefficient(5) * x0 + coefficient(6) * eps;
   }
 
  private:
   bool clip_;
+  float clipRange_;
 };
 
 }  // namespace

@@ -7,11 +7,12 @@ struct Names {
   SamplerKind kind;
   const char* flag;
   const char* display;
+  const char* diffusersClass;
 };
-constexpr Names kNames[] = {{SamplerKind::Ddim, "ddim", "DDIM"},
-                            {SamplerKind::Euler, "euler", "Euler"},
-                            {SamplerKind::EulerAncestral, "euler_a", "Euler a"},
-                            {SamplerKind::DpmPP2M, "dpmpp_2m", "DPM++ 2M"}};
+constexpr Names kNames[] = {{SamplerKind::Ddim, "ddim", "DDIM", "DDIMScheduler"},
+                            {SamplerKind::Euler, "euler", "Euler", "EulerDiscreteScheduler"},
+                            {SamplerKind::EulerAncestral, "euler_a", "Euler a", "EulerAncestralDiscreteScheduler"},
+                            {SamplerKind::DpmPP2M, "dpmpp_2m", "DPM++ 2M", "DPMSolverMultistepScheduler"}};
 }  // namespace
 
 const char* samplerFlagName(SamplerKind kind) {
@@ -29,6 +30,12 @@ std::optional<SamplerKind> parseSamplerKind(std::string_view flagName) {
 std::string samplerDisplayName(SamplerKind kind, bool karras) {
   for (const auto& n : kNames)
     if (n.kind == kind) return std::string(n.display) + (karras ? " Karras" : "");
+  return "?";
+}
+
+const char* diffusersSchedulerClass(SamplerKind kind) {
+  for (const auto& n : kNames)
+    if (n.kind == kind) return n.diffusersClass;
   return "?";
 }
 

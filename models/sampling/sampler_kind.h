@@ -14,6 +14,10 @@ const char* samplerFlagName(SamplerKind kind);
 std::optional<SamplerKind> parseSamplerKind(std::string_view flagName);
 // "DDIM", "Euler", "Euler a", "DPM++ 2M" (+ " Karras" when karras): stable-diffusion-webui's spelling
 std::string samplerDisplayName(SamplerKind kind, bool karras);
+// The diffusers scheduler class each sampler reproduces ("DDIMScheduler", "EulerDiscreteScheduler",
+// "EulerAncestralDiscreteScheduler", "DPMSolverMultistepScheduler"): models::schedulerConfigFor resolves a
+// model's scheduler file for it.
+const char* diffusersSchedulerClass(SamplerKind kind);
 // "ddim, euler, euler_a, dpmpp_2m" for usage messages
 const char* samplerFlagNames();
 

@@ -120,7 +120,8 @@ StepSchedule eulerSchedule(const models::SchedulerConfig& config, const Training
   std::vector<double> sigmas;
   for (double v : t) sigmas.push_back(numpy_like::interpUnitGrid(v, table));
   if (karras) {
-    sigmas = karrasSigmas(sigmas.back(), sigmas.front(), static_cast<int>(sigmas.size()));
+    sigmas = karrasSigmas(config.sigmaMin.value_or(sigmas.back()), config.sigmaMax.value_or(sigmas.front()),
+                          static_cast<int>(sigmas.size()));
     const std::vector<float> logSigmas = logOf(training.sigmas);
     for (size_t i = 0; i < sigmas.size(); ++i) t[i] = sigmaToTimestep(sigmas[i], logSigmas);
   }
@@ -160,7 +161,8 @@ StepSchedule dpmSolverSchedule(const models::SchedulerConfig& config, const Trai
   std::vector<double> sigmas;
   if (karras) {
     // Over the whole training range (unlike Euler's, which spans the spaced timesteps), timesteps rounded.
-    sigmas = karrasSigmas(training.sigmas.front(), training.sigmas.back(), static_cast<int>(t.size()));
+    sigmas = karrasSigmas(config.sigmaMin.value_or(training.sigmas.front()),
+                          config.sigmaMax.value_or(training.sigmas.back()), static_cast<int>(t.size()));
     const std::vector<float> logSigmas = logOf(training.sigmas);
     for (size_t i = 0; i < sigmas.size(); ++i) t[i] = roundHalfEven(sigmaToTimestep(sigmas[i], logSigmas));
   } else {

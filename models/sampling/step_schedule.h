@@ -2,8 +2,8 @@
 // The timesteps and noise levels a sampler steps through for a number of inference steps, as diffusers 0.42's
 // set_timesteps computes them for DDIMScheduler, EulerDiscreteScheduler / EulerAncestralDiscreteScheduler
 // and DPMSolverMultistepScheduler (timestep_spacing leading | trailing | linspace, steps_offset for leading,
-// optional Karras sigmas). Host math in double; the values diffusers keeps as float32 tensors (timesteps,
-// sigmas) are rounded to float32 at the same points.
+// optional Karras sigmas, between the config's sigma_min and sigma_max where it sets them). Host math in double;
+// the values diffusers keeps as float32 tensors (timesteps, sigmas) are rounded to float32 at the same points.
 #include <vector>
 
 #include "models/config/model_config.h"

@@ -30,5 +30,6 @@ pack() {  # pack NAME PATH...: only the paths that exist
 pack data-sd1.tar.gz tiny-sd1 tiny-sd1-ldm.safetensors
 pack data-sd2.tar.gz tiny-sd2 tiny-sd2-ldm.safetensors
 pack data-fixtures.tar.gz fixtures
+pack data-tf5.tar.gz tiny-clip-tf5
 ls -la "$OUT"
 exit $status

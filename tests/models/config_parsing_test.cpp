@@ -1,6 +1,6 @@
 // Parsing diffusers/transformers config.json files: the released SD 1.5 / SD 2.1 configs, the defaults of the
 // Python classes for absent fields, int-or-list expansion, and every refusal with a message naming the file, the
-// field and the value.
+// field and the value. Scheduler configs: scheduler_config_test.cpp.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -55,13 +55,6 @@ const json kSd15Text = json::parse(R"({
   "max_position_embeddings": 77, "model_type": "clip_text_model", "num_attention_heads": 12,
   "num_hidden_layers": 12, "pad_token_id": 1, "projection_dim": 768, "torch_dtype": "float32",
   "transformers_version": "4.22.0.dev0", "vocab_size": 49408
-})");
-
-const json kSd15Scheduler = json::parse(R"({
-  "_class_name": "PNDMScheduler", "_diffusers_version": "0.6.0", "beta_end": 0.012,
-  "beta_schedule": "scaled_linear", "beta_start": 0.00085, "num_train_timesteps": 1000,
-  "set_alpha_to_one": false, "skip_prk_steps": true, "steps_offset": 1, "trained_betas": null,
-  "clip_sample": false
 })");
 
 json with(json base, const std::string& field, const json& value) {
@@ -323,69 +316,6 @@ TEST(ConfigParsing, VaeRefusals) {
   }
   test::expectErrorContaining([] { parseVaeConfig(with(kSd15Vae, "block_out_channels", {128, 256, 500, 512}).dump(), "v.json"); },
                               "500 channels are not a positive multiple of norm_num_groups 32");
-}
-
-TEST(ConfigParsing, SchedulerConfigs) {
-  SchedulerConfig s = parseSchedulerConfig(kSd15Scheduler.dump(), "s.json");
-  EXPECT_EQ(s.className, "PNDMScheduler");
-  EXPECT_EQ(s.numTrainTimesteps, 1000);
-  EXPECT_FLOAT_EQ(s.betaStart, 0.00085f);
-  EXPECT_FLOAT_EQ(s.betaEnd, 0.012f);
-  EXPECT_EQ(s.betaSchedule, "scaled_linear");
-  EXPECT_EQ(s.predictionType, "epsilon");
-  EXPECT_EQ(s.stepsOffset, 1);
-  EXPECT_EQ(s.timestepSpacing, "leading");  // PNDMScheduler's default
-  EXPECT_FALSE(s.setAlphaToOne);
-  EXPECT_FALSE(s.clipSample);
-  EXPECT_FALSE(s.useKarrasSigmas);
-  // Absent fields take the named class's defaults.
-  json ddim = {{"_class_name", "DDIMScheduler"}, {"num_train_timesteps", 1000}, {"beta_start", 0.00085},
-               {"beta_end", 0.012}, {"beta_schedule", "scaled_linear"}, {"prediction_type", "v_prediction"}};
-  s = parseSchedulerConfig(ddim.dump(), "s.json");
-  EXPECT_EQ(s.timestepSpacing, "leading");
-  EXPECT_TRUE(s.setAlphaToOne);
-  EXPECT_TRUE(s.clipSample);
-  EXPECT_EQ(s.stepsOffset, 0);
-  EXPECT_EQ(s.predictionType, "v_prediction");
-  s = parseSchedulerConfig(with(with(ddim, "_class_name", "EulerDiscreteScheduler"), "use_karras_sigmas", true).dump(), "s.json");
-  EXPECT_EQ(s.timestepSpacing, "linspace");
-  EXPECT_FALSE(s.setAlphaToOne);
-  EXPECT_FALSE(s.clipSample);
-  EXPECT_TRUE(s.useKarrasSigmas);
-  // An unknown class is fine when every class-dependent field is given, an error otherwise.
-  json full = with(with(with(with(ddim, "_class_name", "MyScheduler"), "timestep_spacing", "trailing"), "set_alpha_to_one", false),
-                   "clip_sample", false);
-  EXPECT_EQ(parseSchedulerConfig(full.dump(), "s.json").timestepSpacing, "trailing");
-  std::string msg = errorOf([&] { parseSchedulerConfig(without(full, "timestep_spacing").dump(), "m/scheduler/scheduler_config.json"); });
-  EXPECT_NE(msg.find("m/scheduler/scheduler_config.json"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("timestep_spacing"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("MyScheduler"), std::string::npos) << msg;
-}
-
-TEST(ConfigParsing, MissingSchedulerFieldsAreClearErrors) {
-  for (const char* field : {"num_train_timesteps", "beta_start", "beta_end", "beta_schedule"}) {
-    std::string msg =
-        errorOf([&] { parseSchedulerConfig(without(kSd15Scheduler, field).dump(), "m/scheduler/scheduler_config.json"); });
-    EXPECT_NE(msg.find("'m/scheduler/scheduler_config.json': field '" + std::string(field) + "' is missing"),
-              std::string::npos)
-        << msg;
-  }
-  for (const Refusal& r : {Refusal{"beta_schedule", "squaredcos_cap_v2", "\"squaredcos_cap_v2\""},
-                           Refusal{"prediction_type", "sample", "\"sample\""},
-                           Refusal{"trained_betas", {0.1, 0.2}, "[0.1,0.2]"},
-                           Refusal{"rescale_betas_zero_snr", true, "true"},
-                           Refusal{"timestep_spacing", "karras", "\"karras\""},
-                           Refusal{"thresholding", true, "true"},
-                           Refusal{"num_train_timesteps", "1000", "\"1000\""},
-                           Refusal{"beta_start", nullptr, "null"}}) {
-    std::string msg =
-        errorOf([&] { parseSchedulerConfig(with(kSd15Scheduler, r.field, r.value).dump(), "m/scheduler/scheduler_config.json"); });
-    EXPECT_NE(msg.find("m/scheduler/scheduler_config.json"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(r.field), std::string::npos) << msg;
-    EXPECT_NE(msg.find(r.shown), std::string::npos) << msg;
-  }
-  test::expectErrorContaining([] { parseSchedulerConfig(with(kSd15Scheduler, "beta_end", 0.0001).dump(), "s.json"); },
-                              "0 < beta_start < beta_end < 1");
 }
 
 TEST(ConfigParsing, ModelIndex) {

@@ -3,6 +3,7 @@
 // every diffusers name and the same configs.
 #include <gtest/gtest.h>
 
+#include "models/config/config_files.h"
 #include "models/formats/ldm_checkpoint.h"
 #include "models/formats/mapped_weights.h"
 #include "models/formats/model_files.h"
@@ -62,7 +63,7 @@ TEST_P(LdmVersusDiffusers, EveryTensorAndConfigAgree) {
   test::expectSameConfig(folder.textEncoderConfig, single.textEncoderConfig);
   test::expectSameConfig(folder.unetConfig, single.unetConfig);
   test::expectSameConfig(folder.vaeConfig, single.vaeConfig);
-  test::expectSameConfig(folder.schedulerConfig, single.schedulerConfig);
+  test::expectSameConfig(folder.scheduler, single.scheduler);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sd1AndSd2, LdmVersusDiffusers, ::testing::Values(false, true),
@@ -125,18 +126,21 @@ TEST(LdmCheckpoint, InfersSd2ArchitectureAndSplitsOpenClip) {
             test::patternValues("text_model.encoder.layers.1.self_attn.k_proj.weight", 64 * 64));
 
   // The default, 768 pixels: v-prediction. At 512 pixels (an SD 2.x "base" model): epsilon, unless overridden.
-  EXPECT_EQ(openModel(m.file, m.singleFileOptions()).schedulerConfig.predictionType, "v_prediction");
+  auto prediction = [](const ModelFiles& f) {
+    return schedulerConfigFor(f.scheduler, "EulerDiscreteScheduler").predictionType;
+  };
+  EXPECT_EQ(prediction(openModel(m.file, m.singleFileOptions())), "v_prediction");
   OpenOptions options = m.singleFileOptions();
   options.imageSize = 512;
   ModelFiles base = openModel(m.file, options);
   EXPECT_EQ(base.unetConfig.sampleSize, 256);
   EXPECT_EQ(base.vaeConfig.sampleSize, 512);
-  EXPECT_EQ(base.schedulerConfig.predictionType, "epsilon");
+  EXPECT_EQ(prediction(base), "epsilon");
   options.predictionType = "v_prediction";
-  EXPECT_EQ(openModel(m.file, options).schedulerConfig.predictionType, "v_prediction");
+  EXPECT_EQ(prediction(openModel(m.file, options)), "v_prediction");
   options.imageSize.reset();
   options.predictionType = "epsilon";
-  EXPECT_EQ(openModel(m.file, options).schedulerConfig.predictionType, "epsilon");
+  EXPECT_EQ(prediction(openModel(m.file, options)), "epsilon");
 }
 
 TEST(LdmCheckpoint, Sd1TextEncoderWithoutTextModelLevel) {

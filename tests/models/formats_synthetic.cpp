@@ -483,17 +483,9 @@ void expectSameConfig(const models::VaeConfig& e, const models::VaeConfig& a) {
   EXPECT_EQ(e.midBlockAddAttention, a.midBlockAddAttention);
 }
 
-void expectSameConfig(const models::SchedulerConfig& e, const models::SchedulerConfig& a) {
-  EXPECT_EQ(e.numTrainTimesteps, a.numTrainTimesteps);
-  EXPECT_EQ(e.betaStart, a.betaStart);
-  EXPECT_EQ(e.betaEnd, a.betaEnd);
-  EXPECT_EQ(e.betaSchedule, a.betaSchedule);
-  EXPECT_EQ(e.predictionType, a.predictionType);
-  EXPECT_EQ(e.stepsOffset, a.stepsOffset);
-  EXPECT_EQ(e.timestepSpacing, a.timestepSpacing);
-  EXPECT_EQ(e.setAlphaToOne, a.setAlphaToOne);
-  EXPECT_EQ(e.clipSample, a.clipSample);
-  EXPECT_EQ(e.useKarrasSigmas, a.useKarrasSigmas);
+void expectSameConfig(const models::SchedulerFile& e, const models::SchedulerFile& a) {
+  EXPECT_EQ(e.fields, a.fields);
+  EXPECT_EQ(e.className, a.className);
 }
 
 void expectSameWeights(const models::WeightSource& expected, const models::WeightSource& actual) {

@@ -75,11 +75,11 @@ void writeTinyTokenizer(const std::string& dir, const std::string& padToken = "<
 // The parameter values of a component by diffusers name.
 std::map<std::string, std::vector<float>> expectedValues(const std::vector<SyntheticParam>& params);
 
-// EXPECT_EQ on every field but `source` (schedulers: but `className` too).
+// EXPECT_EQ on every field but `source` (schedulers: the fields the file sets and _class_name).
 void expectSameConfig(const models::ClipTextConfig& expected, const models::ClipTextConfig& actual);
 void expectSameConfig(const models::UNetConfig& expected, const models::UNetConfig& actual);
 void expectSameConfig(const models::VaeConfig& expected, const models::VaeConfig& actual);
-void expectSameConfig(const models::SchedulerConfig& expected, const models::SchedulerConfig& actual);
+void expectSameConfig(const models::SchedulerFile& expected, const models::SchedulerFile& actual);
 // The same tensor names (CLIP's position_ids index buffer aside), and for each the same shape and values.
 void expectSameWeights(const models::WeightSource& expected, const models::WeightSource& actual);
 

@@ -45,7 +45,7 @@ TEST_P(TinyModels, SingleFileWithConfigFolderEqualsDiffusersFolder) {
   test::expectSameConfig(diffusers.textEncoderConfig, ldm.textEncoderConfig);
   test::expectSameConfig(diffusers.unetConfig, ldm.unetConfig);
   test::expectSameConfig(diffusers.vaeConfig, ldm.vaeConfig);
-  test::expectSameConfig(diffusers.schedulerConfig, ldm.schedulerConfig);
+  test::expectSameConfig(diffusers.scheduler, ldm.scheduler);
   // Both tokenizers come from the folder: the same ids, padded alike (SD 1.x: end-of-text, SD 2.x: "!" = 0).
   Encoding a = diffusers.tokenizer->encode("a red circle on a blue background");
   Encoding b = ldm.tokenizer->encode("a red circle on a blue background");

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Writes the reference fixtures of tests/data/ with diffusers and transformers (torch on the CPU, fp32/fp64).
 
-  python3 tests/reference/make_fixtures.py --out DIR [--only rng,schedulers,models,components,pipelines]
+  python3 tests/reference/make_fixtures.py --out DIR [--only rng,schedulers,models,components,pipelines,realsched,tf5text]
 
 DIR receives tiny-sd1/, tiny-sd2/ (diffusers folders), tiny-sd1-ldm.safetensors, tiny-sd2-ldm.safetensors and
-fixtures/*.{json,safetensors}; docs/reference-fixtures.md says what each holds. It is run on the device machine
+fixtures/*.{json,safetensors} (realsched and tf5text: real_checkpoints.py, which also writes tiny-clip-tf5/);
+docs/reference-fixtures.md says what each holds. It is run on the device machine
 by scripts/device/make-fixtures.sh (this machine has no torch). 'components' and 'pipelines' read the model
 folders that 'models' wrote into DIR; every section logs its progress, a failing section does not stop the
 rest, and the exit status is non-zero if any failed. The output is deterministic (same torch/diffusers).
@@ -29,7 +30,7 @@ import ldm_names  # noqa: E402
 import tiny_models  # noqa: E402
 
 T0 = time.time()
-SECTIONS = ["rng", "schedulers", "models", "components", "pipelines"]
+SECTIONS = ["rng", "schedulers", "models", "components", "pipelines", "realsched", "tf5text"]
 
 
 def log(msg):
@@ -210,8 +211,9 @@ def load_safetensors(path):
 
 
 def fix_text_encoder_names(folder):
-    """Real diffusers folders name the text encoder's weights 'text_model.*'. transformers 5 should write them so
-    (it reverts its in-memory renaming on save); make sure, and rename if it did not."""
+    """Published diffusers folders name the text encoder's weights 'text_model.*'; transformers 5 saves a CLIPTextModel
+    made from scratch without that level (its in-memory names). Rename to the published names (the tf5text section
+    of real_checkpoints.py keeps transformers 5's names for the test of that layout)."""
     from safetensors import safe_open
     from safetensors.torch import save_file
     path = folder / "text_encoder" / "model.safetensors"
@@ -590,8 +592,12 @@ def main():
         sys.exit(f"unknown sections: {sorted(unknown)}")
     args.out.mkdir(parents=True, exist_ok=True)
     log(f"versions: {versions()}, threads {torch.get_num_threads()}")
+    import real_checkpoints
+    here = sys.modules[__name__]
     funcs = {"rng": make_rng, "schedulers": make_schedulers, "models": make_models,
-             "components": make_components, "pipelines": make_pipelines}
+             "components": make_components, "pipelines": make_pipelines,
+             "realsched": lambda out: real_checkpoints.make_realsched(out, here),
+             "tf5text": lambda out: real_checkpoints.make_tf5_text(out, here)}
     failed = []
     for s in SECTIONS:
         if s not in wanted:
