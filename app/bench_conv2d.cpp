@@ -289,7 +289,8 @@ ConvBenchSettings benchSettings(const CliOptions& o) {
     case PrecisionChoice::F16: st.precisions = {DType::F16}; break;
     case PrecisionChoice::Auto: st.precisions = {DType::F32, DType::F16}; break;
   }
-  if (o.benchAlgo == "all") st.algos = {ops::ConvAlgo::General, ops::ConvAlgo::GemmV2, ops::ConvAlgo::Winograd};
+  if (o.benchAlgo == "all")  // coop rows say why where the device or the precision has no tensor cores
+    st.algos = {ops::ConvAlgo::General, ops::ConvAlgo::GemmV2, ops::ConvAlgo::Winograd, ops::ConvAlgo::Coop};
   else st.algos = {ops::parseConvAlgo(o.benchAlgo)};
   if (o.benchShape) {
     const ConvShapeArg& a = *o.benchShape;

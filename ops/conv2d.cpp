@@ -70,7 +70,7 @@ Conv2dInfo conv2d(Context& ctx, CommandSequence& seq, const Expr& input, const C
                   " (available: " + list + ")");
     }
   }
-  ConvContext cc{ctx.info(), weights, options.scratch != nullptr, forced};
+  ConvContext cc{ctx.info(), weights, options.scratch != nullptr, forced, convInputRawHalf(input)};
   ConvPlan plan = planConv(options.algo, prob, cc, label);
 
   Conv2dInfo info;
@@ -86,6 +86,7 @@ Conv2dInfo conv2d(Context& ctx, CommandSequence& seq, const Expr& input, const C
       recordConvWinograd(call, plan.tile, options.scratch->acquire(info.scratchBytes));
       break;
     }
+    case ConvAlgo::Coop: recordConvCoop(call, options.scratch); break;
     case ConvAlgo::Auto: throw Error(label + ": internal error: no algorithm planned");
   }
   return info;

@@ -8,6 +8,7 @@
 #include "graph/expr.h"
 #include "ops/conv2d.h"
 #include "ops/conv2d_plan.h"
+#include "ops/conv2d_scratch.h"
 
 namespace sdgen::ops {
 
@@ -26,5 +27,8 @@ void recordConvGeneral(const ConvCall& call, const ConvTile& tile);
 void recordConvGemmV2(const ConvCall& call, const ConvTile& tile);
 // `scratch` holds V at offset 0 and M at prob.winogradMOffset() (prob.winogradScratchBytes() in all).
 void recordConvWinograd(const ConvCall& call, const ConvTile& tile, const Allocation& scratch);
+// ops/conv2d_coop.cpp: tensor cores; an input that is not a dense fp16 NHWC tensor is staged into `scratch`.
+void recordConvCoop(const ConvCall& call, Conv2dScratch* scratch);
+bool convInputRawHalf(const graph::Expr& input);
 
 }  // namespace sdgen::ops

@@ -1,6 +1,9 @@
 #include "ops/conv2d_plan.h"
 
+#include <algorithm>
+
 #include "engine/error.h"
+#include "ops/linear_gemm.h"
 
 namespace sdgen::ops {
 
@@ -12,14 +15,15 @@ const char* convAlgoName(ConvAlgo a) {
     case ConvAlgo::General: return "general";
     case ConvAlgo::GemmV2: return "gemm-v2";
     case ConvAlgo::Winograd: return "winograd";
+    case ConvAlgo::Coop: return "coop";
   }
   return "?";
 }
 
 ConvAlgo parseConvAlgo(const std::string& name) {
-  for (ConvAlgo a : {ConvAlgo::Auto, ConvAlgo::General, ConvAlgo::GemmV2, ConvAlgo::Winograd})
+  for (ConvAlgo a : {ConvAlgo::Auto, ConvAlgo::General, ConvAlgo::GemmV2, ConvAlgo::Winograd, ConvAlgo::Coop})
     if (name == convAlgoName(a)) return a;
-  throw Error("unknown conv algorithm '" + name + "' (expected auto, general, gemm-v2 or winograd)");
+  throw Error("unknown conv algorithm '" + name + "' (expected auto, general, gemm-v2, winograd or coop)");
 }
 
 std::string ConvTile::str() const {
@@ -90,6 +94,10 @@ ConvTile generalConvTile(int64_t cout) { return cout <= 16 ? ConvTile{256, 16, 4
 // The tile an algorithm runs with: the general kernel's own, a forced GEMM tile, or the shape's choice.
 static ConvTile tileFor(ConvAlgo a, const ConvProblem& prob, const ConvContext& cc) {
   if (a == ConvAlgo::General) return generalConvTile(prob.cout);
+  if (a == ConvAlgo::Coop) {  // the GEMM's own tile rule (ops/linear_gemm.cpp); tm x tn unused
+    GemmTile t = chooseGemmTile(prob.m(), prob.cout, prob.k(), cc.device, true);
+    return ConvTile{t.bm, t.bn, 0, 0};
+  }
   if (cc.forcedTile.valid()) return cc.forcedTile;
   if (a == ConvAlgo::Winograd) return chooseConvTile(prob.tiles(), prob.cout, cc.device, 36);
   return chooseConvTile(prob.m(), prob.cout, cc.device);
@@ -114,6 +122,21 @@ std::string contractViolation(ConvAlgo algo, const ConvProblem& prob, const Conv
              " bytes of shared memory per workgroup";
     ConvTile t = tileFor(algo, prob, cc);
     return checkGrid((prob.m() + t.bm - 1) / t.bm, (prob.cout + t.bn - 1) / t.bn, 1, d);
+  }
+  if (algo == ConvAlgo::Coop) {
+    if (!gemmCoopSupported(d)) return "the device has no 16x16x16 f16 x f16 -> f32 subgroup matrices with 32-wide subgroups";
+    if (!w.hasGemm()) return "weights '" + w.name() + "' were packed without the gemm layout";
+    if (w.storage() != DType::F16) return "weights '" + w.name() + "' are not stored in fp16";
+    if (prob.cin % 8) return "Cin = " + std::to_string(prob.cin) + " is not a multiple of 8";
+    if (prob.cout % 8) return "Cout = " + std::to_string(prob.cout) + " is not a multiple of 8";
+    const Conv2dParams& p = prob.p;
+    if (std::max({p.strideH, p.strideW, p.padH, p.padW, p.dilationH, p.dilationW}) > 255)
+      return "strides, paddings and dilations must be below 256";
+    if (!cc.inputRawHalf && !cc.haveScratch)
+      return "the input is not a dense fp16 NHWC tensor and no scratch memory was given to stage it";
+    if (prob.k() * prob.cout >= kInt32Limit) return "the weights have 2^31 elements or more (32-bit indexing)";
+    GemmTile t = chooseGemmTile(prob.m(), prob.cout, prob.k(), d, true);
+    return checkGrid((prob.cout + t.bn - 1) / t.bn, (prob.m() + t.bm - 1) / t.bm, 1, d);
   }
   if (prob.cin % 4) return "Cin = " + std::to_string(prob.cin) + " is not a multiple of 4";
   if (prob.cout % 4) return "Cout = " + std::to_string(prob.cout) + " is not a multiple of 4";
@@ -152,7 +175,11 @@ ConvPlan planConv(ConvAlgo requested, const ConvProblem& prob, const ConvContext
     plan.tile = tileFor(requested, prob, cc);
     return plan;
   }
-  for (ConvAlgo a : {ConvAlgo::Winograd, ConvAlgo::GemmV2, ConvAlgo::General}) {
+  // Tensor cores are a candidate only where the device has them and the weights are fp16 (the fp16
+  // precision); elsewhere they are not listed among the skipped algorithms.
+  const bool coopCandidate = gemmCoopSupported(cc.device) && cc.weights.storage() == DType::F16;
+  for (ConvAlgo a : {ConvAlgo::Coop, ConvAlgo::Winograd, ConvAlgo::GemmV2, ConvAlgo::General}) {
+    if (a == ConvAlgo::Coop && !coopCandidate) continue;
     std::string why = contractViolation(a, prob, cc);
     if (why.empty()) {
       plan.algo = a;
@@ -189,6 +216,8 @@ constexpr ConvKernelPattern kConvKernelPatterns[] = {
     {"winograd gemm", ConvAlgo::Winograd, ConvKernelRole::Gemm, true},
     {"gemm-v2", ConvAlgo::GemmV2, ConvKernelRole::Direct, true},
     {"general", ConvAlgo::General, ConvKernelRole::Direct, true},
+    {"coop input", ConvAlgo::Coop, ConvKernelRole::InputTransform, false},  // the input staged into fp16
+    {"coop", ConvAlgo::Coop, ConvKernelRole::Direct, true},
 };
 
 // "BMxBN[ variant...]" -> BM, BN (both positive, at most 5 digits each).

@@ -13,8 +13,9 @@
 
 namespace sdgen::ops {
 
-enum class ConvAlgo { Auto, General, GemmV2, Winograd };
-const char* convAlgoName(ConvAlgo a);             // "auto", "general", "gemm-v2", "winograd"
+// Coop: implicit GEMM on tensor cores (the cooperative-matrix GEMM of shaders/linear/gemm_coop.slang, fp16).
+enum class ConvAlgo { Auto, General, GemmV2, Winograd, Coop };
+const char* convAlgoName(ConvAlgo a);             // "auto", "general", "gemm-v2", "winograd", "coop"
 ConvAlgo parseConvAlgo(const std::string& name);  // throws sdgen::Error listing the valid names
 
 // A workgroup tile of the GEMM core (shaders/conv/gemm_core.slang): BM x BN outputs, TM x TN per thread,
@@ -50,7 +51,8 @@ struct ConvContext {
   const DeviceInfo& device;
   const Conv2dWeights& weights;
   bool haveScratch = false;
-  ConvTile forcedTile;  // invalid: chooseConvTile
+  ConvTile forcedTile;        // invalid: chooseConvTile
+  bool inputRawHalf = false;  // the input is a dense fp16 NHWC tensor, 16-byte aligned (Coop reads it raw)
 };
 
 // True where the GEMM kernels take their CPU variants (lanes kernels): device type "cpu", subgroup size 8.
@@ -69,7 +71,7 @@ struct ConvPlan {
   ConvTile tile;                     // GemmV2 and Winograd
   std::vector<std::string> skipped;  // Auto: "winograd: <condition>" for each better algorithm not taken
 };
-// Auto: the first eligible of Winograd, GemmV2, General. A forced algorithm whose contract fails throws.
+// Auto: the first eligible of Coop, Winograd, GemmV2, General. A forced algorithm whose contract fails throws.
 ConvPlan planConv(ConvAlgo requested, const ConvProblem& prob, const ConvContext& cc, const std::string& label);
 
 // --- profiling: what each recorded conv kernel is (sdgen --profile-conv, --bench-conv2d) ---

@@ -49,7 +49,7 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
     elementwise(ctx, seq, x, bufferSink(staged), {.label = options.label + " input"});
     g.a = buffer(staged);
   }
-  g.weights = &weights;
+  g.packed = PackedB::of(weights);
   g.out = out;
   g.m = m;
   g.n = n;

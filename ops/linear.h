@@ -59,7 +59,8 @@ struct GemmInfo {
   bool coopMatrix = false;             // the tensor-core kernel (fp16 operands)
   std::string kernel;                  // GemmTile::describe() of the tile that ran
   bool stagedInput = false;            // A was computed once into scratch memory first (see LinearOptions)
-  bool rawA = false;                   // coop: A read as a raw fp16 matrix (a plain tensor, or staged)
+  bool rawA = false;                   // coop: A read raw (a plain fp16 tensor, a staged one, a conv input)
+  int aMode = 0;                       // coop: 0 expression, 1 raw matrix, 2 im2col of a convolution input
   std::array<uint32_t, 3> groups{};
 };
 

@@ -13,7 +13,11 @@ namespace sdgen::ops {
 
 using namespace graph;
 
-static constexpr int kHeaderWords = 16;  // shaders/linear/gemm.slang kGemmHeaderWords
+static constexpr int kHeaderWords = 24;  // shaders/linear/gemm.slang kGemmHeaderWords
+
+PackedB PackedB::of(const LinearWeights& w) {
+  return PackedB{w.weightAddress(), w.biasAddress(), w.paddedOut(), w.storage(), w.ranges()};
+}
 
 int64_t rawHalfRowStride(const Expr& a, int64_t k) {
   if (a.node().kind != ExprKind::Buffer || k % 8) return 0;
@@ -100,7 +104,7 @@ static std::string wrapperSource(const GemmInfo& info, const GemmTile& tile, boo
            "typealias A = " + info.aType + ";\ntypealias S = " + info.sinkType +
            ";\n[shader(\"compute\")]\n[numthreads(" + std::to_string(tile.threads()) +
            ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
-           "  gemmCoopMain<A, S, " + flag(info.vectorA) + ", " + flag(info.rawA) + ", " + flag(info.vectorOut) + ", " +
+           "  gemmCoopMain<A, S, " + flag(info.vectorA) + ", " + std::to_string(info.aMode) + ", " + flag(info.vectorOut) + ", " +
            flag(bias) + ", " +
            std::to_string(tile.bm) + ", " + std::to_string(tile.bn) + ", " + std::to_string(tile.bk) + ", " +
            std::to_string(tile.warpRows) + ", " + std::to_string(tile.warpCols) + ", " +
@@ -128,7 +132,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   if (p.batches * p.m * std::max(p.n, p.k) >= limit || p.k * p.n >= limit)
     throw Error(p.label + ": tensors over 2^31 elements are not supported (M " + std::to_string(p.m) + ", N " +
                 std::to_string(p.n) + ", K " + std::to_string(p.k) + ", batches " + std::to_string(p.batches) + ")");
-  const bool fp16Weights = p.weights && p.weights->storage() == DType::F16;
+  const bool fp16Weights = p.packed && p.packed->storage == DType::F16;
   const GemmTile tile = p.tile ? *p.tile : chooseGemmTile(p.m, p.n, p.k, ctx.info(), fp16Weights);
   if (tile.isCoop()) {
     if (!gemmCoopSupported(ctx.info()))
@@ -139,7 +143,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
                   "fp16, not a matmul of two expressions)");
     const std::string why = coopTileProblem(tile, ctx.info());
     if (!why.empty()) throw Error(p.label + ": cooperative-matrix tile " + tile.describe() + ": " + why);
-    if (p.weights->paddedOut() % 8) throw Error(p.label + ": packed weight rows must be a multiple of 8");
+    if (p.packed->np % 8) throw Error(p.label + ": packed weight rows must be a multiple of 8");
   }
   GemmInfo info;
   info.tileM = tile.bm;
@@ -150,7 +154,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   info.coopMatrix = tile.isCoop();
   info.kernel = tile.describe();
   info.vectorA = p.k % 4 == 0;
-  info.vectorB = !p.weights && p.n % 4 == 0;
+  info.vectorB = !p.packed && p.n % 4 == 0;
   info.vectorOut = p.n % 4 == 0;
   info.groups = {uint32_t((p.n + tile.bn - 1) / tile.bn), uint32_t((p.m + tile.bm - 1) / tile.bm),
                  uint32_t(p.batches)};
@@ -161,14 +165,26 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
 
   ParamBlock params;
   params.u32(uint32_t(p.m)).u32(uint32_t(p.n)).u32(uint32_t(p.k)).u32(uint32_t(p.d1)).u32(uint32_t(p.d2)).u32(0);
-  params.address(p.weights ? p.weights->weightAddress() : 0);
-  params.u32(uint32_t(p.weights ? p.weights->paddedOut() : 0));
-  params.address(p.weights ? p.weights->biasAddress() : 0);
+  params.address(p.packed ? p.packed->weight : 0);
+  params.u32(uint32_t(p.packed ? p.packed->np : 0));
+  params.address(p.packed ? p.packed->bias : 0);
   params.u32(0);
-  // The tensor-core kernel reads a plain fp16 A through a hoisted row address (no expression in its K loop).
-  const int64_t rawStride = tile.isCoop() ? rawHalfRowStride(p.a, p.k) : 0;
-  info.rawA = rawStride > 0;
-  params.address(info.rawA ? p.a.node().tensor.address : 0).u32(uint32_t(rawStride)).u32(0);
+  // The tensor-core kernel reads a plain fp16 A through a hoisted row address (no expression in its K loop),
+  // or a convolution's input through its im2col addressing.
+  if (p.conv && !tile.isCoop()) throw Error(p.label + ": internal error: an implicit convolution needs tensor cores");
+  const int64_t rawStride = tile.isCoop() && !p.conv ? rawHalfRowStride(p.a, p.k) : 0;
+  info.rawA = rawStride > 0 || p.conv;
+  info.aMode = p.conv ? 2 : info.rawA ? 1 : 0;
+  params.address(p.conv ? p.conv->input : info.rawA ? p.a.node().tensor.address : 0).u32(uint32_t(rawStride)).u32(0);
+  if (p.conv) {
+    const GemmConv& c = *p.conv;
+    params.u32(uint32_t(c.h)).u32(uint32_t(c.w)).u32(uint32_t(c.cin)).u32(uint32_t(c.ho)).u32(uint32_t(c.wo));
+    params.u32(uint32_t(c.kw));
+    params.u32(uint32_t(c.strideH) | uint32_t(c.strideW) << 8 | uint32_t(c.padH) << 16 | uint32_t(c.padW) << 24);
+    params.u32(uint32_t(c.dilationH) | uint32_t(c.dilationW) << 8);
+  } else {
+    for (int i = 0; i < 8; ++i) params.u32(0);
+  }
   if (params.size() != kHeaderWords) throw Error("gemm: header layout mismatch");
 
   // Each operand gets its own vector decision: A along K, B and the output along N.
@@ -177,9 +193,9 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   int wrapped = genA.scalarWrappedNodes();
   std::vector<TensorView> read = tensorsRead(p.a);
   std::vector<MemRange> reads;
-  if (p.weights) {
-    info.bType = std::string("PackedB<") + (p.weights->storage() == DType::F16 ? "F16Storage" : "F32Storage") + ">";
-    reads = p.weights->ranges();
+  if (p.packed) {
+    info.bType = std::string("PackedB<") + (p.packed->storage == DType::F16 ? "F16Storage" : "F32Storage") + ">";
+    reads = p.packed->ranges;
   } else {
     ExprCodegen genB(params, {info.vectorB, false});
     info.bType = "ExprB<" + genB.emit(p.b) + ", " + (info.vectorB ? "1" : "0") + ">";
@@ -195,7 +211,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   for (auto& r : rangesOf(read)) reads.push_back(r);
 
   KernelSource src;
-  src.generated = wrapperSource(info, tile, p.weights && p.weights->hasBias());
+  src.generated = wrapperSource(info, tile, p.packed && p.packed->bias != 0);
   src.label = p.label;
   if (tile.isCoop()) src.capabilities = {"spvCooperativeMatrixKHR"};
   seq.dispatch(ctx.kernels().get(src), info.groups, params, reads, rangesOf(tensorsWritten(p.out)), p.label);

@@ -10,10 +10,28 @@
 
 namespace sdgen::ops {
 
+// B packed at load time as [K][NP] (LinearWeights, or a convolution's gemm layout) with an fp32 bias [NP].
+struct PackedB {
+  VkDeviceAddress weight = 0, bias = 0;  // bias 0: none
+  int64_t np = 0;                        // row length, N rounded up (4 for the fp32 kernels, 8 for tensor cores)
+  DType storage = DType::F32;
+  std::vector<MemRange> ranges;          // what a kernel reading them touches (hazards)
+  static PackedB of(const LinearWeights& w);
+};
+
+// The tensor-core kernel's implicit-GEMM convolution (A_MODE 2): A is the im2col matrix of a raw fp16 NHWC
+// input [N, H, W, Cin] at `input` (dense, Cin % 8 == 0), rows = output pixels, k = (ky * kw + kx) * Cin + ci.
+struct GemmConv {
+  VkDeviceAddress input = 0;
+  int64_t h = 0, w = 0, cin = 0, ho = 0, wo = 0;
+  int kh = 0, kw = 0, strideH = 1, strideW = 1, padH = 0, padW = 0, dilationH = 1, dilationW = 1;
+};
+
 struct GemmProblem {
-  graph::Expr a;                           // rank 4: rows in the leading axes, K innermost
-  const LinearWeights* weights = nullptr;  // packed B (linear), or
+  graph::Expr a;                           // rank 4: rows in the leading axes, K innermost (conv: the input)
+  std::optional<PackedB> packed;           // packed B (linear, conv), or
   graph::Expr b;                           // B as [1, batches, K, N] (matmul)
+  std::optional<GemmConv> conv;            // tensor cores only: A is the convolution's im2col matrix
   graph::Sink out;                         // rank 4: rows like a, N innermost
   int64_t m = 0, n = 0, k = 0, batches = 1;
   int64_t d1 = 1, d2 = 1;  // row g = batch * m + r sits at (g / (d1 * d2), (g / d2) % d1, g % d2)

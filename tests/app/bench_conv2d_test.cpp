@@ -10,6 +10,7 @@
 
 #include "app/bench_conv2d.h"
 #include "app/bench_conv2d_reference.h"
+#include "ops/linear_gemm.h"
 #include "tests/test_support.h"
 
 namespace sdgen::app {
@@ -19,7 +20,7 @@ TEST(BenchConv2dSettings, FromTheCommandLine) {
   ConvBenchSettings table = benchSettings(parseCommandLine({"--bench-conv2d"}));
   EXPECT_EQ(table.shapes.size(), sdConvShapes().size());
   EXPECT_EQ(table.precisions.size(), 2u);  // auto: both
-  EXPECT_EQ(table.algos.size(), 3u);
+  EXPECT_EQ(table.algos.size(), 4u);
   EXPECT_EQ(table.reps, 20);
   EXPECT_EQ(table.warmup, 3);
   EXPECT_FALSE(table.cudnn);
@@ -65,7 +66,7 @@ TEST_F(BenchConv2d, QuickRunOfOneShapeIsCorrectAndComplete) {
   std::FILE* sink = std::tmpfile();
   ConvBenchReport r = runConvBench(ctx(), st, sink);
   std::fclose(sink);
-  ASSERT_EQ(r.rows.size(), 2u * 2u * 3u);  // shapes x precisions x algorithms
+  ASSERT_EQ(r.rows.size(), 2u * 2u * 4u);  // shapes x precisions x algorithms
   size_t i = 0;
   for (const auto& shape : st.shapes)
     for (DType dt : st.precisions)
@@ -77,6 +78,11 @@ TEST_F(BenchConv2d, QuickRunOfOneShapeIsCorrectAndComplete) {
         EXPECT_EQ(row.algo, ops::convAlgoName(algo));
         if (algo == ops::ConvAlgo::Winograd && shape.stride == 2) {
           EXPECT_NE(row.error.find("not 3x3 s1 p1 d1"), std::string::npos) << row.error;
+          continue;
+        }
+        if (algo == ops::ConvAlgo::Coop && (!ops::gemmCoopSupported(ctx().info()) || dt != DType::F16)) {
+          EXPECT_NE(row.error.find("algorithm coop was forced but its contract does not hold"), std::string::npos)
+              << row.error;
           continue;
         }
         ASSERT_EQ(row.error, "");

@@ -17,6 +17,7 @@
 #include "ops/conv2d.h"
 #include "ops/conv2d_winograd_math.h"
 #include "tests/graph/tensor_fixture.h"
+#include "ops/linear_gemm.h"
 #include "tests/ops/conv2d_reference.h"
 #include "tests/test_support.h"
 
@@ -297,12 +298,71 @@ void expectError(F&& f, std::initializer_list<const char*> parts) {
   }
 }
 
+// Tensor cores (algorithm coop, fp16 weights): 3x3 stride 1 and 2, 1x1, partial tiles, a computed input
+// (staged into fp16 scratch) and a plain one (read raw), a residual sink, against float64; on devices without
+// them, or with fp32 weights, forcing it is a clear error naming the condition.
+TEST_P(ConvTest, CoopWhereSupported) {
+  const bool coop = ops::gemmCoopSupported(ctx().info());
+  const Case cases[] = {{"3x3", 2, 9, 11, 16, 24, k3},
+                        {"3x3 stride 2", 1, 13, 10, 8, 40, Conv2dParams::square(3, 2)},
+                        {"1x1", 1, 7, 5, 32, 16, Conv2dParams::square(1)},
+                        {"3x3 wide", 1, 12, 12, 64, 136, k3}};
+  uint32_t seed = 700;
+  for (const Case& c : cases) {
+    Layer l = layer(c.cout, c.cin, c.p, seed++);
+    Expr x = input({c.n, c.h, c.w, c.cin}, seed++), shift = input({c.cin}, seed++);
+    if (!coop || dt() != DType::F16) {
+      expectError([&] { check(x, l, ConvAlgo::Coop); },
+                  {"algorithm coop was forced but its contract does not hold",
+                   coop ? "not stored in fp16" : "no 16x16x16 f16 x f16 -> f32 subgroup matrices"});
+      return;
+    }
+    for (bool computed : {false, true}) {
+      Expr in = computed ? silu(x) + shift : x;
+      const Shape os = ops::conv2dOutputShape(in.shape(), *l.gpu);
+      Expr residual = input(os, seed++);
+      auto ref = reference(in, l);
+      auto res = test::evalReference(residual, mem_);
+      for (size_t i = 0; i < ref.size(); ++i) ref[i] += res[i];
+      TensorView out = output(os);
+      CommandSequence seq(ctx());
+      auto info = ops::conv2d(ctx(), seq, in, *l.gpu, residualAdd(bufferSink(out), residual), options(ConvAlgo::Coop));
+      seq.run();
+      EXPECT_EQ(info.algo, ConvAlgo::Coop);
+      EXPECT_EQ(info.kernels.size(), computed ? 2u : 1u);
+      // Tensor cores multiply fp16 operands: a computed input is rounded to fp16 where the other algorithms keep
+      // it in fp32, so the bar is relative to the output's scale, max |got - ref| / max |ref| <= 5e-3 (with
+      // K = 9 * 64 products of O(1) terms an element near 0 carries O(1e-2) absolute rounding).
+      auto got = read(out);
+      double err = 0, scale = 0;
+      for (size_t i = 0; i < ref.size(); ++i) {
+        err = std::max(err, std::isfinite(got[i]) ? std::abs(got[i] - ref[i]) : INFINITY);
+        scale = std::max(scale, std::abs(ref[i]));
+      }
+      const std::string what = std::string("coop ") + c.name + (computed ? " staged" : " raw");
+      EXPECT_LE(err / scale, 5e-3) << what;
+      maxErrors()[what.substr(0, 4) + " f16 (of max |ref|)"] =
+          std::max(maxErrors()[what.substr(0, 4) + " f16 (of max |ref|)"], err / scale);
+    }
+  }
+}
+
 TEST_P(ConvTest, AutoSelection) {
   Layer l3 = layer(8, 8, k3, 50), l1x1 = layer(8, 8, Conv2dParams::square(1), 51), odd = layer(4, 3, k3, 52);
   Expr x = input({1, 4, 4, 8}, 53), x3 = input({1, 4, 4, 3}, 54);
   TensorView out8 = output({1, 4, 4, 8}), out4 = output({1, 4, 4, 4});
   CommandSequence seq(ctx());
   auto o = options(ConvAlgo::Auto);
+  if (ops::gemmCoopSupported(ctx().info()) && dt() == DType::F16) {
+    // Tensor cores (fp16 weights): coop wherever Cin and Cout are multiples of 8, listed first when skipped.
+    EXPECT_EQ(ops::conv2d(ctx(), seq, x, *l3.gpu, bufferSink(out8), o).algo, ConvAlgo::Coop);
+    EXPECT_EQ(ops::conv2d(ctx(), seq, x, *l1x1.gpu, bufferSink(out8), o).algo, ConvAlgo::Coop);
+    auto info = ops::conv2d(ctx(), seq, x3, *odd.gpu, bufferSink(out4), o);
+    EXPECT_EQ(info.algo, ConvAlgo::General);
+    ASSERT_EQ(info.skipped.size(), 3u);
+    EXPECT_NE(info.skipped[0].find("coop: Cin = 3 is not a multiple of 8"), std::string::npos) << info.skipped[0];
+    return;
+  }
   EXPECT_EQ(ops::conv2d(ctx(), seq, x, *l3.gpu, bufferSink(out8), o).algo, ConvAlgo::Winograd);
   auto info = ops::conv2d(ctx(), seq, x, *l1x1.gpu, bufferSink(out8), o);
   EXPECT_EQ(info.algo, ConvAlgo::GemmV2);

@@ -1,0 +1,52 @@
+// The convolution algorithm "coop": an implicit GEMM on tensor cores, run by the cooperative-matrix GEMM of
+// shaders/linear/gemm_coop.slang in its im2col mode (A_MODE 2). The input is read raw as fp16 NHWC; any other
+// input expression (group norm + SiLU, a skip-connection concat, an upsample) is first computed into fp16
+// scratch by one elementwise launch. Contract: docs/kernels-conv.md; selection: docs/dispatch-conv.md.
+#include "engine/error.h"
+#include "graph/expr_nodes.h"
+#include "ops/conv2d_kernels.h"
+#include "ops/elementwise.h"
+#include "ops/linear_gemm.h"
+
+namespace sdgen::ops {
+
+using namespace graph;
+
+bool convInputRawHalf(const Expr& input) {
+  if (input.node().kind != ExprKind::Buffer) return false;
+  const TensorView& t = input.node().tensor;
+  return !t.isInt32 && t.dtype == DType::F16 && t.dense() && t.address % 16 == 0 && t.shape.size() == 4;
+}
+
+void recordConvCoop(const ConvCall& c, Conv2dScratch* scratch) {
+  const ConvProblem& p = c.prob;
+  Expr in = c.input;
+  if (!convInputRawHalf(in)) {
+    if (!scratch) throw Error(c.label + ": internal error: coop conv input needs staging but has no scratch");
+    const Shape shape{p.n, p.h, p.w, p.cin};
+    TensorView staged = view(scratch->acquire(uint64_t(numel(shape)) * 2), DType::F16, shape);
+    elementwise(c.ctx, c.seq, in, bufferSink(staged), {.label = c.label + " coop input"});
+    c.info.kernels.push_back(c.label + " coop input");
+    in = buffer(staged);
+  }
+  GemmProblem g;
+  g.a = in;
+  const Conv2dWeights& w = c.weights;
+  g.packed = PackedB{w.gemm().address(), w.bias().address(), p.cout, DType::F16, {range(w.gemm()), range(w.bias())}};
+  g.conv = GemmConv{in.node().tensor.address, p.h, p.w, p.cin, p.ho, p.wo, p.p.kh, p.p.kw, p.p.strideH, p.p.strideW,
+                    p.p.padH, p.p.padW, p.p.dilationH, p.p.dilationW};
+  g.out = c.out;
+  g.m = p.m();
+  g.n = p.cout;
+  g.k = p.k();
+  g.d1 = p.ho;  // output row g = output pixel (n, oy, ox) of the [N, Ho, Wo, Cout] sink
+  g.d2 = p.wo;
+  g.tile = chooseGemmTile(g.m, g.n, g.k, c.ctx.info(), true);
+  const std::string kernel = "coop " + std::to_string(g.tile->bm) + "x" + std::to_string(g.tile->bn);
+  g.label = c.label + " " + kernel;
+  GemmInfo info = recordGemm(c.ctx, c.seq, g);
+  c.info.kernels.push_back(g.label);
+  c.info.scalarWrappedNodes += info.scalarWrappedNodes;
+}
+
+}  // namespace sdgen::ops
