@@ -42,9 +42,10 @@ FlashCoopTile makeFlashCoopTile(int64_t d, FlashCoopBlocks blocks) {
   t.bkv = blocks.bkv;
   t.rowTiles = blocks.rowTiles;
   t.subgroups = blocks.subgroups;
-  // Registers for the next block's K and V (2 x NL half4 per thread): worth it while NL stays small.
+  // Registers for the next block's K and V (2 x NL half4 = 4 NL per thread) next to the Q fragments and the
+  // output accumulators (12 registers per 16 columns and row tile): worth it while they all fit.
   const int nl = (t.bkv * int((d + 3) / 4) + t.threads() - 1) / t.threads();
-  t.prefetch = nl <= 12;
+  t.prefetch = nl <= 20 && t.rowTiles * t.dp / 16 <= 10;
   return t;
 }
 
