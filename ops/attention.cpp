@@ -1,5 +1,6 @@
 #include "ops/attention.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/error.h"
@@ -52,7 +53,49 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
 
   AttentionInfo info;
   const DeviceInfo& dev = ctx.info();
-  if (options.blocks) {
+  std::vector<TensorView> inputs = tensorsRead(q);
+  for (const auto& more : {tensorsRead(k), tensorsRead(v)}) inputs.insert(inputs.end(), more.begin(), more.end());
+  std::vector<TensorView> read = inputs, sinkReads = tensorsRead(out);
+  read.insert(read.end(), sinkReads.begin(), sinkReads.end());
+
+  const bool forceCoop = options.coop.value_or(false) || options.coopBlocks || options.coopEmulation;
+  if (forceCoop && options.blocks) fail("fp32 kernel blocks and the tensor-core kernel were both requested");
+  if (forceCoop && options.coop == false) fail("coop = false contradicts coopBlocks / coopEmulation");
+  if (forceCoop) {
+    if (!options.coopEmulation && !flashCoopSupported(dev))
+      fail("the tensor-core attention kernel was requested, but the device (" + dev.name +
+           ") cannot run it: " + flashCoopUnsupportedReason(dev));
+    // The emulation's shared scratch (coop_emulation.slang): 2 x 256 + 32 floats.
+    const uint32_t extra = options.coopEmulation ? 4 * (2 * 256 + 32) : 0;
+    if (options.coopBlocks) {
+      info.coopTile = makeFlashCoopTile(d, *options.coopBlocks);
+    } else if (auto t = chooseFlashCoopTile(d, qs[1], ks[1], qs[0] * qs[2], dev.sharedMemoryPerWorkgroup - extra,
+                                            dev.maxWorkgroupInvocations, options.coopEmulation ? 1 : 4)) {
+      info.coopTile = *t;
+    } else {
+      fail("no tensor-core tile for head dimension " + std::to_string(d) + " fits the device's " +
+           std::to_string(dev.sharedMemoryPerWorkgroup) + " bytes of shared memory");
+    }
+    if (options.coopEmulation && info.coopTile.subgroups != 1)
+      fail("the emulated tensor-core kernel needs one subgroup per workgroup (" + info.coopTile.describe() + ")");
+    if (info.coopTile.sharedBytes() + extra > dev.sharedMemoryPerWorkgroup ||
+        uint32_t(info.coopTile.threads()) > dev.maxWorkgroupInvocations)
+      fail("the requested tile (" + info.coopTile.describe() + ") exceeds the device's " +
+           std::to_string(dev.sharedMemoryPerWorkgroup) + " bytes of shared memory or " +
+           std::to_string(dev.maxWorkgroupInvocations) + " threads");
+    info.coopMatrix = true;
+  } else if (!options.coop.has_value() && !options.blocks && flashCoopSupported(dev) && !inputs.empty() &&
+             std::all_of(inputs.begin(), inputs.end(), [](const TensorView& t) { return t.dtype == DType::F16; })) {
+    // Fp16 inputs on a device with tensor cores; D beyond the shared memory falls back to the fp32 kernel.
+    if (auto t = chooseFlashCoopTile(d, qs[1], ks[1], qs[0] * qs[2], dev.sharedMemoryPerWorkgroup,
+                                     dev.maxWorkgroupInvocations)) {
+      info.coopTile = *t;
+      info.coopMatrix = true;
+    }
+  }
+  if (info.coopMatrix) {
+    // tile chosen above
+  } else if (options.blocks) {
     info.tile = makeFlashTile(d, *options.blocks);
     if (info.tile.sharedBytes() > dev.sharedMemoryPerWorkgroup ||
         uint32_t(info.tile.threads()) > dev.maxWorkgroupInvocations)
@@ -64,7 +107,9 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
     if (options.allowLanes && useCpuGemmKernels(dev)) info.lanesRowsPerLane = flashLanesRowsPerLane(d);
   }
   info.vector = d % 4 == 0;
-  const int64_t rowsPerGroup = info.lanesRowsPerLane > 0 ? 8 * info.lanesRowsPerLane : info.tile.bq;
+  const int64_t rowsPerGroup = info.coopMatrix           ? info.coopTile.bq()
+                               : info.lanesRowsPerLane > 0 ? 8 * info.lanesRowsPerLane
+                                                           : info.tile.bq;
   info.groups = {uint32_t((qs[1] + rowsPerGroup - 1) / rowsPerGroup), uint32_t(qs[2]), uint32_t(qs[0])};
   for (int i = 0; i < 3; ++i)
     if (info.groups[i] > dev.maxWorkgroupCount[i])
@@ -84,13 +129,18 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
   info.outType = gen.emit(out);
   info.scalarWrappedNodes = gen.scalarWrappedNodes();
 
-  std::vector<TensorView> read = tensorsRead(q);
-  for (const auto& more : {tensorsRead(k), tensorsRead(v), tensorsRead(out)})
-    read.insert(read.end(), more.begin(), more.end());
-
   KernelSource src;
-  src.generated = wrapperSource(info, d, options.causal);
   src.label = options.label;
+  if (info.coopMatrix) {
+    src.generated = flashCoopWrapperSource(info.coopTile, info.qType, info.kType, info.vType, info.outType,
+                                           info.vector, options.causal);
+    if (options.coopEmulation)
+      src.defines = {{"SDGEN_COOP_EMULATION", "1"}};
+    else
+      src.capabilities = {"spvCooperativeMatrixKHR"};
+  } else {
+    src.generated = wrapperSource(info, d, options.causal);
+  }
   seq.dispatch(ctx.kernels().get(src), info.groups, params, rangesOf(read), rangesOf(tensorsWritten(out)),
                options.label);
   return info;

@@ -11,6 +11,7 @@
 #include "engine/command_sequence.h"
 #include "engine/context.h"
 #include "graph/expr.h"
+#include "ops/attention_coop.h"
 #include "ops/attention_tiles.h"
 
 namespace sdgen::ops {
@@ -22,13 +23,24 @@ struct AttentionOptions {
   // CPU devices run the lanes kernel (shaders/attention/flash_lanes.slang) where its contract holds and no
   // blocks are forced; false keeps the shared-memory kernel (tests compare both).
   bool allowLanes = true;
+  // Tensor cores (shaders/attention/flash_coop.slang: Q, K, V and P rounded to fp16, fp32 accumulation and
+  // softmax). Unset: used where the device supports it (flashCoopSupported), no fp32 blocks are forced, D <= 256
+  // fits its shared memory and every tensor q, k and v read is stored in fp16 (the fp16 precision of the
+  // models); otherwise the fp32 kernel. true: forced, throws where the device lacks it; false: never.
+  std::optional<bool> coop;
+  std::optional<FlashCoopBlocks> coopBlocks;  // forces the tensor-core kernel with these blocks (tests, tuning)
+  // Tests: the tensor-core kernel's code with cooperative matrices and subgroup operations emulated in shared
+  // memory (shaders/attention/coop_emulation.slang), on any device; one subgroup per workgroup; slow.
+  bool coopEmulation = false;
   std::string label = "attention";
 };
 
 // What was chosen, for tests and profiles.
 struct AttentionInfo {
   std::string qType, kType, vType, outType;  // generated Slang types
-  FlashTile tile;       // the shared-memory kernel's tile (unused by the lanes kernel)
+  FlashTile tile;       // the shared-memory kernel's tile (unused by the lanes and tensor-core kernels)
+  bool coopMatrix = false;  // the tensor-core kernel ran (coopTile), emulated when coopEmulation was set
+  FlashCoopTile coopTile;
   int lanesRowsPerLane = 0;  // > 0: the lanes kernel, each lane this many query rows
   bool vector = false;  // 4 elements along D per access (D % 4 == 0)
   int scalarWrappedNodes = 0;

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "engine/command_sequence.h"
+#include "engine/slang_compiler.h"
 #include "graph/expr.h"
 #include "ops/attention.h"
 #include "tests/graph/tensor_fixture.h"
@@ -19,6 +21,9 @@ using namespace graph;
 
 class AttentionTest : public test::TensorTest {
  protected:
+  // The tensor-core kernel rounds Q, K, V and P to fp16: the fp16 bound in both storage types.
+  double tolerance() const override { return coopTolerance_ ? 5e-3 : TensorTest::tolerance(); }
+  bool coopTolerance_ = false;
 
   // Naive attention over the reference values of q [B, Sq, H, D], k and v [B, Sk, H, D]; row-major result.
   std::vector<double> reference(const Expr& q, const Expr& k, const Expr& v, bool causal, double scale = 0) {
@@ -61,9 +66,64 @@ class AttentionTest : public test::TensorTest {
     auto info = ops::attention(ctx(), seq, p.q, p.k, p.v, bufferSink(out), options);
     seq.run();
     compare(read(out), reference(p.q, p.k, p.v, options.causal, options.scale.value_or(0)),
-            what + " (" + (info.lanesRowsPerLane ? "lanes kernel, " + std::to_string(info.lanesRowsPerLane) +
-                           " rows per lane" : info.tile.describe()) + ")");
+            what + " (" + (info.coopMatrix ? info.coopTile.describe()
+                           : info.lanesRowsPerLane ? "lanes kernel, " + std::to_string(info.lanesRowsPerLane) +
+                                                     " rows per lane"
+                                                   : info.tile.describe()) + ")");
     return info;
+  }
+  // The tensor-core kernel's shapes: SD head dimensions and odd ones (24, 72; 33 element by element), Sq and Sk
+  // off every block (100 x 77 cross-attention, 45 self), 256 x 256, causal CLIP, explicit scale, fused layouts.
+  // !all (the emulation on llvmpipe, ~9 s to compile each kernel): fewer kernels with the same code paths.
+  void tensorCoreShapes(const ops::AttentionOptions& base, bool all) {
+    auto with = [&](auto f) {
+      ops::AttentionOptions o = base;
+      f(o);
+      return o;
+    };
+    auto check = [&](const Problem& p, const ops::AttentionOptions& o, const std::string& what) {
+      auto info = run(p, o, what);
+      EXPECT_TRUE(info.coopMatrix) << what;
+      return info;
+    };
+    for (int64_t d : {40, 64, 80, 160, 24, 72, 33}) {
+      if (all || d == 40 || d == 160) {
+        auto info = check(dense(2, 100, 77, 2, d, 1100 + uint32_t(d)), base, "cross 100 x 77, D " + std::to_string(d));
+        EXPECT_EQ(info.coopTile.d, d);
+        EXPECT_EQ(info.vector, d % 4 == 0);
+      }
+      if (all || d == 33) check(dense(1, 45, 45, 2, d, 1200 + uint32_t(d)), base, "self 45, D " + std::to_string(d));
+    }
+    check(dense(1, 256, 256, 2, 72, 1300), base, "self 256 x 256, D 72");
+    if (all) check(dense(1, 256, 256, 1, 40, 1301), base, "self 256 x 256, D 40");
+    check(dense(2, 77, 77, 2, 64, 1302), with([](auto& o) { o.causal = true; }), "causal 77, D 64");
+    if (all) check(dense(1, 5, 5, 1, 40, 1303), with([](auto& o) { o.causal = true; }), "causal 5, D 40");
+    check(dense(1, 33, 9, 2, 40, 1304), with([](auto& o) { o.scale = 0.05f; }), "scale 0.05, Sk 9");
+
+    // Fused inputs and output: slices of a QKV projection, permuted head-major K/V, permuted output sink.
+    const int64_t B = 2, S = 37, H = 2, D = 40, C = H * D;
+    Expr qkv = input({B, S, 3 * C}, 1310, -2.f, 2.f);
+    auto heads = [&](int part) { return reshape(sliceLastDim(qkv, part * C, C), {B, S, H, D}); };
+    Expr kHeadMajor = input({B, H, 77, D}, 1311), vHeadMajor = input({B, H, 77, D}, 1312);
+    Expr k2 = permute(kHeadMajor, {0, 2, 1, 3}), v2 = permute(vHeadMajor, {0, 2, 1, 3});
+    TensorView flat = output({B, S, C}), headMajor = output({B, H, S, D});
+    TensorView flatHeads = flat;
+    flatHeads.shape = {B, S, H, D};
+    flatHeads.strides = denseStrides(flatHeads.shape);
+    CommandSequence seq(ctx());
+    auto i1 = ops::attention(ctx(), seq, heads(0), heads(1), heads(2), bufferSink(flatHeads), base);
+    auto i2 = ops::attention(ctx(), seq, heads(0), k2, v2, permute(bufferSink(headMajor), {0, 2, 1, 3}), base);
+    seq.run();
+    EXPECT_TRUE(i1.coopMatrix && i2.coopMatrix);
+    EXPECT_EQ(i1.scalarWrappedNodes + i2.scalarWrappedNodes, 0) << i2.qType << " " << i2.kType << " " << i2.outType;
+    compare(read(flat), reference(heads(0), heads(1), heads(2), false), "fused QKV slices (" + i1.coopTile.describe() + ")");
+    auto ref = reference(heads(0), k2, v2, false);  // [B, S, H, D] -> [B, H, S, D]
+    std::vector<double> t(ref.size());
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t d = 0; d < D; ++d) t[((b * H + h) * S + s) * D + d] = ref[((b * S + s) * H + h) * D + d];
+    compare(read(headMajor), t, "permuted K/V and output (" + i2.coopTile.describe() + ")");
   }
 };
 
@@ -71,7 +131,7 @@ TEST_P(AttentionTest, SelfAttentionSpecializedHeadDims) {
   // Sq = Sk = 45: not a multiple of any query or key block.
   for (int64_t d : {40, 64, 80, 160}) {
     auto info = run(dense(2, 45, 45, 2, d, uint32_t(d)), {}, "self D " + std::to_string(d));
-    EXPECT_EQ(info.tile.d, d);
+    EXPECT_EQ(info.coopMatrix ? info.coopTile.d : info.tile.d, d);  // fp16 on tensor-core devices: flash_coop
     EXPECT_TRUE(info.vector);
     EXPECT_EQ(info.scalarWrappedNodes, 0) << info.qType;
   }
@@ -85,7 +145,9 @@ TEST_P(AttentionTest, RuntimeHeadDims) {
   // D % 4 != 0 (33) reads and writes element by element; 100 uses the 128-column capacity.
   for (int64_t d : {8, 12, 33, 100}) {
     auto info = run(dense(2, 21, 30, 2, d, 300 + uint32_t(d)), {}, "runtime D " + std::to_string(d));
-    EXPECT_EQ(info.tile.d, 0);
+    if (!info.coopMatrix) {
+      EXPECT_EQ(info.tile.d, 0);
+    }
     EXPECT_EQ(info.vector, d % 4 == 0);
   }
   run(dense(1, 9, 77, 2, 12, 400), {}, "runtime D 12 cross");
@@ -187,6 +249,64 @@ TEST_P(AttentionTest, InvalidShapesThrowNamingShapes) {
               "inconsistent");
 }
 
+TEST_P(AttentionTest, TensorCoreKernel) {
+  // Where the device has 16x16x16 f16 cooperative matrices and 32-wide subgroups (H100, H200): the kernel
+  // against the reference, the default choice (fp16 inputs only) and every block variant that fits. Elsewhere
+  // (lavapipe): fp16 inputs keep the fp32 kernel and forcing the tensor cores throws, naming the reason.
+  const DeviceInfo& dev = ctx().info();
+  if (!ops::flashCoopSupported(dev)) {
+    Problem p = dense(1, 20, 20, 2, 40, 1000);
+    auto info = run(p, {}, "no tensor cores");
+    EXPECT_FALSE(info.coopMatrix);
+    TensorView out = output(p.q.shape());
+    CommandSequence seq(ctx());
+    test::expectErrorContaining([&] { ops::attention(ctx(), seq, p.q, p.k, p.v, bufferSink(out), {.coop = true}); },
+                                "cannot run it: " + ops::flashCoopUnsupportedReason(dev));
+    test::expectErrorContaining([&] {
+      ops::attention(ctx(), seq, p.q, p.k, p.v, bufferSink(out), {.coopBlocks = ops::FlashCoopBlocks{64, 1, 4}});
+    }, "tensor-core attention kernel was requested");
+    return;
+  }
+  coopTolerance_ = true;
+  tensorCoreShapes({.coop = true}, true);
+  auto info = run(dense(1, 45, 45, 2, 64, 1400), {}, "default choice");
+  EXPECT_EQ(info.coopMatrix, dt() == DType::F16) << "the default uses tensor cores for fp16 inputs only";
+  EXPECT_FALSE(run(dense(1, 45, 45, 2, 64, 1401), {.coop = false}, "coop = false").coopMatrix);
+  for (int bkv : {16, 32, 64})
+    for (int rows : {1, 2})
+      for (int sg : {1, 2, 4}) {
+        ops::FlashCoopTile t = ops::makeFlashCoopTile(80, {bkv, rows, sg});
+        if (t.sharedBytes() > dev.sharedMemoryPerWorkgroup) continue;
+        auto i = run(dense(1, 150, 77, 2, 80, 1410), {.coopBlocks = ops::FlashCoopBlocks{bkv, rows, sg}}, "blocks");
+        EXPECT_EQ(i.coopTile.bq(), 16 * rows * sg);
+      }
+}
+
+TEST_P(AttentionTest, TensorCoreKernelEmulated) {
+  // The same kernel code on every device, with cooperative matrices emulated in shared memory
+  // (coop_emulation.slang, one subgroup per workgroup): indexing, masking, online softmax and epilogue.
+  // fp16 storage only: the fp32 leaves change nothing in the kernel's code, and each kernel takes llvmpipe ~9 s.
+  if (dt() != DType::F16) GTEST_SKIP() << "the f16 instance covers the emulated kernel";
+  coopTolerance_ = true;
+  tensorCoreShapes({.coopEmulation = true}, false);
+  // Two row tiles per subgroup, 16-key blocks (with a causal mask).
+  auto info = run(dense(1, 70, 77, 2, 72, 1500), {.coopBlocks = ops::FlashCoopBlocks{32, 2, 1}, .coopEmulation = true},
+                  "blocks 32 x 2");
+  EXPECT_EQ(info.coopTile.bq(), 32);
+  run(dense(1, 50, 50, 1, 24, 1501), {.causal = true, .coopBlocks = ops::FlashCoopBlocks{16, 2, 1},
+                                      .coopEmulation = true}, "causal blocks 16 x 2");
+  Problem p = dense(1, 8, 8, 1, 40, 1502);
+  TensorView out = output(p.q.shape());
+  CommandSequence seq(ctx());
+  test::expectErrorContaining([&] {
+    ops::attention(ctx(), seq, p.q, p.k, p.v, bufferSink(out),
+                   {.coopBlocks = ops::FlashCoopBlocks{32, 1, 4}, .coopEmulation = true});
+  }, "one subgroup per workgroup");
+  test::expectErrorContaining([&] {
+    ops::attention(ctx(), seq, p.q, p.k, p.v, bufferSink(out), {.blocks = ops::FlashBlocks{32, 32, 4}, .coop = true});
+  }, "both requested");
+}
+
 INSTANTIATE_TEST_SUITE_P(Attention, AttentionTest, ::testing::Values(DType::F32, DType::F16),
                          [](const auto& info) { return std::string(dtypeName(info.param)); });
 
@@ -203,6 +323,73 @@ TEST(AttentionTiles, FitDeviceLimits) {
   EXPECT_EQ(ops::chooseFlashTile(160, 49152, 1024).bkv, 16) << "the H100's 48 KiB allows larger key blocks";
   EXPECT_THROW(ops::chooseFlashTile(257, 49152, 1024), Error);
   EXPECT_THROW(ops::chooseFlashTile(160, 8192, 1024), Error);
+}
+
+// Host-only: the tensor-core tile choice within the H100's limits, its rules, and the device conditions.
+TEST(AttentionCoopTiles, ChoiceAndDeviceConditions) {
+  for (int64_t d : {1, 8, 24, 33, 40, 64, 72, 80, 100, 128, 160, 200, 256}) {
+    auto t = ops::chooseFlashCoopTile(d, 4096, 4096, 16, 49152, 1024);
+    ASSERT_TRUE(t.has_value()) << d;
+    EXPECT_LE(t->sharedBytes(), 49152u) << t->describe();
+    EXPECT_EQ(t->dp % 16, 0);
+    EXPECT_TRUE(t->dp >= d && t->dp - d < 16) << t->describe();
+    EXPECT_EQ(t->subgroups, 4) << t->describe();
+  }
+  auto choose = [](int64_t d, int64_t sq, int64_t sk) { return *ops::chooseFlashCoopTile(d, sq, sk, 16, 49152, 1024); };
+  EXPECT_EQ(choose(40, 4096, 4096).bkv, 64);
+  EXPECT_EQ(choose(80, 1024, 1024).bkv, 64);
+  EXPECT_EQ(choose(160, 256, 256).bkv, 32);
+  EXPECT_EQ(choose(40, 4096, 77).bkv, 32) << "cross-attention: 96 keys computed rather than 128";
+  EXPECT_EQ(choose(80, 1024, 1024).subgroups, 2) << "256 query rows per head: more, smaller workgroups";
+  EXPECT_EQ(choose(160, 256, 256).subgroups, 1);
+  EXPECT_TRUE(choose(40, 4096, 4096).prefetch);
+  EXPECT_FALSE(ops::chooseFlashCoopTile(257, 64, 64, 1, 49152, 1024).has_value());
+  EXPECT_FALSE(ops::chooseFlashCoopTile(256, 64, 64, 1, 8192, 1024).has_value());
+  EXPECT_THROW(ops::makeFlashCoopTile(40, {48, 1, 4}), Error);
+  EXPECT_THROW(ops::makeFlashCoopTile(40, {32, 3, 4}), Error);
+  EXPECT_THROW(ops::makeFlashCoopTile(300, {32, 1, 4}), Error);
+
+  DeviceInfo info;
+  EXPECT_NE(ops::flashCoopUnsupportedReason(info).find("VK_KHR_cooperative_matrix"), std::string::npos);
+  info.coopMatrixKHR = true;
+  info.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f32", "f32", "subgroup"}};
+  info.subgroupSize = 32;
+  info.shaderFloat16 = true;
+  EXPECT_TRUE(ops::flashCoopSupported(info));
+  info.subgroupSize = 64;
+  EXPECT_NE(ops::flashCoopUnsupportedReason(info).find("subgroup size 64"), std::string::npos);
+  info.subgroupSize = 32;
+  info.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"}};
+  EXPECT_NE(ops::flashCoopUnsupportedReason(info).find("16x16x16"), std::string::npos);
+}
+
+// Host-only (no device needs it): the tensor-core kernel compiles to SPIR-V for the SD head dimensions and
+// odd ones, every block shape, causal and element-wise variants, so a device without cooperative matrices
+// (CI on lavapipe) still catches a kernel that would not build on the H100.
+TEST(AttentionCoopTiles, RealKernelCompilesToSpirv) {
+  const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-flash-coop-compile-test";
+  std::filesystem::remove_all(cache);
+  SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
+  struct Case {
+    int64_t d;
+    ops::FlashCoopBlocks blocks;
+    bool vector, causal;
+  };
+  for (const Case& c : {Case{40, {64, 1, 4}, true, false}, Case{80, {64, 1, 2}, true, false},
+                        Case{160, {32, 1, 4}, true, false}, Case{160, {32, 1, 1}, true, true},
+                        Case{64, {16, 2, 4}, true, true}, Case{33, {32, 1, 2}, false, false},
+                        Case{256, {32, 1, 4}, true, false}}) {
+    ops::FlashCoopTile t = ops::makeFlashCoopTile(c.d, c.blocks);
+    KernelSource src;
+    src.generated = ops::flashCoopWrapperSource(t, "Buf<8,F16Storage,1,0>", "Buf<15,F16Storage,1,0>",
+                                                "Buf<22,F16Storage,1,0>", "BufSink<29,F16Storage>", c.vector, c.causal);
+    src.capabilities = {"spvCooperativeMatrixKHR"};
+    src.label = "flash coop " + t.describe();
+    std::vector<uint32_t> spirv;
+    EXPECT_NO_THROW(spirv = compiler.compile(src)) << src.label;
+    EXPECT_GT(spirv.size(), 100u) << src.label;
+  }
+  std::filesystem::remove_all(cache);
 }
 
 }  // namespace

@@ -1,0 +1,55 @@
+#pragma once
+// The tensor-core flash attention kernel (shaders/attention/flash_coop.slang): when a device can run it, its
+// tile (key block, query rows per subgroup, subgroups per workgroup) and the generated wrapper. Pure host
+// logic apart from the DeviceInfo it reads, so the choice is testable for any limits.
+// Contract and selection rule: docs/kernels-linear-attention.md ("Tensor-core variant").
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "engine/device_info.h"
+
+namespace sdgen::ops {
+
+// Key rows per staged block (16, 32 or 64), 16-row query tiles per subgroup (1 or 2), subgroups of 32 per
+// workgroup (1, 2 or 4).
+struct FlashCoopBlocks {
+  int bkv = 0, rowTiles = 0, subgroups = 0;
+};
+
+struct FlashCoopTile {
+  int d = 0;   // head dimension (compile time)
+  int dp = 0;  // padded to a multiple of 16
+  int bkv = 0, rowTiles = 0, subgroups = 0;
+  bool prefetch = false;  // the next key block is loaded into registers during the current one
+  int bq() const { return 16 * rowTiles * subgroups; }
+  int threads() const { return 32 * subgroups; }
+  int kvRows() const { return 2 * bkv > bq() ? 2 * bkv : bq(); }  // K and V rows; the Q block is staged there
+  uint32_t sharedBytes() const;
+  std::string describe() const;
+};
+
+inline constexpr int64_t kFlashCoopMaxHeadDim = 256;
+// Workgroups below which the choice uses fewer subgroups per workgroup (more, smaller workgroups): two per
+// streaming multiprocessor of an H100 (132).
+inline constexpr int64_t kFlashCoopTargetWorkgroups = 264;
+
+// Empty when the device can run the kernel: VK_KHR_cooperative_matrix with the 16x16x16 f16 x f16 -> f32
+// subgroup shape, subgroups of 32 and fp16 arithmetic; otherwise the missing condition, in words.
+std::string flashCoopUnsupportedReason(const DeviceInfo& info);
+inline bool flashCoopSupported(const DeviceInfo& info) { return flashCoopUnsupportedReason(info).empty(); }
+
+// The tile for head dimension `d` with the given blocks; throws sdgen::Error on inconsistent blocks.
+FlashCoopTile makeFlashCoopTile(int64_t d, FlashCoopBlocks blocks);
+// The default tile for a problem of `workgroupsPerRow` (B * H) heads of sq query and sk key rows, or nullopt
+// when none fits `sharedBytes` / `maxInvocations` (the fp32 kernel runs then). maxSubgroups caps the
+// subgroups per workgroup (1 for the emulation of tests).
+std::optional<FlashCoopTile> chooseFlashCoopTile(int64_t d, int64_t sq, int64_t sk, int64_t heads,
+                                                 uint32_t sharedBytes, uint32_t maxInvocations,
+                                                 int maxSubgroups = 4);
+
+// The generated wrapper calling flashCoopMain with the expression and sink types.
+std::string flashCoopWrapperSource(const FlashCoopTile& t, const std::string& q, const std::string& k,
+                                   const std::string& v, const std::string& out, bool vector, bool causal);
+
+}  // namespace sdgen::ops
