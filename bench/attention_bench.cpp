@@ -1,5 +1,6 @@
 // Flash attention kernels timed back to back on one shape (interleaved rounds, GPU timestamps):
-//   attention_bench BH Lq Lk D rounds [variant...] [--causal] [--json FILE]
+//   attention_bench BH Lq Lk D rounds [variant...] [--causal] [--reps N] [--json FILE]
+// Each round submits `reps` (default 10) copies of the attention back to back; every dispatch is one sample.
 // variant: "fp32" (shaders/attention/flash.slang, the default choice of its tile), "coop" (the tensor-core
 // kernel, default tile) or "coop:BKV,RT,NSG" (forced blocks: key rows, 16-row tiles per subgroup, subgroups).
 // Default variants: fp32 coop. Q, K, V and the outputs are fp16 [1, L, BH, D] with N(0, 1) data. Prints one
@@ -26,16 +27,18 @@ using namespace sdgen;
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc), variants;
   std::string jsonPath;
+  int reps = 10;
   bool causal = false;
   std::vector<std::string> positional;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--json" && i + 1 < args.size()) jsonPath = args[++i];
+    else if (args[i] == "--reps" && i + 1 < args.size()) reps = std::max(1, std::atoi(args[++i].c_str()));
     else if (args[i] == "--causal") causal = true;
     else positional.push_back(args[i]);
   }
   if (positional.size() < 5) {
     std::fprintf(stderr, "usage: attention_bench BH Lq Lk D rounds [fp32|coop|coop:BKV,RT,NSG ...] [--causal] "
-                         "[--json FILE]\n");
+                         "[--reps N] [--json FILE]\n");
     return 2;
   }
   const int64_t BH = std::atoll(positional[0].c_str()), Lq = std::atoll(positional[1].c_str()),
@@ -75,10 +78,12 @@ int main(int argc, char** argv) {
       }
       outs.push_back(ctx.allocate(size_t(Lq * BH * D * 2), "out " + v));
       auto seq = std::make_unique<CommandSequence>(ctx, SequenceOptions{.timestamps = true});
-      auto info = ops::attention(ctx, *seq, graph::buffer(graph::view(qm, DType::F16, qs)),
-                                 graph::buffer(graph::view(km, DType::F16, ks)),
-                                 graph::buffer(graph::view(vm, DType::F16, ks)),
-                                 graph::bufferSink(graph::view(outs.back(), DType::F16, qs)), o);
+      ops::AttentionInfo info;
+      for (int r = 0; r < reps; ++r)  // back to back in one submission: the GPU stays busy, as in a step
+        info = ops::attention(ctx, *seq, graph::buffer(graph::view(qm, DType::F16, qs)),
+                              graph::buffer(graph::view(km, DType::F16, ks)),
+                              graph::buffer(graph::view(vm, DType::F16, ks)),
+                              graph::bufferSink(graph::view(outs.back(), DType::F16, qs)), o);
       tiles.push_back(info.coopMatrix ? info.coopTile.describe()
                       : info.lanesRowsPerLane ? "lanes kernel" : info.tile.describe());
       seq->run();  // warm-up (compiles)
@@ -88,9 +93,7 @@ int main(int argc, char** argv) {
     for (int r = 0; r < rounds; ++r)
       for (size_t i = 0; i < variants.size(); ++i) {
         seqs[i]->run();
-        double t = 0;
-        for (auto& tm : seqs[i]->timings()) t += tm.ns / 1e6;
-        ms[i].push_back(t);
+        for (auto& tm : seqs[i]->timings()) ms[i].push_back(tm.ns / 1e6);  // one per dispatch
       }
     // Differences from the first variant's output.
     std::vector<float> first = downloadFloats(ctx, outs[0], size_t(Lq * BH * D), DType::F16);

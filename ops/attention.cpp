@@ -85,8 +85,10 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
            std::to_string(dev.maxWorkgroupInvocations) + " threads");
     info.coopMatrix = true;
   } else if (!options.coop.has_value() && !options.blocks && flashCoopSupported(dev) && !inputs.empty() &&
+             d <= kFlashCoopAutoMaxHeadDim &&
              std::all_of(inputs.begin(), inputs.end(), [](const TensorView& t) { return t.dtype == DType::F16; })) {
-    // Fp16 inputs on a device with tensor cores; D beyond the shared memory falls back to the fp32 kernel.
+    // Fp16 inputs on a device with tensor cores, head dims where it measured faster (docs/dispatch.md); D
+    // beyond the shared memory falls back to the fp32 kernel.
     if (auto t = chooseFlashCoopTile(d, qs[1], ks[1], qs[0] * qs[2], dev.sharedMemoryPerWorkgroup,
                                      dev.maxWorkgroupInvocations)) {
       info.coopTile = *t;

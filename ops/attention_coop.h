@@ -11,6 +11,11 @@
 
 namespace sdgen::ops {
 
+// The engine picks the tensor-core kernel by itself only up to this head dimension: on the H100 (2026-11-24,
+// docs/perf.md) it is 1.4-4.3x faster than the fp32 kernel at D 40, 64 and 80 but 1.6-3.5x slower at D 160
+// (SD's 16x16 and 8x8 levels: few query rows, wide Q/O fragments per subgroup). Forcing it works for any D.
+inline constexpr int64_t kFlashCoopAutoMaxHeadDim = 128;
+
 // Key rows per staged block (16, 32 or 64), 16-row query tiles per subgroup (1 or 2), subgroups of 32 per
 // workgroup (1, 2 or 4).
 struct FlashCoopBlocks {

@@ -238,7 +238,8 @@ std::optional<ConvKernelId> parseConvKernelLabel(const std::string& kernel) {
     const std::string name = p.name;
     ConvKernelId id{p.algo, p.role};
     if (!p.tiled) {
-      if (kernel == name) return id;
+      // Elementwise launches (coop's input staging) may add " (interior)" / " (border)" to the label.
+      if (kernel == name || kernel.rfind(name + " (", 0) == 0) return id;
       continue;
     }
     if (kernel.size() > name.size() + 1 && kernel.compare(0, name.size() + 1, name + " ") == 0) {

@@ -149,6 +149,16 @@ TEST_F(ConvKernelLabels, EveryAlgorithmsDispatchesParse) {
   EXPECT_EQ(lanes->first, "down 0 downsample");
   EXPECT_EQ(lanes->second.tile, "32x32 lanes");
   EXPECT_EQ(lanes->second.bm, 32);
+  // Tensor cores: the GEMM, and the input staged by an elementwise launch (which labels its interior part).
+  auto coop = ops::splitConvDispatchLabel("down 0 resnet 0 conv1 coop 64x64");
+  ASSERT_TRUE(coop);
+  EXPECT_EQ(coop->second.algo, ops::ConvAlgo::Coop);
+  EXPECT_EQ(coop->second.role, ops::ConvKernelRole::Direct);
+  EXPECT_EQ(coop->second.bn, 64);
+  auto staged = ops::splitConvDispatchLabel("down 0 resnet 0 conv1 coop input (interior)");
+  ASSERT_TRUE(staged);
+  EXPECT_EQ(staged->first, "down 0 resnet 0 conv1");
+  EXPECT_EQ(staged->second.role, ops::ConvKernelRole::InputTransform);
 }
 
 // The cost model: the direct kernels count the convolution's 2*M*N*K, Winograd's GEMM its 36 products.
