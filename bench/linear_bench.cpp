@@ -10,6 +10,7 @@
 // medians, p10, p90 over rounds x reps after warm-up, rounds interleaved across variants. Every variant's
 // output is compared with the first variant's (max |diff| / max |ref|).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <optional>
 #include <cstdio>
@@ -146,6 +147,12 @@ int main(int argc, char** argv) {
         for (int r = 0; r < warmup; ++r) seq->run();
         seqs.push_back(std::move(seq));
       }
+      // At least a second of this shape's work first: an H100 idles its clocks between submissions, and
+      // short layers timed from cold read 2-4x slow (2026-11-24).
+      for (auto t0 = std::chrono::steady_clock::now();
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 1.0;)
+        for (auto& sq : seqs)
+          if (sq) sq->run();
       std::vector<std::vector<double>> ms(variants.size());
       for (int r = 0; r < rounds; ++r)
         for (size_t i = 0; i < variants.size(); ++i) {

@@ -43,3 +43,4 @@ json.dump({"rows": rows}, open(f"{out}/attention.json", "w"), indent=1)
 PY
 grep -vE "^ " "$out/bench.log" | cut -c1-160
 cat "$out/torch_linear.log" "$out/torch_sdpa.log"
+rm -f "$out/att_one.json" "$out/torch_linear.log" "$out/torch_sdpa.log"  # printed above; 8 files come back
