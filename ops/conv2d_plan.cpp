@@ -164,6 +164,12 @@ std::string contractViolation(ConvAlgo algo, const ConvProblem& prob, const Conv
   return {};
 }
 
+bool coopConvChosen(const DeviceInfo& device, DType storage, int64_t cin, int64_t cout) {
+  // The conditions of contractViolation(Coop) that do not depend on the input or the image size (a layer
+  // built by nn::Builder always has scratch memory to stage a computed input).
+  return gemmCoopSupported(device) && storage == DType::F16 && cin % 8 == 0 && cout % 8 == 0;
+}
+
 ConvPlan planConv(ConvAlgo requested, const ConvProblem& prob, const ConvContext& cc, const std::string& label) {
   ConvPlan plan;
   if (requested != ConvAlgo::Auto) {

@@ -71,6 +71,10 @@ struct ConvPlan {
   ConvTile tile;                     // GemmV2 and Winograd
   std::vector<std::string> skipped;  // Auto: "winograd: <condition>" for each better algorithm not taken
 };
+// Whether Auto runs a convolution with weights in `storage` and these channels on the tensor cores (coop) on
+// `device`, whatever the input: then the Winograd filters would never be read and need not be packed.
+bool coopConvChosen(const DeviceInfo& device, DType storage, int64_t cin, int64_t cout);
+
 // Auto: the first eligible of Coop, Winograd, GemmV2, General. A forced algorithm whose contract fails throws.
 ConvPlan planConv(ConvAlgo requested, const ConvProblem& prob, const ConvContext& cc, const std::string& label);
 

@@ -2,6 +2,7 @@
 
 #include "engine/error.h"
 #include "engine/tensor_io.h"
+#include "ops/conv2d_plan.h"
 
 namespace sdgen::nn {
 
@@ -18,6 +19,9 @@ const ops::Conv2dWeights& ParameterStore::conv(const models::ScopedWeights& w, i
   ops::Conv2dWeightsOptions o;
   o.storage = storage_;
   o.name = w.name("weight");
+  // On tensor cores in fp16 the coop algorithm runs these convs (docs/dispatch-conv.md): Winograd's fp32
+  // filters, 8x the fp16 checkpoint's bytes for a 3x3 conv, would never be read.
+  o.packWinograd = !ops::coopConvChosen(ctx_.info(), storage_, cin, cout);
   convs_.push_back(std::make_unique<ops::Conv2dWeights>(ctx_, cout, cin, p, weight, b, o));
   bytes_ += weight.size() * dtypeSize(storage_);
   return *convs_.back();

@@ -10,6 +10,7 @@
 #include "engine/command_sequence.h"
 #include "graph/expr.h"
 #include "ops/linear.h"
+#include "ops/conv2d_plan.h"
 #include "ops/conv2d_scratch.h"
 #include "ops/linear_gemm.h"
 #include "tests/graph/tensor_fixture.h"
@@ -97,9 +98,15 @@ TEST(GemmCoopRule, CapableDevicesOnly) {
   EXPECT_NE(ops::coopTileProblem(ops::GemmTile::coopTile(48, 64, 32, 2, 2), d).find("multiple"), std::string::npos);
   EXPECT_NE(ops::coopTileProblem(ops::GemmTile::coopTile(256, 256, 64, 4, 4), d).find("shared memory"),
             std::string::npos);
+  // Convolutions: coop whenever the channels allow it, so the Winograd filters are not packed then.
+  EXPECT_TRUE(ops::coopConvChosen(d, DType::F16, 320, 640));
+  EXPECT_FALSE(ops::coopConvChosen(d, DType::F32, 320, 640));
+  EXPECT_FALSE(ops::coopConvChosen(d, DType::F16, 4, 320));
+  EXPECT_FALSE(ops::coopConvChosen(d, DType::F16, 320, 4));
   DeviceInfo wide = d;
   wide.subgroupSize = 64;
   EXPECT_FALSE(ops::gemmCoopSupported(wide));
+  EXPECT_FALSE(ops::coopConvChosen(wide, DType::F16, 320, 640));
   EXPECT_FALSE(ops::chooseGemmTile(8192, 320, 320, wide, true).isCoop());
   DeviceInfo f16Accumulator = d;
   f16Accumulator.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"}};
