@@ -7,7 +7,6 @@
 // line per variant: median, p10, p90 ms and TFLOP/s (4 BH Lq Lk D per launch), and each variant's largest
 // difference from the first one's output, relative to the largest magnitude of the first's.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu_warmup.h"
 #include "engine/context.h"
 #include "engine/error.h"
 #include "engine/tensor_io.h"
@@ -90,12 +90,7 @@ int main(int argc, char** argv) {
       seq->run();  // warm-up (compiles)
       seqs.push_back(std::move(seq));
     }
-    // At least a second of this shape's work first: an H100 idles its clocks between submissions, and
-    // short layers timed from cold read 2-4x slow (2026-11-24).
-    for (auto t0 = std::chrono::steady_clock::now();
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 1.0;)
-      for (auto& sq : seqs)
-        if (sq) sq->run();
+    bench::warmUpGpu(seqs);  // at least a second of this shape's work before timing
     std::vector<std::vector<double>> ms(variants.size());
     for (int r = 0; r < rounds; ++r)
       for (size_t i = 0; i < variants.size(); ++i) {

@@ -10,18 +10,18 @@
 // medians, p10, p90 over rounds x reps after warm-up, rounds interleaved across variants. Every variant's
 // output is compared with the first variant's (max |diff| / max |ref|).
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <optional>
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/gpu_warmup.h"
 #include "engine/context.h"
 #include "engine/error.h"
 #include "engine/tensor_io.h"
@@ -147,12 +147,7 @@ int main(int argc, char** argv) {
         for (int r = 0; r < warmup; ++r) seq->run();
         seqs.push_back(std::move(seq));
       }
-      // At least a second of this shape's work first: an H100 idles its clocks between submissions, and
-      // short layers timed from cold read 2-4x slow (2026-11-24).
-      for (auto t0 = std::chrono::steady_clock::now();
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 1.0;)
-        for (auto& sq : seqs)
-          if (sq) sq->run();
+      bench::warmUpGpu(seqs);  // at least a second of this shape's work before timing
       std::vector<std::vector<double>> ms(variants.size());
       for (int r = 0; r < rounds; ++r)
         for (size_t i = 0; i < variants.size(); ++i) {

@@ -3,10 +3,11 @@ shared/anchors/h100-pytorch.json) in the same run as sdgen's benchmark. Median, 
 after warm-up; cudnn.benchmark on, channels_last, TF32 off for fp32 (as the anchors were measured)."""
 import argparse
 import json
-import statistics
 
 import torch
 import torch.nn.functional as F
+
+from cuda_timing import time_ms  # this script's folder is on sys.path
 
 ROWS = [  # name, N, Cin, Cout, H, W, K, stride (padding K // 2)
     ("unet.conv_in", 2, 4, 320, 64, 64, 3, 1), ("unet.d0.res", 2, 320, 320, 64, 64, 3, 1),
@@ -23,23 +24,6 @@ ROWS = [  # name, N, Cin, Cout, H, W, K, stride (padding K // 2)
     ("vae.256@512", 1, 256, 256, 512, 512, 3, 1), ("vae.256to128@512", 1, 256, 128, 512, 512, 3, 1),
     ("vae.128@512", 1, 128, 128, 512, 512, 3, 1), ("vae.conv_out", 1, 128, 3, 512, 512, 3, 1),
 ]
-
-
-def time_ms(fn, warmup, reps):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    q = lambda p: times[min(len(times) - 1, int(p * len(times)))]
-    return {"median": statistics.median(times), "p10": q(0.1), "p90": q(0.9)}
 
 
 def main():

@@ -8,22 +8,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-
-def time_ms(fn, rounds, warmup=10):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(rounds):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    pick = lambda q: times[min(len(times) - 1, int(q * (len(times) - 1) + 0.5))]
-    return pick(0.5), pick(0.1), pick(0.9)
+from cuda_timing import time_ms  # this script's folder is on sys.path
 
 
 def main():
@@ -36,7 +21,8 @@ def main():
         x = torch.randn(m, k, device="cuda", dtype=torch.float16)
         w = torch.randn(n, k, device="cuda", dtype=torch.float16) / k ** 0.5
         b = torch.randn(n, device="cuda", dtype=torch.float16) * 0.1 if s["bias"] else None
-        med, p10, p90 = time_ms(lambda: F.linear(x, w, b), rounds)
+        t = time_ms(lambda: F.linear(x, w, b), 10, rounds)
+        med, p10, p90 = t["median"], t["p10"], t["p90"]
         rows.append({"name": s["name"], "M": m, "K": k, "N": n, "torch_ms": med, "torch_p10_ms": p10,
                      "torch_p90_ms": p90, "torch_tflops": 2 * m * n * k / med / 1e9})
         print(f"{s['name']:<18} {m:6d} {k:6d} {n:6d}  torch {med:8.4f} ms ({p10:.4f}-{p90:.4f})  "

@@ -7,8 +7,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from torch_linear import time_ms  # noqa: E402
+from cuda_timing import time_ms  # this script's folder is on sys.path
 
 
 def main():
@@ -21,7 +20,8 @@ def main():
         q = torch.randn(1, bh, lq, d, device="cuda", dtype=torch.float16)
         k = torch.randn(1, bh, lk, d, device="cuda", dtype=torch.float16)
         v = torch.randn(1, bh, lk, d, device="cuda", dtype=torch.float16)
-        med, p10, p90 = time_ms(lambda: F.scaled_dot_product_attention(q, k, v), rounds)
+        t = time_ms(lambda: F.scaled_dot_product_attention(q, k, v), 10, rounds)
+        med, p10, p90 = t["median"], t["p10"], t["p90"]
         flops = 4 * bh * lq * lk * d
         rows.append({"name": s["name"], "BH": bh, "Lq": lq, "Lk": lk, "D": d, "torch_ms": med, "torch_p10_ms": p10,
                      "torch_p90_ms": p90, "torch_tflops": flops / med / 1e9})
