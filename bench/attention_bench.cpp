@@ -2,7 +2,9 @@
 //   attention_bench BH Lq Lk D rounds [variant...] [--causal] [--reps N] [--json FILE]
 // Each round submits `reps` (default 10) copies of the attention back to back; every dispatch is one sample.
 // variant: "fp32" (shaders/attention/flash.slang, the default choice of its tile), "coop" (the tensor-core
-// kernel, default tile) or "coop:BKV,RT,NSG" (forced blocks: key rows, 16-row tiles per subgroup, subgroups).
+// kernel, default tile) or "coop:BKV,RT,NSG[,2]" (forced blocks: key rows, 16-row tiles per subgroup,
+// subgroups; 2: double-buffered K/V);
+// a "/expr" suffix makes the tensor-core kernel read q, k, v through expressions instead of raw fp16 rows.
 // Default variants: fp32 coop. Q, K, V and the outputs are fp16 [1, L, BH, D] with N(0, 1) data. Prints one
 // line per variant: median, p10, p90 ms and TFLOP/s (4 BH Lq Lk D per launch), and each variant's largest
 // difference from the first one's output, relative to the largest magnitude of the first's.
@@ -60,19 +62,25 @@ int main(int argc, char** argv) {
     const graph::Shape qs{1, Lq, BH, D}, ks{1, Lk, BH, D};
     std::vector<Allocation> outs;
     std::vector<std::unique_ptr<CommandSequence>> seqs;
-    std::vector<std::string> tiles;
-    for (const std::string& v : variants) {
+    std::vector<std::string> tiles, kept;
+    for (const std::string& variant : variants) try {
       ops::AttentionOptions o;
       o.causal = causal;
-      o.label = v;
+      o.label = variant;
+      // "/expr": the tensor-core kernel reads q, k and v through their expressions, not as raw fp16 rows.
+      const bool exprLoads = variant.size() > 5 && variant.compare(variant.size() - 5, 5, "/expr") == 0;
+      const std::string v = exprLoads ? variant.substr(0, variant.size() - 5) : variant;
+      o.allowRawInputs = !exprLoads;
       if (v == "fp32") {
         o.coop = false;
       } else if (v == "coop") {
         o.coop = true;
       } else if (v.rfind("coop:", 0) == 0) {
         ops::FlashCoopBlocks b;
-        if (std::sscanf(v.c_str() + 5, "%d,%d,%d", &b.bkv, &b.rowTiles, &b.subgroups) != 3)
-          throw Error("variant '" + v + "': expected coop:BKV,RT,NSG");
+        int stages = 1;
+        if (std::sscanf(v.c_str() + 5, "%d,%d,%d,%d", &b.bkv, &b.rowTiles, &b.subgroups, &stages) < 3)
+          throw Error("variant '" + v + "': expected coop:BKV,RT,NSG[,STAGES]");
+        b.doubleBuffer = stages == 2;
         o.coopBlocks = b;
       } else {
         throw Error("unknown variant '" + v + "' (fp32, coop, coop:BKV,RT,NSG)");
@@ -85,11 +93,17 @@ int main(int argc, char** argv) {
                               graph::buffer(graph::view(km, DType::F16, ks)),
                               graph::buffer(graph::view(vm, DType::F16, ks)),
                               graph::bufferSink(graph::view(outs.back(), DType::F16, qs)), o);
-      tiles.push_back(info.coopMatrix ? info.coopTile.describe()
+      tiles.push_back(info.coopMatrix ? info.coopTile.describe() + (info.rawInputs ? ", raw fp16 rows" : "")
                       : info.lanesRowsPerLane ? "lanes kernel" : info.tile.describe());
       seq->run();  // warm-up (compiles)
       seqs.push_back(std::move(seq));
+      kept.push_back(variant);
+    } catch (const Error& e) {  // a tile the device cannot run: say so, time the others
+      if (outs.size() > kept.size()) outs.pop_back();
+      std::printf("%-16s skipped: %s\n", variant.c_str(), e.what());
     }
+    variants = kept;
+    if (variants.empty()) throw Error("no variant can run");
     bench::warmUpGpu(seqs);  // at least a second of this shape's work before timing
     std::vector<std::vector<double>> ms(variants.size());
     for (int r = 0; r < rounds; ++r)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 #include "engine/error.h"
 #include "graph/expr_nodes.h"
@@ -52,6 +53,37 @@ Expr bufferWith(const TensorView& t) {
   auto n = make(ExprKind::Buffer, t.shape);
   n->tensor = t;
   return Expr(n);
+}
+
+// The strides of a view (shape, strides) reshaped to `to` without moving data, or nullopt where no strides
+// can express it (PyTorch's view rule): the old axes split into runs that are contiguous in memory, each run
+// holding the same elements as a run of new axes, whose strides then follow from the run's innermost stride.
+// Broadcast (stride 0) axes are left to the Reshape node.
+std::optional<Shape> viewStrides(const Shape& from, const Shape& strides, const Shape& to) {
+  if (from.empty() || to.empty()) return std::nullopt;
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && strides[i] == 0) return std::nullopt;
+  Shape out(to.size(), 0);
+  int view = static_cast<int>(to.size()) - 1;
+  int64_t base = strides.back(), runElems = 1, viewElems = 1;
+  for (int d = static_cast<int>(from.size()) - 1; d >= 0; --d) {
+    runElems *= from[d];
+    // The run ends at axis d when the next-outer axis is not contiguous with it.
+    if (d == 0 || (from[d - 1] != 1 && strides[d - 1] != runElems * base)) {
+      while (view >= 0 && (viewElems < runElems || to[view] == 1)) {
+        out[view] = viewElems * base;
+        viewElems *= to[view];
+        --view;
+      }
+      if (viewElems != runElems) return std::nullopt;
+      if (d > 0) {
+        base = strides[d - 1];
+        runElems = viewElems = 1;
+      }
+    }
+  }
+  if (view != -1) return std::nullopt;
+  return out;
 }
 
 }  // namespace
@@ -169,11 +201,13 @@ Expr reshape(const Expr& a, const Shape& shape) {
     throw Error("reshape: " + shapeString(a.shape()) + " has " + std::to_string(numel(a.shape())) +
                 " elements, " + shapeString(shape) + " has " + std::to_string(numel(shape)));
   if (shape == a.shape()) return a;
-  if (isBuffer(a) && a.node().tensor.dense()) {
+  if (isBuffer(a)) {  // fold into the view where strides can express it (a slice's heads, a dense tensor)
     TensorView t = a.node().tensor;
-    t.shape = shape;
-    t.strides = denseStrides(shape);
-    return bufferWith(t);
+    if (auto strides = viewStrides(t.shape, t.strides, shape)) {
+      t.shape = shape;
+      t.strides = *strides;
+      return bufferWith(t);
+    }
   }
   return Expr(make(ExprKind::Reshape, shape, {a}));
 }

@@ -6,6 +6,7 @@
 #include "engine/error.h"
 #include "engine/param_block.h"
 #include "graph/expr_codegen.h"
+#include "graph/expr_nodes.h"
 #include "ops/conv2d_plan.h"
 #include "ops/elementwise.h"
 
@@ -13,7 +14,7 @@ namespace sdgen::ops {
 
 using namespace graph;
 
-static constexpr int kHeaderWords = 8;  // shaders/attention/flash.slang kAttentionHeaderWords
+static constexpr int kHeaderWords = 20;  // shaders/attention/flash.slang kAttentionHeaderWords
 static constexpr double kLog2e = 1.4426950408889634;  // Q is pre-scaled by scale * log2(e): softmax via exp2
 
 static std::string wrapperSource(const AttentionInfo& info, int64_t d, bool causal) {
@@ -32,6 +33,18 @@ static std::string wrapperSource(const AttentionInfo& info, int64_t d, bool caus
          ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
          "  flashMain<Q, K, V, O, " + n(t.d) + ", " + n(t.c4) + ", " + n(t.c4p) + ", " + n(t.bq) + ", " + n(t.bkv) +
          ", " + n(t.tpr) + ", " + (info.vector ? "1" : "0") + ", " + (causal ? "1" : "0") + ">(group, local);\n}\n";
+}
+
+std::optional<RawHalfHeads> rawHalfHeads(const Expr& x) {
+  if (x.node().kind != ExprKind::Buffer) return std::nullopt;
+  const TensorView& t = x.node().tensor;
+  if (t.isInt32 || t.dtype != DType::F16 || t.shape.size() != 4 || t.address % 16 || t.strides[3] != 1 ||
+      t.shape[3] % 8)
+    return std::nullopt;
+  RawHalfHeads r{t.address, t.strides[0], t.strides[1], t.strides[2]};
+  for (int64_t s : {r.strideB, r.strideS, r.strideH})
+    if (s < 0 || s % 8 || s >= (int64_t(1) << 31)) return std::nullopt;
+  return r;
 }
 
 AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const Expr& k, const Expr& v,
@@ -58,6 +71,10 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
   std::vector<TensorView> read = inputs, sinkReads = tensorsRead(out);
   read.insert(read.end(), sinkReads.begin(), sinkReads.end());
 
+  // q, k and v as raw fp16 heads: the tensor-core kernel reads them 16 bytes at a time from row addresses.
+  std::optional<RawHalfHeads> rq, rk, rv;
+  const bool rawHeads = options.allowRawInputs && (rq = rawHalfHeads(q)) && (rk = rawHalfHeads(k)) &&
+                        (rv = rawHalfHeads(v));
   const bool forceCoop = options.coop.value_or(false) || options.coopBlocks || options.coopEmulation;
   if (forceCoop && options.blocks) fail("fp32 kernel blocks and the tensor-core kernel were both requested");
   if (forceCoop && options.coop == false) fail("coop = false contradicts coopBlocks / coopEmulation");
@@ -69,7 +86,7 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
     const uint32_t extra = options.coopEmulation ? 4 * (2 * 256 + 32) : 0;
     if (options.coopBlocks) {
       info.coopTile = makeFlashCoopTile(d, *options.coopBlocks);
-    } else if (auto t = chooseFlashCoopTile(d, qs[1], ks[1], qs[0] * qs[2], dev.sharedMemoryPerWorkgroup - extra,
+    } else if (auto t = chooseFlashCoopTile(d, qs[1], dev.sharedMemoryPerWorkgroup - extra,
                                             dev.maxWorkgroupInvocations, options.coopEmulation ? 1 : 4)) {
       info.coopTile = *t;
     } else {
@@ -85,12 +102,11 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
            std::to_string(dev.maxWorkgroupInvocations) + " threads");
     info.coopMatrix = true;
   } else if (!options.coop.has_value() && !options.blocks && flashCoopSupported(dev) && !inputs.empty() &&
-             d <= kFlashCoopAutoMaxHeadDim &&
+             (d <= kFlashCoopAutoMaxHeadDim || rawHeads) &&
              std::all_of(inputs.begin(), inputs.end(), [](const TensorView& t) { return t.dtype == DType::F16; })) {
-    // Fp16 inputs on a device with tensor cores, head dims where it measured faster (docs/dispatch.md); D
-    // beyond the shared memory falls back to the fp32 kernel.
-    if (auto t = chooseFlashCoopTile(d, qs[1], ks[1], qs[0] * qs[2], dev.sharedMemoryPerWorkgroup,
-                                     dev.maxWorkgroupInvocations)) {
+    // Fp16 inputs on a device with tensor cores, where it measured faster (docs/dispatch.md); D beyond the
+    // shared memory falls back to the fp32 kernel.
+    if (auto t = chooseFlashCoopTile(d, qs[1], dev.sharedMemoryPerWorkgroup, dev.maxWorkgroupInvocations)) {
       info.coopTile = *t;
       info.coopMatrix = true;
     }
@@ -121,7 +137,15 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
   const float scale = options.scale.value_or(float(1.0 / std::sqrt(double(d))));
   ParamBlock params;
   params.u32(uint32_t(qs[1])).u32(uint32_t(ks[1])).u32(uint32_t(d)).f32(float(double(scale) * kLog2e));
-  params.u32(0).u32(0).u32(0).u32(0);
+  if (info.coopMatrix && rawHeads) {
+    info.rawInputs = true;
+    for (const RawHalfHeads* r : {&*rq, &*rk, &*rv}) params.address(r->address);
+    for (const RawHalfHeads* r : {&*rq, &*rk, &*rv})
+      params.u32(uint32_t(r->strideB)).u32(uint32_t(r->strideS)).u32(uint32_t(r->strideH));
+    params.u32(0);
+  } else {
+    for (int i = 4; i < kHeaderWords; ++i) params.u32(0);
+  }
   if (params.size() != kHeaderWords) throw Error("attention: header layout mismatch");
   // One vector decision for all four trees: they share the innermost axis D.
   ExprCodegen gen(params, {info.vector, false});
@@ -135,7 +159,7 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
   src.label = options.label;
   if (info.coopMatrix) {
     src.generated = flashCoopWrapperSource(info.coopTile, info.qType, info.kType, info.vType, info.outType,
-                                           info.vector, options.causal);
+                                           info.vector, options.causal, info.rawInputs);
     if (options.coopEmulation)
       src.defines = {{"SDGEN_COOP_EMULATION", "1"}};
     else

@@ -32,6 +32,8 @@ struct AttentionOptions {
   // Tests: the tensor-core kernel's code with cooperative matrices and subgroup operations emulated in shared
   // memory (shaders/attention/coop_emulation.slang), on any device; one subgroup per workgroup; slow.
   bool coopEmulation = false;
+  // Tests and benches: false makes the tensor-core kernel read raw fp16 heads through their expressions too.
+  bool allowRawInputs = true;
   std::string label = "attention";
 };
 
@@ -43,9 +45,19 @@ struct AttentionInfo {
   FlashCoopTile coopTile;
   int lanesRowsPerLane = 0;  // > 0: the lanes kernel, each lane this many query rows
   bool vector = false;  // 4 elements along D per access (D % 4 == 0)
+  bool rawInputs = false;  // the tensor-core kernel read q, k and v as raw fp16 rows (rawHalfHeads)
   int scalarWrappedNodes = 0;
   std::array<uint32_t, 3> groups{};
 };
+
+// A [B, S, H, D] fp16 buffer view the tensor-core kernel can read 16 bytes at a time from row addresses:
+// contiguous along D, D % 8 == 0, a 16-byte aligned start and strides (elements) that are multiples of 8 —
+// e.g. one part of a fused QKV projection split into heads. nullopt otherwise.
+struct RawHalfHeads {
+  uint64_t address = 0;
+  int64_t strideB = 0, strideS = 0, strideH = 0;
+};
+std::optional<RawHalfHeads> rawHalfHeads(const graph::Expr& x);
 
 // q: [B, Sq, H, D]; k, v: [B, Sk, H, D]; out: [B, Sq, H, D]. 1 <= D <= kAttentionMaxHeadDim.
 AttentionInfo attention(Context& ctx, CommandSequence& seq, const graph::Expr& q, const graph::Expr& k,

@@ -15,7 +15,7 @@ std::string FlashCoopTile::describe() const {
   return "tensor cores, D " + std::to_string(d) + " (padded " + std::to_string(dp) + "), " + std::to_string(bq()) +
          " query x " + std::to_string(bkv) + " key rows, " + std::to_string(subgroups) + " subgroups of " +
          std::to_string(rowTiles * 16) + " rows, " + std::to_string(sharedBytes()) + " bytes shared" +
-         (prefetch ? ", prefetch" : "");
+         (doubleBuffer ? ", double-buffered" : prefetch ? ", prefetch" : "");
 }
 
 std::string flashCoopUnsupportedReason(const DeviceInfo& info) {
@@ -31,11 +31,11 @@ FlashCoopTile makeFlashCoopTile(int64_t d, FlashCoopBlocks blocks) {
   if (d < 1 || d > kFlashCoopMaxHeadDim)
     throw Error("attention: the tensor-core kernel takes head dimensions 1.." + std::to_string(kFlashCoopMaxHeadDim) +
                 ", not " + std::to_string(d));
-  if ((blocks.bkv != 16 && blocks.bkv != 32 && blocks.bkv != 64) || (blocks.rowTiles != 1 && blocks.rowTiles != 2) ||
+  if ((blocks.bkv != 16 && blocks.bkv != 32 && blocks.bkv != 64) || (blocks.rowTiles != 1 && blocks.rowTiles != 2 && blocks.rowTiles != 4) ||
       (blocks.subgroups != 1 && blocks.subgroups != 2 && blocks.subgroups != 4))
     throw Error("attention: tensor-core blocks of " + std::to_string(blocks.bkv) + " key rows, " +
                 std::to_string(blocks.rowTiles) + " row tiles, " + std::to_string(blocks.subgroups) +
-                " subgroups are inconsistent (key rows 16, 32 or 64; row tiles 1 or 2; subgroups 1, 2 or 4)");
+                " subgroups are inconsistent (key rows 16, 32 or 64; row tiles 1, 2 or 4; subgroups 1, 2 or 4)");
   FlashCoopTile t;
   t.d = int(d);
   t.dp = int((d + 15) / 16 * 16);
@@ -46,26 +46,22 @@ FlashCoopTile makeFlashCoopTile(int64_t d, FlashCoopBlocks blocks) {
   // output accumulators (12 registers per 16 columns and row tile): worth it while they all fit.
   const int nl = (t.bkv * int((d + 3) / 4) + t.threads() - 1) / t.threads();
   t.prefetch = nl <= 20 && t.rowTiles * t.dp / 16 <= 10;
+  t.doubleBuffer = blocks.doubleBuffer;
+  if (t.doubleBuffer) t.prefetch = true;
   return t;
 }
 
-std::optional<FlashCoopTile> chooseFlashCoopTile(int64_t d, int64_t sq, int64_t sk, int64_t heads, uint32_t sharedBytes,
-                                                 uint32_t maxInvocations, int maxSubgroups) {
+std::optional<FlashCoopTile> chooseFlashCoopTile(int64_t d, int64_t sq, uint32_t sharedBytes, uint32_t maxInvocations,
+                                                 int maxSubgroups) {
   if (d < 1 || d > kFlashCoopMaxHeadDim) return std::nullopt;
-  // Subgroups: the most (4) whose grid still has kFlashCoopTargetWorkgroups workgroups, else 1 (short
-  // sequences: 16 x 16 latents have 256 query rows, 16 workgroups per head at 4 subgroups).
-  int subgroups = 1;
-  for (int s : {4, 2})
-    if (s <= maxSubgroups && (sq + 16 * s - 1) / (16 * s) * heads >= kFlashCoopTargetWorkgroups) {
-      subgroups = s;
-      break;
-    }
-  // Key blocks: 64 rows (fewer barriers per key) unless it pads the keys much more than 32 rows do
-  // (cross-attention, Sk = 77: 128 against 96 keys computed).
-  auto padded = [&](int64_t b) { return (sk + b - 1) / b * b; };
-  const bool short64 = padded(64) * 4 > padded(32) * 5;
-  for (int bkv : {64, 32, 16}) {
-    if (bkv == 64 && short64) continue;
+  // Measured on the H100 over SD's shapes (docs/dispatch.md, 2026-11-24): small tiles win everywhere: 4
+  // subgroups of 16 query rows and 16-key blocks (32 beyond D 128), i.e. the least shared memory and the
+  // most resident workgroups; more rows per subgroup, bigger key blocks or a second K/V buffer were slower.
+  // Sequences of at most 32 query rows take fewer subgroups rather than compute masked rows.
+  int subgroups = sq <= 16 ? 1 : sq <= 32 ? 2 : 4;
+  while (subgroups > maxSubgroups) subgroups /= 2;
+  for (int bkv : {32, 16}) {
+    if (bkv == 32 && d <= 128) continue;
     FlashCoopTile t = makeFlashCoopTile(d, {bkv, 1, subgroups});
     if (t.sharedBytes() <= sharedBytes && uint32_t(t.threads()) <= maxInvocations) return t;
   }
@@ -73,15 +69,16 @@ std::optional<FlashCoopTile> chooseFlashCoopTile(int64_t d, int64_t sq, int64_t 
 }
 
 std::string flashCoopWrapperSource(const FlashCoopTile& t, const std::string& q, const std::string& k,
-                                   const std::string& v, const std::string& out, bool vector, bool causal) {
+                                   const std::string& v, const std::string& out, bool vector, bool causal,
+                                   bool raw) {
   auto n = [](int x) { return std::to_string(x); };
   return "import sdgen;\nimport expr;\nimport attention.flash_coop;\n"
          "typealias Q = " + q + ";\ntypealias K = " + k + ";\ntypealias V = " + v + ";\ntypealias O = " + out +
          ";\n[shader(\"compute\")]\n[numthreads(" + n(t.threads()) +
          ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
          "  flashCoopMain<Q, K, V, O, " + n(t.d) + ", " + n(t.dp) + ", " + n(t.bkv) + ", " + n(t.rowTiles) + ", " +
-         n(t.subgroups) + ", " + n(t.kvRows()) + ", " + (t.prefetch ? "1" : "0") + ", " + (vector ? "1" : "0") + ", " +
-         (causal ? "1" : "0") + ">(group, local);\n}\n";
+         n(t.subgroups) + ", " + n(t.kvRows()) + ", " + (t.doubleBuffer ? "2" : t.prefetch ? "1" : "0") + ", " + (vector ? "1" : "0") + ", " +
+         (causal ? "1" : "0") + ", " + (raw ? "1" : "0") + ">(group, local);\n}\n";
 }
 
 }  // namespace sdgen::ops

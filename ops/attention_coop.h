@@ -11,15 +11,19 @@
 
 namespace sdgen::ops {
 
-// The engine picks the tensor-core kernel by itself only up to this head dimension: on the H100 (2026-11-24,
-// docs/perf.md) it is 1.4-4.3x faster than the fp32 kernel at D 40, 64 and 80 but 1.6-3.5x slower at D 160
-// (SD's 16x16 and 8x8 levels: few query rows, wide Q/O fragments per subgroup). Forcing it works for any D.
+// The engine picks the tensor-core kernel by itself for any head dimension when q, k and v are raw fp16 heads
+// (ops::rawHalfHeads), and through expression loads only up to this head dimension: on the H100
+// (2026-11-24, docs/perf.md) those are slower than the fp32 kernel at D 160 (SD's 16x16 and 8x8 levels),
+// raw loads are 2-3x faster there. Forcing it works for any D.
 inline constexpr int64_t kFlashCoopAutoMaxHeadDim = 128;
 
-// Key rows per staged block (16, 32 or 64), 16-row query tiles per subgroup (1 or 2), subgroups of 32 per
+// Key rows per staged block (16, 32 or 64), 16-row query tiles per subgroup (1, 2 or 4), subgroups of 32 per
 // workgroup (1, 2 or 4).
+// doubleBuffer: two K/V tiles in shared memory (one workgroup barrier per key block), with the register
+// prefetch.
 struct FlashCoopBlocks {
   int bkv = 0, rowTiles = 0, subgroups = 0;
+  bool doubleBuffer = false;
 };
 
 struct FlashCoopTile {
@@ -27,17 +31,16 @@ struct FlashCoopTile {
   int dp = 0;  // padded to a multiple of 16
   int bkv = 0, rowTiles = 0, subgroups = 0;
   bool prefetch = false;  // the next key block is loaded into registers during the current one
+  bool doubleBuffer = false;  // two shared K/V tiles (implies prefetch)
   int bq() const { return 16 * rowTiles * subgroups; }
   int threads() const { return 32 * subgroups; }
-  int kvRows() const { return 2 * bkv > bq() ? 2 * bkv : bq(); }  // K and V rows; the Q block is staged there
+  // K and V rows (twice over when double-buffered); the Q block is staged there first.
+  int kvRows() const { return (doubleBuffer ? 4 : 2) * bkv > bq() ? (doubleBuffer ? 4 : 2) * bkv : bq(); }
   uint32_t sharedBytes() const;
   std::string describe() const;
 };
 
 inline constexpr int64_t kFlashCoopMaxHeadDim = 256;
-// Workgroups below which the choice uses fewer subgroups per workgroup (more, smaller workgroups): two per
-// streaming multiprocessor of an H100 (132).
-inline constexpr int64_t kFlashCoopTargetWorkgroups = 264;
 
 // Empty when the device can run the kernel: VK_KHR_cooperative_matrix with the 16x16x16 f16 x f16 -> f32
 // subgroup shape, subgroups of 32 and fp16 arithmetic; otherwise the missing condition, in words.
@@ -46,15 +49,16 @@ inline bool flashCoopSupported(const DeviceInfo& info) { return flashCoopUnsuppo
 
 // The tile for head dimension `d` with the given blocks; throws sdgen::Error on inconsistent blocks.
 FlashCoopTile makeFlashCoopTile(int64_t d, FlashCoopBlocks blocks);
-// The default tile for a problem of `workgroupsPerRow` (B * H) heads of sq query and sk key rows, or nullopt
-// when none fits `sharedBytes` / `maxInvocations` (the fp32 kernel runs then). maxSubgroups caps the
-// subgroups per workgroup (1 for the emulation of tests).
-std::optional<FlashCoopTile> chooseFlashCoopTile(int64_t d, int64_t sq, int64_t sk, int64_t heads,
-                                                 uint32_t sharedBytes, uint32_t maxInvocations,
+// The default tile for head dimension d and sq query rows, or nullopt when none fits `sharedBytes` /
+// `maxInvocations` (the fp32 kernel runs then). maxSubgroups caps the subgroups per workgroup (1 for the
+// emulation of tests).
+std::optional<FlashCoopTile> chooseFlashCoopTile(int64_t d, int64_t sq, uint32_t sharedBytes, uint32_t maxInvocations,
                                                  int maxSubgroups = 4);
 
 // The generated wrapper calling flashCoopMain with the expression and sink types.
+// raw: q, k and v are read as raw fp16 heads (ops::rawHalfHeads, header words 4-18).
 std::string flashCoopWrapperSource(const FlashCoopTile& t, const std::string& q, const std::string& k,
-                                   const std::string& v, const std::string& out, bool vector, bool causal);
+                                   const std::string& v, const std::string& out, bool vector, bool causal,
+                                   bool raw = false);
 
 }  // namespace sdgen::ops

@@ -12,5 +12,12 @@ bins=(build/default/app/sdgen "$@")
   [ -x "$t" ] && bins+=("$t")
 done
 [ $# -eq 0 ] && [ -d build/default/bench ] && for b in build/default/bench/*; do [ -x "$b" ] && [ -f "$b" ] && bins+=("$b"); done
-tar -cJf .carry/bundle.tar.xz "${bins[@]}" tools/slang
+# Stripped copies travel (debug info is ~85 % of each binary; the carry limit is 64 MiB with the tree).
+stage=$(mktemp -d); trap 'rm -rf "$stage"' EXIT
+for b in "${bins[@]}"; do
+  mkdir -p "$stage/$(dirname "$b")"
+  strip -o "$stage/$b" "$b" 2>/dev/null || cp "$b" "$stage/$b"
+done
+mkdir -p "$stage/tools" && cp -r tools/slang "$stage/tools/"
+tar -cJf .carry/bundle.tar.xz -C "$stage" "${bins[@]}" tools/slang
 ls -la .carry

@@ -4,6 +4,7 @@
 
 #include "engine/command_sequence.h"
 #include "graph/expr.h"
+#include "graph/expr_nodes.h"
 #include "ops/elementwise.h"
 #include "tests/graph/tensor_fixture.h"
 
@@ -82,6 +83,19 @@ TEST_P(ExprTest, LayoutNodes) {
   Expr x = input({2, 3, 4, 8}, 10), y = input({2, 3, 5, 6}, 11), z = input({2, 6, 4, 8}, 12);
   check(reshape(x, {6, 4, 8}));
   check(reshape(permute(y, {0, 2, 1, 3}), {2, 5, 18}));  // reshape of a non-dense view: a Reshape node
+  // Reshapes that strides express fold into the view: a fused projection's part split into heads, merged
+  // leading axes of a slice, size-1 axes.
+  Expr heads = reshape(sliceLastDim(reshape(x, {6, 4, 8}), 4, 4), {6, 4, 2, 2});
+  EXPECT_EQ(heads.node().kind, ExprKind::Buffer);
+  EXPECT_EQ(heads.node().tensor.strides, (Shape{32, 8, 2, 1}));
+  check(heads);
+  Expr merged = reshape(slice(x, 3, 2, 5), {6, 4, 5});
+  EXPECT_EQ(merged.node().kind, ExprKind::Buffer);
+  EXPECT_EQ(merged.node().tensor.strides, (Shape{32, 8, 1}));
+  check(merged);
+  check(reshape(slice(x, 2, 1, 2), {6, 2, 8, 1}));
+  EXPECT_EQ(reshape(slice(x, 3, 0, 4), {2, 3, 16}).node().kind, ExprKind::Reshape);  // 4 of 8 columns: no stride
+  check(reshape(slice(x, 3, 0, 4), {2, 3, 16}));
   check(reshape(silu(x), {2, 12, 8}));                   // Reshape node over an expression, vector path
   check(permute(x, {0, 3, 1, 2}));                      // NHWC -> NCHW read: strided buffer
   check(permute(silu(y), {2, 0, 3, 1}));                 // Perm node

@@ -91,6 +91,8 @@ class AttentionTest : public test::TensorTest {
         auto info = check(dense(2, 100, 77, 2, d, 1100 + uint32_t(d)), base, "cross 100 x 77, D " + std::to_string(d));
         EXPECT_EQ(info.coopTile.d, d);
         EXPECT_EQ(info.vector, d % 4 == 0);
+        // fp16 buffers with D % 8 == 0 are read as raw rows (16-byte loads from hoisted row addresses).
+        EXPECT_EQ(info.rawInputs, dt() == DType::F16 && d % 8 == 0) << d;
       }
       if (all || d == 33) check(dense(1, 45, 45, 2, d, 1200 + uint32_t(d)), base, "self 45, D " + std::to_string(d));
     }
@@ -99,6 +101,10 @@ class AttentionTest : public test::TensorTest {
     check(dense(2, 77, 77, 2, 64, 1302), with([](auto& o) { o.causal = true; }), "causal 77, D 64");
     if (all) check(dense(1, 5, 5, 1, 40, 1303), with([](auto& o) { o.causal = true; }), "causal 5, D 40");
     check(dense(1, 33, 9, 2, 40, 1304), with([](auto& o) { o.scale = 0.05f; }), "scale 0.05, Sk 9");
+    // The expression loads on a shape the raw rows would take.
+    auto viaExpr = check(dense(2, 100, 77, 2, 40, 1305), with([](auto& o) { o.allowRawInputs = false; }),
+                         "cross 100 x 77, D 40, expression loads");
+    EXPECT_FALSE(viaExpr.rawInputs);
 
     // Fused inputs and output: slices of a QKV projection, permuted head-major K/V, permuted output sink.
     const int64_t B = 2, S = 37, H = 2, D = 40, C = H * D;
@@ -115,6 +121,9 @@ class AttentionTest : public test::TensorTest {
     auto i2 = ops::attention(ctx(), seq, heads(0), k2, v2, permute(bufferSink(headMajor), {0, 2, 1, 3}), base);
     seq.run();
     EXPECT_TRUE(i1.coopMatrix && i2.coopMatrix);
+    // Strided raw rows: parts of the fused projection (row stride 3C), head-major K/V (head stride 77 D).
+    EXPECT_EQ(i1.rawInputs, dt() == DType::F16);
+    EXPECT_EQ(i2.rawInputs, dt() == DType::F16);
     EXPECT_EQ(i1.scalarWrappedNodes + i2.scalarWrappedNodes, 0) << i2.qType << " " << i2.kType << " " << i2.outType;
     compare(read(flat), reference(heads(0), heads(1), heads(2), false), "fused QKV slices (" + i1.coopTile.describe() + ")");
     auto ref = reference(heads(0), k2, v2, false);  // [B, S, H, D] -> [B, H, S, D]
@@ -275,13 +284,21 @@ TEST_P(AttentionTest, TensorCoreKernel) {
   // Beyond kFlashCoopAutoMaxHeadDim the default keeps the fp32 kernel (measured faster there).
   EXPECT_FALSE(run(dense(1, 45, 45, 2, 160, 1402), {}, "default at D 160").coopMatrix);
   for (int bkv : {16, 32, 64})
-    for (int rows : {1, 2})
-      for (int sg : {1, 2, 4}) {
-        ops::FlashCoopTile t = ops::makeFlashCoopTile(80, {bkv, rows, sg});
-        if (t.sharedBytes() > dev.sharedMemoryPerWorkgroup) continue;
-        auto i = run(dense(1, 150, 77, 2, 80, 1410), {.coopBlocks = ops::FlashCoopBlocks{bkv, rows, sg}}, "blocks");
-        EXPECT_EQ(i.coopTile.bq(), 16 * rows * sg);
-      }
+    for (int rows : {1, 2, 4})
+      for (int sg : {1, 2, 4})
+        for (bool db : {false, true}) {
+          ops::FlashCoopTile t = ops::makeFlashCoopTile(80, {bkv, rows, sg, db});
+          if (t.sharedBytes() > dev.sharedMemoryPerWorkgroup) continue;
+          auto i = run(dense(1, 150, 77, 2, 80, 1410), {.coopBlocks = ops::FlashCoopBlocks{bkv, rows, sg, db}},
+                       "blocks");
+          EXPECT_EQ(i.coopTile.bq(), 16 * rows * sg);
+          EXPECT_EQ(i.coopTile.doubleBuffer, db);
+        }
+  // Double-buffered causal (the block skip comes after the next block is staged) and through expressions.
+  run(dense(2, 77, 77, 2, 64, 1420), {.causal = true, .coopBlocks = ops::FlashCoopBlocks{16, 1, 4, true}},
+      "causal, double-buffered");
+  run(dense(1, 150, 77, 2, 40, 1421), {.coopBlocks = ops::FlashCoopBlocks{16, 1, 4, true}, .allowRawInputs = false},
+      "expression loads, double-buffered");
 }
 
 // fp16 storage only (instantiated below): fp32 leaves change nothing in the emulated kernel's code, and each
@@ -299,6 +316,13 @@ TEST_P(AttentionF16Test, TensorCoreKernelEmulated) {
   EXPECT_EQ(info.coopTile.bq(), 32);
   run(dense(1, 50, 50, 1, 24, 1501), {.causal = true, .coopBlocks = ops::FlashCoopBlocks{16, 2, 1},
                                       .coopEmulation = true}, "causal blocks 16 x 2");
+  // Double-buffered K/V: five key blocks (the last partial) alternating between the halves; causal too.
+  info = run(dense(1, 40, 77, 2, 40, 1503), {.coopBlocks = ops::FlashCoopBlocks{16, 1, 1, true}, .coopEmulation = true},
+             "double-buffered 16");
+  EXPECT_TRUE(info.coopTile.doubleBuffer && info.rawInputs);
+  run(dense(1, 50, 50, 1, 24, 1504), {.causal = true, .coopBlocks = ops::FlashCoopBlocks{16, 2, 1, true},
+                                      .coopEmulation = true, .allowRawInputs = false},
+      "causal double-buffered, expression loads");
   Problem p = dense(1, 8, 8, 1, 40, 1502);
   TensorView out = output(p.q.shape());
   CommandSequence seq(ctx());
@@ -334,25 +358,30 @@ TEST(AttentionTiles, FitDeviceLimits) {
 // Host-only: the tensor-core tile choice within the H100's limits, its rules, and the device conditions.
 TEST(AttentionCoopTiles, ChoiceAndDeviceConditions) {
   for (int64_t d : {1, 8, 24, 33, 40, 64, 72, 80, 100, 128, 160, 200, 256}) {
-    auto t = ops::chooseFlashCoopTile(d, 4096, 4096, 16, 49152, 1024);
+    auto t = ops::chooseFlashCoopTile(d, 4096, 49152, 1024);
     ASSERT_TRUE(t.has_value()) << d;
     EXPECT_LE(t->sharedBytes(), 49152u) << t->describe();
     EXPECT_EQ(t->dp % 16, 0);
     EXPECT_TRUE(t->dp >= d && t->dp - d < 16) << t->describe();
     EXPECT_EQ(t->subgroups, 4) << t->describe();
+    EXPECT_EQ(t->rowTiles, 1) << t->describe();
+    EXPECT_EQ(t->bkv, d > 128 ? 32 : 16) << t->describe();
+    EXPECT_FALSE(t->doubleBuffer) << "measured slower on the H100";
   }
-  auto choose = [](int64_t d, int64_t sq, int64_t sk) { return *ops::chooseFlashCoopTile(d, sq, sk, 16, 49152, 1024); };
-  EXPECT_EQ(choose(40, 4096, 4096).bkv, 64);
-  EXPECT_EQ(choose(80, 1024, 1024).bkv, 64);
-  EXPECT_EQ(choose(160, 256, 256).bkv, 32);
-  EXPECT_EQ(choose(40, 4096, 77).bkv, 32) << "cross-attention: 96 keys computed rather than 128";
-  EXPECT_EQ(choose(80, 1024, 1024).subgroups, 2) << "256 query rows per head: more, smaller workgroups";
-  EXPECT_EQ(choose(160, 256, 256).subgroups, 1);
-  EXPECT_TRUE(choose(40, 4096, 4096).prefetch);
-  EXPECT_FALSE(ops::chooseFlashCoopTile(257, 64, 64, 1, 49152, 1024).has_value());
-  EXPECT_FALSE(ops::chooseFlashCoopTile(256, 64, 64, 1, 8192, 1024).has_value());
+  auto choose = [](int64_t d, int64_t sq) { return *ops::chooseFlashCoopTile(d, sq, 49152, 1024); };
+  EXPECT_EQ(choose(160, 64).subgroups, 4) << "8x8 latents: 64 query rows";
+  EXPECT_EQ(choose(64, 77).subgroups, 4);
+  EXPECT_EQ(choose(64, 20).subgroups, 2) << "no more 16-row tiles than rows";
+  EXPECT_EQ(choose(64, 9).subgroups, 1);
+  EXPECT_EQ(ops::chooseFlashCoopTile(64, 4096, 49152, 1024, 1)->subgroups, 1) << "the emulation's cap";
+  EXPECT_TRUE(choose(40, 4096).prefetch);
+  EXPECT_EQ(ops::chooseFlashCoopTile(256, 4096, 45000, 1024)->bkv, 16) << "32-key blocks do not fit, 16 do";
+  EXPECT_FALSE(ops::chooseFlashCoopTile(257, 64, 49152, 1024).has_value());
+  EXPECT_FALSE(ops::chooseFlashCoopTile(256, 64, 8192, 1024).has_value());
   EXPECT_THROW(ops::makeFlashCoopTile(40, {48, 1, 4}), Error);
   EXPECT_THROW(ops::makeFlashCoopTile(40, {32, 3, 4}), Error);
+  EXPECT_EQ(ops::makeFlashCoopTile(40, {16, 1, 4, true}).kvRows(), 64) << "2 x (K + V) x 16 keys = 64 = Q rows";
+  EXPECT_EQ(ops::makeFlashCoopTile(40, {32, 1, 2, true}).kvRows(), 128);
   EXPECT_THROW(ops::makeFlashCoopTile(300, {32, 1, 4}), Error);
 
   DeviceInfo info;
@@ -379,16 +408,18 @@ TEST(AttentionCoopTiles, RealKernelCompilesToSpirv) {
   struct Case {
     int64_t d;
     ops::FlashCoopBlocks blocks;
-    bool vector, causal;
+    bool vector, causal, raw;
   };
-  for (const Case& c : {Case{40, {64, 1, 4}, true, false}, Case{80, {64, 1, 2}, true, false},
-                        Case{160, {32, 1, 4}, true, false}, Case{160, {32, 1, 1}, true, true},
-                        Case{64, {16, 2, 4}, true, true}, Case{33, {32, 1, 2}, false, false},
-                        Case{256, {32, 1, 4}, true, false}}) {
+  for (const Case& c : {Case{40, {64, 1, 4}, true, false, true}, Case{80, {64, 1, 2}, true, false, false},
+                        Case{160, {32, 1, 4}, true, false, true}, Case{160, {32, 1, 1}, true, true, false},
+                        Case{64, {16, 2, 4}, true, true, true}, Case{33, {32, 1, 2}, false, false, false},
+                        Case{256, {32, 1, 4}, true, false, true}, Case{40, {64, 2, 4}, true, false, true},
+                        Case{40, {16, 1, 4, true}, true, false, true}, Case{80, {32, 1, 4, true}, true, true, false}}) {
     ops::FlashCoopTile t = ops::makeFlashCoopTile(c.d, c.blocks);
     KernelSource src;
-    src.generated = ops::flashCoopWrapperSource(t, "Buf<8,F16Storage,1,0>", "Buf<15,F16Storage,1,0>",
-                                                "Buf<22,F16Storage,1,0>", "BufSink<29,F16Storage>", c.vector, c.causal);
+    src.generated = ops::flashCoopWrapperSource(t, "Buf<20,F16Storage,1,0>", "Buf<27,F16Storage,1,0>",
+                                                "Buf<34,F16Storage,1,0>", "BufSink<41,F16Storage>", c.vector, c.causal,
+                                                c.raw);
     src.capabilities = {"spvCooperativeMatrixKHR"};
     src.label = "flash coop " + t.describe();
     std::vector<uint32_t> spirv;
