@@ -7,6 +7,8 @@
 #include <span>
 #include <string_view>
 
+#include "models/prompt/prompt_attention.h"
+
 namespace sdgen::app {
 
 namespace {
@@ -218,6 +220,13 @@ constexpr Flag kFlags[] = {
                              rangeText(CliLimits::kMinClipSkip, CliLimits::kMaxClipSkip) +
                                  " (1 = the last CLIP layer, 2 = the penultimate)");
      }},
+    {nullptr, "--prompt-syntax", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       auto syntax = prompt::parsePromptSyntax(v);
+       if (!syntax)
+         throw UsageError(f + ": unknown prompt syntax " + quoted(v) + "; accepted: " + prompt::kPromptSyntaxNames);
+       s.options.promptSyntax = *syntax;
+     }},
     {nullptr, "--batch-count", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
        s.options.batchCount = parseInteger<int>(f, v, CliLimits::kMinBatchCount, CliLimits::kMaxBatchCount,
@@ -313,6 +322,23 @@ std::string displayName(const Flag& f) {
   return f.shortName ? std::string(f.shortName) + "/" + f.longName : std::string(f.longName);
 }
 
+// A prompt the chosen syntax refuses (a malformed weight, BREAK inside brackets, too long) is a usage error found
+// before any model is loaded; the message names the flag and the character.
+void checkPromptSyntax(const CliOptions& o) {
+  const std::pair<const std::string*, const char*> prompts[] = {{&o.prompt, "-p/--prompt"},
+                                                                 {&o.negativePrompt, "-n/--negative-prompt"}};
+  for (auto [text, flag] : prompts) {
+    try {
+      if (o.promptSyntax == prompt::PromptSyntax::Webui)
+        prompt::parsePromptAttention(*text, flag);
+      else
+        prompt::checkPromptSize(*text, flag);
+    } catch (const prompt::PromptSyntaxError& e) {
+      throw UsageError(e.what());
+    }
+  }
+}
+
 }  // namespace
 
 CliOptions parseCommandLine(const std::vector<std::string>& args) {
@@ -369,6 +395,7 @@ CliOptions parseCommandLine(const std::vector<std::string>& args) {
         "nothing to do: give -p/--prompt TEXT to generate an image (or --demo, --list-devices, --show-params FILE; "
         "sdgen --help lists every option)");
   }
+  if (o.mode == Mode::Generate) checkPromptSyntax(o);
   return o;
 }
 
@@ -391,6 +418,9 @@ std::string usageText() {
   s += "generation:\n";
   s += "  -p, --prompt TEXT           what the image shows\n";
   s += "  -n, --negative-prompt TEXT  what it should not show\n";
+  s += "      --prompt-syntax S       webui (default): (word) x1.1, (word:1.3), [word] /1.1, \\( \\) escapes, BREAK,\n";
+  s += "                              any length in chunks of 75 tokens; plain: the text as written, cut off after\n";
+  s += "                              77 tokens (docs/prompts.md)\n";
   s += "  -m, --model PATH            a diffusers folder or a .safetensors checkpoint (default: the built-in\n";
   s += "                              model models/builtin/sdgen-tiny)\n";
   s += "      --tokenizer DIR         tokenizer folder for single-file checkpoints (default: the shipped CLIP one)\n";

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/prompt/prompt_syntax.h"
 #include "models/sampling/sampler_kind.h"
 
 namespace sdgen::app {
@@ -37,6 +38,8 @@ struct CliOptions {
   sampling::SamplerKind sampler = sampling::SamplerKind::EulerAncestral;
   bool karras = false;
   int clipSkip = 1;  // stable-diffusion-webui's convention: 1 = last CLIP layer, 2 = penultimate, ...
+  // --prompt-syntax: webui's emphasis syntax and chunked long prompts (default), or the text as written.
+  prompt::PromptSyntax promptSyntax = prompt::PromptSyntax::Webui;
   int batchCount = 1;
   PrecisionChoice precision = PrecisionChoice::Auto;
   std::string outputPath;  // empty: sdgen-<seed>.png

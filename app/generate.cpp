@@ -52,11 +52,13 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
     request.sampler = options.sampler;
     request.karras = options.karras;
     request.clipSkip = options.clipSkip - 1;  // webui's 1 = last layer; the pipeline counts layers skipped
+    request.promptSyntax = options.promptSyntax;
 
     progress.begin(plan.size() > 1 ? "image " + std::to_string(i + 1) + "/" + std::to_string(plan.size()) : "");
     pipeline::Image image = textToImage.generate(request, [&](int step, int steps) { progress.step(step, steps); });
     progress.end();
     totals.add(textToImage.timings());
+    for (const std::string& warning : image.warnings) std::fprintf(err, "warning: %s\n", warning.c_str());
 
     GenerationParams params;
     params.prompt = options.prompt;
@@ -70,6 +72,7 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
     params.height = image.height;
     params.modelName = textToImage.modelName();
     params.clipSkip = options.clipSkip;
+    params.promptSyntax = options.promptSyntax;
     params.version = std::string("sdgen ") + SDGEN_VERSION;
     writePngFile(plan[i].path, image.width, image.height, image.rgb,
                  {PngText{kParametersKeyword, formatGenerationParams(params)}});

@@ -56,6 +56,8 @@ std::string formatGenerationParams(const GenerationParams& p) {
   s += ", Size: " + std::to_string(p.width) + "x" + std::to_string(p.height);
   if (!p.modelName.empty()) s += ", Model: " + quoteParamValue(p.modelName);
   if (p.clipSkip > 1) s += ", Clip skip: " + std::to_string(p.clipSkip);
+  if (p.promptSyntax != prompt::PromptSyntax::Webui)
+    s += std::string(", Prompt syntax: ") + prompt::promptSyntaxName(p.promptSyntax);
   if (!p.version.empty()) s += ", Version: " + quoteParamValue(p.version);
   // webui strips the whole text, so an empty prompt leaves no leading blank line.
   const char* kSpace = " \t\n\r\f\v";

@@ -3,10 +3,12 @@
 // other tools read sdgen's images:
 //   PROMPT
 //   Negative prompt: NEGATIVE            (only when there is one)
-//   Steps: 20, Sampler: Euler a, CFG scale: 7.5, Seed: 42, Size: 512x512, Model: NAME, Clip skip: 2, Version: sdgen 0.1.0
+//   Steps: 20, Sampler: Euler a, CFG scale: 7.5, Seed: 42, Size: 512x512, Model: NAME, Clip skip: 2,
+//   Prompt syntax: plain, Version: sdgen 0.1.0
 #include <cstdint>
 #include <string>
 
+#include "models/prompt/prompt_syntax.h"
 #include "models/sampling/sampler_kind.h"
 
 namespace sdgen::app {
@@ -21,6 +23,8 @@ struct GenerationParams {
   int width = 0, height = 0;
   std::string modelName;
   int clipSkip = 1;  // webui's convention; written only when > 1, as webui does
+  // Written only when not webui's (the default, and how webui itself reads every prompt): "Prompt syntax: plain".
+  prompt::PromptSyntax promptSyntax = prompt::PromptSyntax::Webui;
   std::string version;  // e.g. "sdgen 0.1.0"
 };
 

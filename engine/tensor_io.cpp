@@ -6,6 +6,11 @@ namespace sdgen {
 
 Allocation uploadFloats(Context& ctx, std::span<const float> values, DType dtype, const std::string& what) {
   Allocation a = ctx.allocate(std::max<size_t>(values.size(), 1) * dtypeSize(dtype), what);
+  writeFloats(ctx, a, values, dtype);
+  return a;
+}
+
+void writeFloats(Context& ctx, const Allocation& a, std::span<const float> values, DType dtype) {
   if (dtype == DType::F32) {
     ctx.upload(a, 0, {reinterpret_cast<const uint8_t*>(values.data()), values.size() * 4});
   } else {
@@ -13,7 +18,6 @@ Allocation uploadFloats(Context& ctx, std::span<const float> values, DType dtype
     for (size_t i = 0; i < values.size(); ++i) h[i] = floatToHalf(values[i]);
     ctx.upload(a, 0, {reinterpret_cast<const uint8_t*>(h.data()), h.size() * 2});
   }
-  return a;
 }
 
 std::vector<float> downloadFloats(Context& ctx, const Allocation& a, size_t count, DType dtype) {

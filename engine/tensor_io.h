@@ -10,6 +10,8 @@
 namespace sdgen {
 
 Allocation uploadFloats(Context& ctx, std::span<const float> values, DType dtype, const std::string& what);
+// Writes values into the start of an existing allocation, stored as `dtype`.
+void writeFloats(Context& ctx, const Allocation& a, std::span<const float> values, DType dtype);
 std::vector<float> downloadFloats(Context& ctx, const Allocation& a, size_t count, DType dtype);
 
 }  // namespace sdgen

@@ -129,6 +129,7 @@ void GenerationWorker::runJob(const GenerationJob& job) {
       p.height = image.height;
       p.modelName = pipeline_->modelName();
       p.clipSkip = job.webuiClipSkip;
+      p.promptSyntax = request.promptSyntax;
       p.version = std::string("sdgen ") + SDGEN_VERSION;
       std::string warnings;
       for (auto& w : image.warnings) warnings += (warnings.empty() ? "" : "; ") + w;

@@ -175,6 +175,7 @@ void GuiApp::startGeneration(GenerationWorker& worker) {
   r.sampler = sampler_;
   r.karras = karras_;
   r.clipSkip = clipSkip_ - 1;  // webui's 1 = the last layer
+  r.promptSyntax = webuiSyntax_ ? prompt::PromptSyntax::Webui : prompt::PromptSyntax::Plain;
   job.webuiClipSkip = clipSkip_;
   job.batchCount = batchCount_;
   if (worker.start(std::move(job)) && modelPath_ != "") {
@@ -197,6 +198,7 @@ void GuiApp::applyParams(const app::GenerationParams& p) {
   sampler_ = p.sampler;
   karras_ = p.karras;
   clipSkip_ = p.clipSkip;
+  webuiSyntax_ = p.promptSyntax == prompt::PromptSyntax::Webui;
 }
 
 void GuiApp::draw(GenerationWorker& worker) {
@@ -314,6 +316,10 @@ void GuiApp::drawControls(GenerationWorker& worker) {
   batchCount_ = std::clamp(batchCount_, 1, 100);
   ImGui::InputInt("Clip skip", &clipSkip_);
   clipSkip_ = std::clamp(clipSkip_, 1, 12);
+  ImGui::Checkbox("webui prompt syntax", &webuiSyntax_);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("(word) x1.1, (word:1.3), [word] /1.1, BREAK, prompts of any length in 75-token chunks;\n"
+                      "off: the text as written, cut off after 77 tokens (sdgen --prompt-syntax plain)");
   ImGui::PopItemWidth();
 
   ImGui::Spacing();

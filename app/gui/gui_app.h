@@ -70,6 +70,7 @@ class GuiApp {
   float cfgScale_ = 7.5f;
   uint64_t seed_ = 0;
   bool randomSeed_ = true, modelSize_ = true, karras_ = false;
+  bool webuiSyntax_ = true;  // --prompt-syntax webui (else plain)
   sampling::SamplerKind sampler_ = sampling::SamplerKind::EulerAncestral;
   ModelBrowser browser_;
   RecentModels recent_;

@@ -14,6 +14,8 @@
 #include "models/networks/clip_text_encoder.h"
 #include "models/networks/unet.h"
 #include "models/networks/vae_decoder.h"
+#include "models/prompt/conditioning_windows.h"
+#include "models/prompt/emphasis.h"
 #include "models/sampling/sampler.h"
 #include "models/sampling/step_recorder.h"
 #include "models/sampling/torch_generator.h"
@@ -60,8 +62,9 @@ struct TextToImage::Impl {
   StageTimings timings;
   LatentRgbFit previewFit;  // refined by every generation that asked for previews
 
-  // Text encoding per batch size: ids in, embeddings out (the buffers the recorded denoising steps read), with
-  // one recorded encoder per clip skip writing the same embeddings.
+  // Text encoding per number of 77-token windows (guidance halves x prompt chunks): ids in, embeddings out (the
+  // buffers the recorded denoising steps read), with one recorded encoder per clip skip writing the same
+  // embeddings.
   struct TextStage {
     Allocation ids, embeddings;
     std::map<int, std::unique_ptr<graph::CompiledGraph>> encoders;  // by clip skip
@@ -69,12 +72,12 @@ struct TextToImage::Impl {
   std::map<int, TextStage> textStages;
 
   // Everything of one latent size: persistent latents (fp32, NHWC), sampler state, the decode graph and the
-  // recorded denoising steps per (guided, sampler kind, karras).
+  // recorded denoising steps per (guided, sampler kind, karras, context length: the text stage it reads).
   struct SizeStage {
     int64_t h = 0, w = 0;
     Allocation latents, noise, history, update, image;
     std::unique_ptr<graph::CompiledGraph> decode;
-    std::map<std::tuple<bool, int, bool>, std::unique_ptr<graph::CompiledGraph>> steps;
+    std::map<std::tuple<bool, int, bool, int64_t>, std::unique_ptr<graph::CompiledGraph>> steps;
   };
   std::map<std::pair<int64_t, int64_t>, SizeStage> sizeStages;
 
@@ -95,16 +98,17 @@ struct TextToImage::Impl {
 
   int64_t latentChannels() const { return files.unetConfig.inChannels; }
 
-  TextStage& textStage(int batch) {
-    auto it = textStages.find(batch);
+  TextStage& textStage(int windows) {
+    auto it = textStages.find(windows);
     if (it != textStages.end()) return it->second;
     const int64_t seq = text->sequenceLength(), d = files.textEncoderConfig.hiddenSize;
     TextStage st;
-    st.ids = ctx.allocate(uint64_t(batch) * seq * 4, "token ids");
-    st.embeddings = ctx.allocate(uint64_t(batch) * seq * d * dtypeSize(dtype), "text embeddings");
-    return textStages.emplace(batch, std::move(st)).first->second;
+    st.ids = ctx.allocate(uint64_t(windows) * seq * 4, "token ids");
+    st.embeddings = ctx.allocate(uint64_t(windows) * seq * d * dtypeSize(dtype), "text embeddings");
+    return textStages.emplace(windows, std::move(st)).first->second;
   }
 
+  // Every window is encoded on its own: the windows are the encoder's batch.
   graph::CompiledGraph& textEncoder(TextStage& st, int batch, int clipSkip) {
     auto it = st.encoders.find(clipSkip);
     if (it != st.encoders.end()) return *it->second;
@@ -151,7 +155,7 @@ struct TextToImage::Impl {
 
   graph::CompiledGraph& stepGraph(SizeStage& st, const sampling::Sampler& sampler, bool guided,
                                   const graph::TensorView& context) {
-    auto key = std::make_tuple(guided, static_cast<int>(sampler.kind()), sampler.karras());
+    auto key = std::make_tuple(guided, static_cast<int>(sampler.kind()), sampler.karras(), context.shape[1]);
     auto it = st.steps.find(key);
     if (it != st.steps.end()) return *it->second;
     const int64_t h = st.h, w = st.w, c = latentChannels(), batch = guided ? 2 : 1;
@@ -203,11 +207,20 @@ struct TextToImage::Impl {
     const int batch = guided ? 2 : 1;
     Image image;
 
-    // Text.
+    // Text: the token windows first (prompt syntax errors come before any compilation).
     auto t0 = std::chrono::steady_clock::now();
-    auto compileStart = t0;
-    TextStage& ts = textStage(batch);
-    graph::CompiledGraph& encoder = textEncoder(ts, batch, req.clipSkip);
+    const prompt::ConditioningWindows windows = prompt::makeConditioningWindows(
+        *files.tokenizer, req.promptSyntax, req.prompt, req.negativePrompt, guided);
+    image.warnings = windows.warnings;
+    const int64_t d = files.textEncoderConfig.hiddenSize, seq = text->sequenceLength();
+    if (int64_t(windows.windowLength) != seq)
+      throw Error("the tokenizer's windows of " + std::to_string(windows.windowLength) +
+                  " tokens do not match the text encoder's " + std::to_string(seq) + " positions");
+    const double tokenizeMs = msSince(t0);
+
+    auto compileStart = std::chrono::steady_clock::now();
+    TextStage& ts = textStage(int(windows.windows()));
+    graph::CompiledGraph& encoder = textEncoder(ts, int(windows.windows()), req.clipSkip);
     SizeStage& ss = sizeStage(height / scale, width / scale);
     // The scheduler file read as diffusers' from_config reads it for this sampler's class; Karras sigmas when
     // asked for, or when that config turns them on (only Euler's and DPM++'s classes take use_karras_sigmas).
@@ -215,24 +228,17 @@ struct TextToImage::Impl {
         models::schedulerConfigFor(files.scheduler, sampling::diffusersSchedulerClass(req.sampler));
     const bool karras = req.karras || schedule.useKarrasSigmas;
     auto sampler = sampling::Sampler::create(schedule, {req.sampler, karras}, req.steps, kFirstSamplerSlot);
-    const int64_t d = files.textEncoderConfig.hiddenSize, seq = text->sequenceLength();
-    graph::CompiledGraph& step = stepGraph(ss, *sampler, guided, graph::view(ts.embeddings, dtype, {batch, seq, d}));
+    // The windows' embeddings [batch * chunks, 77, d] are, in memory, the context [batch, chunks * 77, d].
+    const int64_t contextLength = int64_t(windows.contextLength());
+    graph::CompiledGraph& step =
+        stepGraph(ss, *sampler, guided, graph::view(ts.embeddings, dtype, {batch, contextLength, d}));
     timings.compileMs = msSince(compileStart);
 
     auto encodeStart = std::chrono::steady_clock::now();
-    std::vector<int32_t> ids;
-    auto tokenize = [&](const std::string& prompt, const char* which) {
-      models::Encoding e = files.tokenizer->encode(prompt);
-      if (e.truncated)
-        image.warnings.push_back(std::string(which) + " is longer than the text encoder's " + std::to_string(seq) +
-                                 " tokens: " + std::to_string(e.droppedTokens) + " tokens were cut off");
-      ids.insert(ids.end(), e.ids.begin(), e.ids.end());
-    };
-    if (guided) tokenize(req.negativePrompt, "the negative prompt");
-    tokenize(req.prompt, "the prompt");
-    ctx.upload(ts.ids, 0, {reinterpret_cast<const uint8_t*>(ids.data()), ids.size() * 4});
+    ctx.upload(ts.ids, 0, {reinterpret_cast<const uint8_t*>(windows.ids.data()), windows.ids.size() * 4});
     encoder.run();
-    timings.encodeMs = msSince(encodeStart);
+    if (windows.weighted) applyEmphasis(ts.embeddings, windows);
+    timings.encodeMs = tokenizeMs + msSince(encodeStart);
 
     // Initial noise exactly as diffusers draws it: torch.randn([1, C, h, w]) from a CPU generator.
     const int64_t c = latentChannels(), h = ss.h, w = ss.w;
@@ -284,6 +290,21 @@ struct TextToImage::Impl {
     timings.decodeMs = msSince(decodeStart);
     if (hooks.preview) previewFit.add(currentLatents, h, w, image.pixels, scale);
     return image;
+  }
+
+  // webui's emphasis on the encoder's output, on the host (one readback of a few hundred KB), per half so that
+  // an error names the prompt whose weights are at fault.
+  void applyEmphasis(const Allocation& embeddings, const prompt::ConditioningWindows& windows) {
+    const size_t seq = windows.windowLength, d = size_t(files.textEncoderConfig.hiddenSize);
+    std::vector<float> hidden = downloadFloats(ctx, embeddings, windows.windows() * seq * d, dtype);
+    const size_t half = windows.chunks * seq;
+    for (int b = 0; b < windows.batch; ++b) {
+      const bool negative = windows.batch == 2 && b == 0;
+      prompt::applyEmphasis(std::span<float>(hidden).subspan(b * half * d, half * d),
+                            std::span<const float>(windows.weights).subspan(b * half, half), seq, d,
+                            negative ? "the negative prompt" : "the prompt");
+    }
+    writeFloats(ctx, embeddings, hidden, dtype);
   }
 
   int defaultWidth() const { return files.unetConfig.sampleSize * vae->upscale(); }

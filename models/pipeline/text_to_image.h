@@ -1,5 +1,6 @@
 #pragma once
-// Text to image: tokenize -> CLIP text encoder -> denoising loop with classifier-free guidance (conditional and
+// Text to image: tokenize (in 77-token windows, models/prompt/) -> CLIP text encoder (+ webui's emphasis) ->
+// denoising loop with classifier-free guidance (conditional and
 // unconditional halves batched through one UNet pass, the step recorded once and replayed) -> VAE decode.
 // Load once, generate many times; each generation reuses the recorded sequences when the size is unchanged.
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "engine/dtype.h"
 #include "engine/error.h"
 #include "models/pipeline/latent_preview.h"
+#include "models/prompt/prompt_syntax.h"
 #include "models/sampling/sampler_kind.h"
 
 namespace sdgen::pipeline {
@@ -38,13 +40,16 @@ struct GenerationRequest {
   sampling::SamplerKind sampler = sampling::SamplerKind::EulerAncestral;
   bool karras = false;
   int clipSkip = 0;  // 0: the text encoder's last layer; 1: the penultimate, ...
+  // Webui: emphasis syntax, BREAK and prompts of any length in 77-token windows (models/prompt/); Plain: the
+  // text as written, truncated to one window.
+  prompt::PromptSyntax promptSyntax = prompt::PromptSyntax::Webui;
 };
 
 struct Image {
   int width = 0, height = 0;
   std::vector<uint8_t> rgb;  // width * height * 3, row-major, top row first
   std::vector<float> pixels;  // the same as floats in [0, 1] before quantization (diffusers' output_type="np")
-  std::vector<std::string> warnings;  // e.g. a prompt longer than the text encoder's 77 tokens, cut off
+  std::vector<std::string> warnings;  // e.g. a plain-syntax prompt longer than the encoder's 77 tokens, cut off
 };
 
 // Wall-clock milliseconds of the stages of the last generate() (and of loading).

@@ -49,11 +49,16 @@ class ClipBpeTokenizer final : public Tokenizer {
   size_t maxLength() const override { return options_.maxLength; }
 
   // The ids of the prompt's tokens alone: no BOS/EOS, no truncation, no padding.
-  std::vector<int32_t> contentIds(std::string_view text) const;
+  std::vector<int32_t> contentIds(std::string_view text) const override;
 
-  int32_t bosId() const { return bos_; }
-  int32_t eosId() const { return eos_; }
-  int32_t padId() const { return pad_; }
+  int32_t bosId() const override { return bos_; }
+  int32_t eosId() const override { return eos_; }
+  int32_t padId() const override { return pad_; }
+  // The BPE vocabulary's entry (added tokens included, as convert_tokens_to_ids looks them up).
+  std::optional<int32_t> vocabularyId(std::string_view token) const override {
+    auto it = bpe_.vocab().find(std::string(token));
+    return it == bpe_.vocab().end() ? std::nullopt : std::optional<int32_t>(it->second);
+  }
   const BpeModel& bpe() const { return bpe_; }
 
  private:

@@ -168,8 +168,25 @@ TEST(CliOptions, UsageTextListsEveryFlag) {
                            "--karras", "--clip-skip", "--batch-count", "--precision", "--device", "--output", "-o,",
                            "--verbose", "-v,", "--help", "--version", "--list-devices", "--demo", "--show-params",
                            "ddim, euler, euler_a, dpmpp_2m", "auto, fp32, fp16", "--profile-conv", "--bench-conv2d",
-                           "--algo", "--shape", "--quick", "--reps", "--warmup", "--reference cudnn", "--json"})
+                           "--algo", "--shape", "--quick", "--reps", "--warmup", "--reference cudnn", "--json",
+                           "--prompt-syntax"})
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
+}
+
+TEST(CliOptions, PromptSyntax) {
+  EXPECT_EQ(parse({"-p", "a (cat:1.2)"}).promptSyntax, prompt::PromptSyntax::Webui);
+  EXPECT_EQ(parse({"-p", "x", "--prompt-syntax", "plain"}).promptSyntax, prompt::PromptSyntax::Plain);
+  EXPECT_EQ(parse({"-p", "x", "--prompt-syntax=webui"}).promptSyntax, prompt::PromptSyntax::Webui);
+  expectUsageError({"-p", "x", "--prompt-syntax", "comfy"},
+                   {"--prompt-syntax: unknown prompt syntax 'comfy'; accepted: webui, plain"});
+  expectUsageError({"--demo", "--prompt-syntax", "plain"}, {"--prompt-syntax does not apply to --demo"});
+  // The chosen syntax checks both prompts before any work; plain reads brackets literally.
+  expectUsageError({"-p", "a (cat:1.2.3)"}, {"-p/--prompt: malformed weight '1.2.3' at character 8"});
+  expectUsageError({"-p", "x", "-n", "(a BREAK b)"}, {"-n/--negative-prompt: BREAK inside brackets", "at character 4"});
+  expectUsageError({"-p", "(a:500)"}, {"-p/--prompt: weight '500' is out of range"});
+  expectUsageError({"-p", std::string(20000, 'a'), "--prompt-syntax", "plain"},
+                   {"-p/--prompt is 20000 bytes long; at most 16384 are accepted"});
+  EXPECT_EQ(parse({"-p", "a (cat:1.2.3)", "--prompt-syntax", "plain"}).prompt, "a (cat:1.2.3)");
 }
 
 TEST(CliOptionsErrors, UnknownFlagAndStrayArgument) {

@@ -44,6 +44,15 @@ TEST(GenerationParams, NoNegativePromptLineAndDefaultClipSkipOmitted) {
             "Model: sdgen-tiny, Version: sdgen 0.1.0");
 }
 
+TEST(GenerationParams, PromptSyntaxOnlyWhenPlain) {
+  auto p = example();
+  EXPECT_EQ(formatGenerationParams(p).find("Prompt syntax"), std::string::npos);  // webui: the default
+  p.promptSyntax = prompt::PromptSyntax::Plain;
+  EXPECT_NE(formatGenerationParams(p).find(", Clip skip: 2, Prompt syntax: plain, Version: sdgen 0.1.0"),
+            std::string::npos)
+      << formatGenerationParams(p);
+}
+
 TEST(GenerationParams, SamplerNamesAndKarras) {
   auto p = example();
   p.karras = true;
