@@ -8,7 +8,7 @@ packages=(
   build-essential cmake pkg-config python3 python3-pip unzip
   libvulkan-dev vulkan-validationlayers mesa-vulkan-drivers vulkan-tools
   libglfw3-dev libimgui-dev libstb-dev libsentencepiece-dev nlohmann-json3-dev
-  libgtest-dev xvfb
+  libgtest-dev xvfb libcpp-httplib-dev
 )
 missing=()
 for p in "${packages[@]}"; do
