@@ -67,7 +67,14 @@ def burst(server, seeds, steps=2):
 class ServeApi(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.server = Server(SDGEN, WORKDIR, "main", "--queue", "8", "--models-dir", os.path.dirname(TINY_SD1),
+        # Models: the tiny SD1 test model, and a file that is no model, whose load fails.
+        models = os.path.join(WORKDIR, "models")
+        os.makedirs(models, exist_ok=True)
+        if not os.path.exists(os.path.join(models, "tiny-sd1")):
+            os.symlink(os.path.abspath(TINY_SD1), os.path.join(models, "tiny-sd1"))
+        with open(os.path.join(models, "broken.safetensors"), "wb") as f:
+            f.write(b"\x08\x00\x00\x00\x00\x00\x00\x00not json")
+        cls.server = Server(SDGEN, WORKDIR, "main", "--queue", "8", "--models-dir", models,
                             "--max-pixels", str(128 * 128))
         # The first job compiles or loads the kernels of this size (cached by later runs).
         r = txt2img(cls.server, dict(FAST, seed=1), timeout=900)
@@ -208,6 +215,13 @@ class ServeApi(unittest.TestCase):
         except requests.ConnectionError:
             self.fail("a 50 MB body closed the connection instead of answering 413")
         self.assertEqual(txt2img(self.server, dict(FAST, seed=11)).status_code, 200)
+
+    def test_failed_generation_is_reported_to_its_request_only(self):
+        r = txt2img(self.server, dict(FAST, seed=14, override_settings={"sd_model_checkpoint": "broken.safetensors"}))
+        self.assertEqual(r.status_code, 500, r.text)
+        self.assertEqual(r.json()["error"], "GenerationFailed")
+        self.assertIn("broken.safetensors", r.json()["detail"])
+        self.assertEqual(txt2img(self.server, dict(FAST, seed=15)).status_code, 200)
 
     def test_client_disconnect_cancels_its_job(self):
         s = self.server
