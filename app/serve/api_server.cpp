@@ -1,5 +1,6 @@
 #include "app/serve/api_server.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string_view>
@@ -44,7 +45,10 @@ ApiServer::ApiServer(const ServeOptions& options, ModelRegistry& models, JobQueu
   limits_.maxPixels = options.maxPixels;
   // Every queued or running job holds a handler thread while its client waits, and the quick endpoints
   // (progress, interrupt) must still get one then: size the pool for all of them.
-  const size_t threads = static_cast<size_t>(options.queue) + engines.size() + 16;
+  // Capped, because each is a thread: past the cap, connections wait in httplib's own list before they are
+  // read (and so before they can get their 429).
+  constexpr size_t kMaxThreads = 512;
+  const size_t threads = std::min(static_cast<size_t>(options.queue) + engines.size(), kMaxThreads) + 16;
   server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_.set_payload_max_length(options.maxBody);
   server_.set_keep_alive_timeout(2);  // an idle keep-alive connection holds a thread
