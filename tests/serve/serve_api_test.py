@@ -268,6 +268,7 @@ class ServeLoad(unittest.TestCase):
         self.assertEqual(lost, [], "requests neither served nor refused")
         self.assertEqual(len(ok) + len(full), len(seeds))
         self.assertGreaterEqual(len(ok), 8)  # the queue's 8 at least
+        self.assertGreater(len(full), 0, "32 requests at once must overflow a queue of 8")
         for seed in full:
             self.assertEqual(results[seed].json()["error"], "QueueFull")
         for seed, r in ok.items():
