@@ -414,6 +414,7 @@ std::string usageText() {
   s += "       sdgen --profile-conv [-m M] [-W W -H H] [--precision P] [--json FILE]\n";
   s += "       sdgen --bench-conv2d [--precision P] [--algo A] [--shape N,Cin,Cout,H,W,K,S] [--quick]\n";
   s += "                            [--reps N] [--warmup N] [--reference cudnn] [--json FILE]\n";
+  s += "       sdgen serve [--host H] [--port N] [-m M] [--devices 0,1] ...   HTTP API server (sdgen serve --help)\n";
   s += "\n";
   s += "generation:\n";
   s += "  -p, --prompt TEXT           what the image shows\n";

@@ -2,6 +2,8 @@
 // the sdgen::Error, which names the file, tensor or device involved).
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "app/bench_conv2d.h"
 #include "app/cli_options.h"
@@ -9,6 +11,7 @@
 #include "app/generate.h"
 #include "app/generation_plan.h"
 #include "app/profile_conv.h"
+#include "app/serve/serve_main.h"
 #include "app/show_params.h"
 #include "engine/context.h"
 #include "engine/device.h"
@@ -55,6 +58,9 @@ int runMode(const sdgen::app::CliOptions& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `sdgen serve ...` is a subcommand with flags of its own (app/serve/serve_options.h).
+  if (argc > 1 && std::string(argv[1]) == "serve")
+    return sdgen::serve::serveMain(std::vector<std::string>(argv + 2, argv + argc));
   sdgen::app::CliOptions options;
   try {
     options = sdgen::app::parseCommandLine(argc, argv);

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Idempotent setup: installs only the Debian packages that are missing and Slang's compiler
-# (from the slangtorch wheel on PyPI) into the git-ignored tools/ folder. Downloads nothing else.
+# (from the slangtorch wheel on PyPI) into the git-ignored tools/ folder, and the serve tests' Python venv
+# (scripts/serve-test-env.sh: webuiapi, requests, Pillow from PyPI). Downloads nothing else.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 packages=(
-  build-essential cmake pkg-config python3 python3-pip unzip
+  build-essential cmake pkg-config python3 python3-pip python3-venv unzip
   libvulkan-dev vulkan-validationlayers mesa-vulkan-drivers vulkan-tools
   libglfw3-dev libimgui-dev libstb-dev libsentencepiece-dev nlohmann-json3-dev
-  libgtest-dev xvfb
+  libgtest-dev xvfb libcpp-httplib-dev
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -37,4 +38,6 @@ fi
 if ! "$slang_dir/bin/slangc" -v >/dev/null 2>&1; then
   echo "setup: error: $slang_dir/bin/slangc does not run" >&2; exit 1
 fi
+# sdgen serve's API tests talk to the server with requests and the PyPI client webuiapi, from a git-ignored venv.
+bash "$root/scripts/serve-test-env.sh"
 echo "setup: ok (slangc $("$slang_dir/bin/slangc" -v 2>&1 | head -1))"

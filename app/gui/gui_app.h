@@ -11,12 +11,19 @@
 #include <string>
 #include <vector>
 
-#include "app/gui/generation_worker.h"
+#include "app/generation_worker.h"
 #include "app/gui/gui_options.h"
 #include "app/gui/gui_texture.h"
 #include "app/gui/model_browser.h"
 
 namespace sdgen::gui {
+
+// The engine thread is shared with `sdgen serve` (app/generation_worker.h).
+using app::GenerationJob;
+using app::GenerationResult;
+using app::GenerationWorker;
+using app::WorkerEvent;
+using app::WorkerProgress;
 
 struct GalleryEntry {
   uint64_t id = 0;

@@ -5,7 +5,7 @@
 // while the window, Dear ImGui's context and the GuiApp (its gallery kept on the host) stay.
 #include <memory>
 
-#include "app/gui/generation_worker.h"
+#include "app/generation_worker.h"
 #include "app/gui/gui_app.h"
 #include "app/gui/gui_options.h"
 #include "app/gui/gui_texture.h"

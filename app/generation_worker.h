@@ -1,7 +1,8 @@
 #pragma once
-// The one thread that uses the engine: it loads the model (keeping it between jobs), generates, and reports
-// progress, live previews, results and errors to the UI thread, which only polls. Vulkan work of this thread
-// reaches the shared queue through sdgen::Device's lock (see swapchain_renderer.h).
+// The one thread that uses an engine (sdgen-gui has one; `sdgen serve` one per --devices entry): it loads the
+// model (keeping it between jobs), generates, and reports progress, live previews, results and errors to its
+// owner, which polls (the GUI, once a frame) or waits (serve's engine, waitEvents). Vulkan work of this thread
+// reaches the shared queue through sdgen::Device's lock (see app/gui/swapchain_renderer.h).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -17,18 +18,19 @@
 #include "engine/context.h"
 #include "models/pipeline/text_to_image.h"
 
-namespace sdgen::gui {
+namespace sdgen::app {
 
 struct GenerationJob {
   std::string modelPath;  // resolved (app::resolveModelPath)
   pipeline::GenerationRequest request;  // request.seed is the first image's; image i gets seed + i
-  int batchCount = 1;
-  int webuiClipSkip = 1;  // for the parameters text (request.clipSkip = webuiClipSkip - 1)
+  int batchCount = 1;  // 0: only load the model (serve warms its engines up with that)
+  int webuiClipSkip = 1;
+  bool previews = true;  // live previews cost one latent readback per step  // for the parameters text (request.clipSkip = webuiClipSkip - 1)
 };
 
 struct GenerationResult {
   pipeline::Image image;
-  app::GenerationParams params;
+  GenerationParams params;
   double seconds = 0;
 };
 
@@ -61,6 +63,8 @@ class GenerationWorker {
   // The newest preview since the last call, if any.
   std::optional<pipeline::LatentPreview> takePreview();
   std::vector<WorkerEvent> takeEvents();
+  // Blocks until there are events or `timeout` passed, then takes them (possibly none).
+  std::vector<WorkerEvent> waitEvents(std::chrono::milliseconds timeout);
 
  private:
   void loop();
@@ -73,6 +77,7 @@ class GenerationWorker {
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
+  std::condition_variable eventPosted_;
   std::optional<GenerationJob> pending_;
   bool stop_ = false;
   std::atomic<bool> cancel_{false};
@@ -84,4 +89,4 @@ class GenerationWorker {
   std::thread thread_;  // last: starts after everything above exists
 };
 
-}  // namespace sdgen::gui
+}  // namespace sdgen::app

@@ -1,4 +1,4 @@
-#include "app/gui/generation_worker.h"
+#include "app/generation_worker.h"
 
 #include <exception>
 #include <new>
@@ -6,7 +6,7 @@
 
 #include "app/generation_plan.h"
 
-namespace sdgen::gui {
+namespace sdgen::app {
 
 GenerationWorker::GenerationWorker(Context& ctx) : ctx_(ctx), thread_([this] { loop(); }) {}
 
@@ -48,9 +48,18 @@ std::vector<WorkerEvent> GenerationWorker::takeEvents() {
   return std::exchange(events_, {});
 }
 
+std::vector<WorkerEvent> GenerationWorker::waitEvents(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  eventPosted_.wait_for(lock, timeout, [&] { return !events_.empty(); });
+  return std::exchange(events_, {});
+}
+
 void GenerationWorker::post(WorkerEvent event) {
-  std::lock_guard lock(mutex_);
-  events_.push_back(std::move(event));
+  {
+    std::lock_guard lock(mutex_);
+    events_.push_back(std::move(event));
+  }
+  eventPosted_.notify_all();
 }
 
 void GenerationWorker::loop() {
@@ -68,8 +77,9 @@ void GenerationWorker::loop() {
       std::lock_guard lock(mutex_);
       progress_ = WorkerProgress{};
       events_.push_back(WorkerEvent{WorkerEvent::Kind::Finished, std::nullopt, ""});
+      busy_ = false;  // under the lock: whoever sees Finished may start() the next job at once
     }
-    busy_ = false;
+    eventPosted_.notify_all();
   }
 }
 
@@ -85,7 +95,7 @@ void GenerationWorker::runJob(const GenerationJob& job) {
       pipeline_.reset();
       pipeline::LoadOptions load;
       load.modelPath = job.modelPath;
-      load.precision = app::resolvePrecision(app::PrecisionChoice::Auto, ctx_.info());
+      load.precision = resolvePrecision(PrecisionChoice::Auto, ctx_.info());
       pipeline_ = std::make_unique<pipeline::TextToImage>(ctx_, load);
       loadedModel_ = job.modelPath;
     }
@@ -109,15 +119,17 @@ void GenerationWorker::runJob(const GenerationJob& job) {
         progress_.itPerSec = step > 1 && elapsed > 0 ? (step - 1) / elapsed : 0;
         if (step == steps) progress_.phase = "decoding";
       };
-      hooks.preview = [this](const pipeline::LatentPreview& p) {
-        std::lock_guard lock(mutex_);
-        preview_ = p;
-      };
+      if (job.previews) {
+        hooks.preview = [this](const pipeline::LatentPreview& p) {
+          std::lock_guard lock(mutex_);
+          preview_ = p;
+        };
+      }
       auto t0 = std::chrono::steady_clock::now();
       pipeline::Image image = pipeline_->generate(request, hooks);
       GenerationResult result;
       result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      app::GenerationParams& p = result.params;
+      GenerationParams& p = result.params;
       p.prompt = request.prompt;
       p.negativePrompt = request.negativePrompt;
       p.steps = request.steps;
@@ -147,4 +159,4 @@ void GenerationWorker::runJob(const GenerationJob& job) {
   }
 }
 
-}  // namespace sdgen::gui
+}  // namespace sdgen::app

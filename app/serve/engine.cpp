@@ -1,0 +1,132 @@
+#include "app/serve/engine.h"
+
+#include <cstdio>
+
+#include "app/png_writer.h"
+
+namespace sdgen::serve {
+
+namespace {
+ContextOptions contextOptions(std::optional<uint32_t> device) {
+  ContextOptions o;
+  o.deviceIndex = device;
+  return o;
+}
+constexpr std::chrono::milliseconds kPoll{50};  // how soon a cancel reaches the worker
+}  // namespace
+
+Engine::Engine(int index, std::optional<uint32_t> device, JobQueue& queue, const std::string& warmupModel)
+    : index_(index), queue_(queue), ctx_(contextOptions(device)), worker_(ctx_) {
+  if (!warmupModel.empty()) {
+    app::GenerationJob load;  // no images: only loads the model, so the first request does not wait for it
+    load.modelPath = warmupModel;
+    load.batchCount = 0;
+    worker_.start(std::move(load));
+  }
+  dispatcher_ = std::thread([this] { dispatch(); });
+}
+
+Engine::~Engine() {
+  interrupt(JobOutcome::Cancelled);
+  if (dispatcher_.joinable()) dispatcher_.join();
+}
+
+EngineStatus Engine::status() {
+  EngineStatus s;
+  s.index = index_;
+  s.device = ctx_.info().name;
+  s.progress = worker_.progress();
+  std::lock_guard lock(mutex_);
+  if (auto p = worker_.takePreview()) preview_ = std::move(p);
+  s.job = current_;
+  if (current_) s.preview = preview_;
+  return s;
+}
+
+void Engine::interrupt(JobOutcome why) {
+  std::lock_guard lock(mutex_);
+  if (current_) current_->cancel(why);
+}
+
+void Engine::waitIdle() {
+  while (worker_.busy()) {
+    for (auto& ev : worker_.waitEvents(kPoll))
+      if (ev.kind == app::WorkerEvent::Kind::Error)
+        std::fprintf(stderr, "sdgen serve: engine %d: warm-up failed: %s\n", index_, ev.message.c_str());
+  }
+}
+
+void Engine::dispatch() {
+  waitIdle();  // the warm-up load
+  while (auto job = queue_.pop()) {
+    if (job->cancelRequested()) {
+      job->finish(job->cancelReason());
+      continue;
+    }
+    {
+      std::lock_guard lock(mutex_);
+      current_ = job;
+      preview_.reset();
+    }
+    run(job);
+    std::lock_guard lock(mutex_);
+    current_.reset();
+    preview_.reset();
+  }
+}
+
+void Engine::run(const std::shared_ptr<Job>& job) {
+  const Txt2ImgRequest& r = job->request;
+  app::GenerationJob g;
+  g.modelPath = r.model.path;
+  g.batchCount = r.images();
+  g.webuiClipSkip = r.clipSkip;
+  pipeline::GenerationRequest& q = g.request;
+  q.prompt = r.prompt;
+  q.negativePrompt = r.negativePrompt;
+  q.steps = r.steps;
+  q.cfgScale = r.cfgScale;
+  q.seed = job->firstSeed;
+  q.width = r.width;
+  q.height = r.height;
+  q.sampler = r.sampler;
+  q.karras = r.karras;
+  q.clipSkip = r.clipSkip - 1;  // webui's 1 = the last layer; the pipeline counts layers skipped
+
+  job->started(index_);
+  if (!worker_.start(std::move(g))) {  // cannot happen: this thread is the worker's only client and waits for it
+    job->finish(JobOutcome::Failed, "engine " + std::to_string(index_) + " is busy");
+    return;
+  }
+  bool cancelSent = false, cancelled = false, finished = false;
+  std::string error;
+  while (!finished) {
+    if (!cancelSent && job->cancelRequested()) {
+      worker_.cancel();
+      cancelSent = true;
+    }
+    for (auto& ev : worker_.waitEvents(kPoll)) {
+      switch (ev.kind) {
+        case app::WorkerEvent::Kind::Result: {
+          const auto& res = *ev.result;
+          JobImage image;
+          image.seed = res.params.seed;
+          image.infotext = app::formatGenerationParams(res.params);
+          // The same bytes as the CLI's file: one encoder, one parameters text.
+          image.png = app::encodePng(res.image.width, res.image.height, res.image.rgb,
+                                     {app::PngText{app::kParametersKeyword, image.infotext}});
+          job->addImage(std::move(image));
+          break;
+        }
+        case app::WorkerEvent::Kind::Error: error = ev.message; break;
+        case app::WorkerEvent::Kind::Cancelled: cancelled = true; break;
+        case app::WorkerEvent::Kind::Finished: finished = true; break;
+      }
+    }
+  }
+  if (!error.empty()) job->finish(JobOutcome::Failed, error);
+  else if (cancelled) job->finish(job->cancelReason());  // a cancel that came after the last image changes nothing
+  else job->finish(JobOutcome::Done);
+}
+
+}  // namespace sdgen::serve
