@@ -19,5 +19,9 @@ for b in "${bins[@]}"; do
   strip -o "$stage/$b" "$b" 2>/dev/null || cp "$b" "$stage/$b"
 done
 mkdir -p "$stage/tools" && cp -r tools/slang "$stage/tools/"
-tar -cJf .carry/bundle.tar.xz -C "$stage" "${bins[@]}" tools/slang
+# Debian libraries the binaries link that the GPU machine's image lacks (sdgen serve: cpp-httplib and brotli);
+# vulkan-env.sh puts lib/ on LD_LIBRARY_PATH. System libraries (libc, libssl, libz) stay the machine's own.
+mkdir -p "$stage/lib"
+ldd "${bins[@]}" 2>/dev/null | awk '/libcpp-httplib|libbrotli/ {print $3}' | sort -u | xargs -r cp -L -t "$stage/lib"
+tar -cJf .carry/bundle.tar.xz -C "$stage" "${bins[@]}" tools/slang lib
 ls -la .carry

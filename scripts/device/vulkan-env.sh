@@ -6,7 +6,7 @@ ldconfig
 mkdir -p /tmp/vl && for f in .carry/vulkan-validationlayers_*.deb; do dpkg -x "$f" /tmp/vl; done
 tar -xJf .carry/bundle.tar.xz
 export VK_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d
-export LD_LIBRARY_PATH=/tmp/vl/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+export LD_LIBRARY_PATH=$PWD/lib:/tmp/vl/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}  # lib/: see pack.sh
 if [ ! -e /usr/share/vulkan/icd.d/nvidia_icd.json ] && [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 fi
