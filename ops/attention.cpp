@@ -42,8 +42,13 @@ std::optional<RawHalfHeads> rawHalfHeads(const Expr& x) {
       t.shape[3] % 8)
     return std::nullopt;
   RawHalfHeads r{t.address, t.strides[0], t.strides[1], t.strides[2]};
-  for (int64_t s : {r.strideB, r.strideS, r.strideH})
-    if (s < 0 || s % 8 || s >= (int64_t(1) << 31)) return std::nullopt;
+  // The kernel forms element offsets b·sB + s·sS + h·sH (+ D) in 32-bit integers.
+  int64_t last = t.shape[3];
+  for (int i = 0; i < 3; ++i) {
+    if (t.strides[i] < 0 || t.strides[i] % 8) return std::nullopt;
+    last += (t.shape[i] - 1) * t.strides[i];
+  }
+  if (last >= (int64_t(1) << 31)) return std::nullopt;
   return r;
 }
 

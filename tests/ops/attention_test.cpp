@@ -403,6 +403,37 @@ TEST(AttentionCoopTiles, ChoiceAndDeviceConditions) {
 // Host-only (no device needs it): the tensor-core kernel compiles to SPIR-V for the SD head dimensions and
 // odd ones, every block shape, causal and element-wise variants, so a device without cooperative matrices
 // (CI on lavapipe) still catches a kernel that would not build on the H100.
+// Which views the tensor-core kernel reads as raw fp16 rows (no device needed).
+TEST(AttentionCoopTiles, RawHalfHeadsContract) {
+  auto view = [](uint64_t address, DType dt, Shape shape, Shape strides) {
+    TensorView t;
+    t.address = address;
+    t.dtype = dt;
+    t.shape = std::move(shape);
+    t.strides = std::move(strides);
+    return buffer(t);
+  };
+  // One part of a fused [2, 77, 3 * 320] QKV projection as 8 heads of 40.
+  auto r = ops::rawHalfHeads(view(4096 + 640, DType::F16, {2, 77, 8, 40}, {77 * 960, 960, 40, 1}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->address, 4096u + 640u);
+  EXPECT_EQ(r->strideB, 77 * 960);
+  EXPECT_EQ(r->strideS, 960);
+  EXPECT_EQ(r->strideH, 40);
+  EXPECT_FALSE(ops::rawHalfHeads(view(4096 + 8, DType::F16, {2, 77, 8, 40}, {77 * 960, 960, 40, 1})))
+      << "start not 16-byte aligned";
+  EXPECT_FALSE(ops::rawHalfHeads(view(4096, DType::F32, {2, 77, 8, 40}, {77 * 960, 960, 40, 1}))) << "fp32";
+  EXPECT_FALSE(ops::rawHalfHeads(view(4096, DType::F16, {2, 77, 8, 36}, {77 * 864, 864, 36, 1}))) << "D % 8";
+  EXPECT_FALSE(ops::rawHalfHeads(view(4096, DType::F16, {2, 77, 8, 40}, {77 * 964, 964, 40, 1}))) << "row stride % 8";
+  EXPECT_TRUE(ops::rawHalfHeads(view(4096, DType::F16, {2, 77, 8, 40}, {8 * 77 * 40, 40, 77 * 40, 1})))
+      << "head-major K read as [B, S, H, D]";
+  EXPECT_FALSE(ops::rawHalfHeads(view(4096, DType::F16, {1, 70000, 1, 40}, {0, 40000, 0, 1})))
+      << "element offsets beyond 2^31";
+  EXPECT_FALSE(ops::rawHalfHeads(reshape(view(4096, DType::F16, {2, 77, 320}, {77 * 320, 320, 1}), {2, 77, 8, 40}) *
+                                 constant(2.f)))
+      << "a computed value";
+}
+
 TEST(AttentionCoopTiles, RealKernelCompilesToSpirv) {
   const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-flash-coop-compile-test";
   std::filesystem::remove_all(cache);
