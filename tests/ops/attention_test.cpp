@@ -53,6 +53,15 @@ class AttentionTest : public test::TensorTest {
         }
     return out;
   }
+  // A row-major [B, S, H, D] result as [B, H, S, D] (for outputs written through a permuted sink).
+  static std::vector<double> headMajorOf(const std::vector<double>& x, int64_t B, int64_t S, int64_t H, int64_t D) {
+    std::vector<double> t(x.size());
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t d = 0; d < D; ++d) t[((b * H + h) * S + s) * D + d] = x[((b * S + s) * H + h) * D + d];
+    return t;
+  }
   // Dense q, k, v buffers; q in a wider range so the softmax is peaked and the running max moves.
   struct Problem {
     Expr q, k, v;
@@ -126,13 +135,8 @@ class AttentionTest : public test::TensorTest {
     EXPECT_EQ(i2.rawInputs, dt() == DType::F16);
     EXPECT_EQ(i1.scalarWrappedNodes + i2.scalarWrappedNodes, 0) << i2.qType << " " << i2.kType << " " << i2.outType;
     compare(read(flat), reference(heads(0), heads(1), heads(2), false), "fused QKV slices (" + i1.coopTile.describe() + ")");
-    auto ref = reference(heads(0), k2, v2, false);  // [B, S, H, D] -> [B, H, S, D]
-    std::vector<double> t(ref.size());
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t s = 0; s < S; ++s)
-        for (int64_t h = 0; h < H; ++h)
-          for (int64_t d = 0; d < D; ++d) t[((b * H + h) * S + s) * D + d] = ref[((b * S + s) * H + h) * D + d];
-    compare(read(headMajor), t, "permuted K/V and output (" + i2.coopTile.describe() + ")");
+    compare(read(headMajor), headMajorOf(reference(heads(0), k2, v2, false), B, S, H, D),
+            "permuted K/V and output (" + i2.coopTile.describe() + ")");
   }
 };
 
@@ -232,16 +236,7 @@ TEST_P(AttentionTest, FusedLayouts) {
   seq.run();
   EXPECT_EQ(info.scalarWrappedNodes, 0) << info.qType << " " << info.kType << " " << info.outType;
   compare(read(flat), reference(heads(0), heads(1), heads(2), false), "fused QKV slices");
-  compare(read(headMajor), [&] {
-    auto ref = reference(q2, k2, v2, false);  // [B, S, H, D] -> [B, H, S, D]
-    std::vector<double> t(ref.size());
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t s = 0; s < S; ++s)
-        for (int64_t h = 0; h < H; ++h)
-          for (int64_t d = 0; d < D; ++d)
-            t[((b * H + h) * S + s) * D + d] = ref[((b * S + s) * H + h) * D + d];
-    return t;
-  }(), "permuted K/V and output");
+  compare(read(headMajor), headMajorOf(reference(q2, k2, v2, false), B, S, H, D), "permuted K/V and output");
 }
 
 TEST_P(AttentionTest, InvalidShapesThrowNamingShapes) {

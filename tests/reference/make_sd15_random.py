@@ -25,10 +25,12 @@ import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent.parent / "bench" / "reference"))  # cuda_timing, shared with the bench scripts
 
 import torch  # noqa: E402
 
 import make_fixtures as mf  # noqa: E402
+from cuda_timing import time_ms  # noqa: E402
 import tiny_models  # noqa: E402
 
 SD15 = dict(
@@ -123,18 +125,8 @@ def time_unet(unet, sample, context, warmup=5, runs=30):
     t = torch.full((sample.shape[0],), TIMESTEP, dtype=torch.int64, device=sample.device)
 
     def measure(fn):
-        for _ in range(warmup):
-            fn()
-        times = []
-        for _ in range(runs):
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            fn()
-            b.record()
-            b.synchronize()
-            times.append(a.elapsed_time(b))
-        q = torch.tensor(times).quantile(torch.tensor([0.5, 0.1, 0.9])).tolist()
-        return {"median_ms": q[0], "p10_ms": q[1], "p90_ms": q[2], "runs": runs}
+        r = time_ms(fn, warmup, runs)
+        return {"median_ms": r["median"], "p10_ms": r["p10"], "p90_ms": r["p90"], "runs": runs}
 
     torch.cuda.reset_peak_memory_stats()
     eager = measure(lambda: unet(sample, t, encoder_hidden_states=context))
