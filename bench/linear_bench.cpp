@@ -1,17 +1,20 @@
 // Linear layers of an SD 1.5 UNet step on the GEMM kernels, timed with GPU timestamps. Neutral: every variant
 // is forced through LinearOptions::tile (or "auto", the engine's own choice), no heuristic lives here.
-//   linear_bench SHAPES.json [--rounds N] [--reps N] [--warmup N] [--only SUBSTRING] [--json FILE] VARIANT...
+//   linear_bench SHAPES.json [--rounds N] [--reps N] [--warmup N] [--only SUBSTRING] [--json FILE] [--geglu MODE] VARIANT...
 // VARIANT: "auto", "tiled" (fp32 CUDA-core kernel), "coop:BM,BN,BK,WM,WN" or "coop:BM,BN,BK,WM,WN,h" (fp16
-// accumulation within a slice); a trailing ",e" keeps a computed prologue inside the GEMM instead of staging
+// accumulation within a slice), ",sP" adding split-K in P parts; a trailing ",e" keeps a computed prologue inside the GEMM instead of staging
 // it (no scratch memory given). Each shape runs with fp16 activations and fp16 weights, its prologue (layer
 // norm from statistics, GEGLU gate) and epilogue (bias, residual add) as the UNet records them, with the
 // engine's scratch memory for staging. One submission holds `reps` copies of the layer back to back (the GPU
 // stays busy, as in a recorded step); the time of a layer is the sum of its dispatches (staging included),
 // medians, p10, p90 over rounds x reps after warm-up, rounds interleaved across variants. Every variant's
-// output is compared with the first variant's (max |diff| / max |ref|).
+// output is compared with the first variant's (max |diff| / max |ref|). --geglu auto|fused|unfused: GEGLU
+// as the engine runs it on this device (auto), or forced either way (the rows marked geglu_proj, and the
+// rows whose prologue is the gate).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -28,6 +31,7 @@
 #include "graph/expr.h"
 #include "ops/conv2d_scratch.h"
 #include "ops/linear.h"
+#include "ops/linear_geglu.h"
 #include "ops/linear_gemm.h"
 #include "ops/norm.h"
 
@@ -40,9 +44,12 @@ std::optional<ops::GemmTile> parseVariant(const std::string& v) {
   if (v == "auto") return std::nullopt;
   if (v == "tiled") return ops::GemmTile{};
   int bm, bn, bk, wm, wn;
-  if (v.rfind("coop:", 0) == 0 && std::sscanf(v.c_str() + 5, "%d,%d,%d,%d,%d", &bm, &bn, &bk, &wm, &wn) == 5)
-    return ops::GemmTile::coopTile(bm, bn, bk, wm, wn, v.find(",h") != std::string::npos);
-  throw Error("linear_bench: unknown variant '" + v + "' (auto, tiled, coop:BM,BN,BK,WM,WN[,h])");
+  if (v.rfind("coop:", 0) == 0 && std::sscanf(v.c_str() + 5, "%d,%d,%d,%d,%d", &bm, &bn, &bk, &wm, &wn) == 5) {
+    const size_t s = v.find(",s");  // split-K parts
+    const int split = s == std::string::npos ? 1 : std::atoi(v.c_str() + s + 2);
+    return ops::GemmTile::coopTile(bm, bn, bk, wm, wn, v.find(",h") != std::string::npos, split);
+  }
+  throw Error("linear_bench: unknown variant '" + v + "' (auto, tiled, coop:BM,BN,BK,WM,WN[,h][,sPARTS])");
 }
 
 std::vector<float> randomValues(size_t n, float scale, uint32_t seed) {
@@ -63,7 +70,7 @@ Stats stats(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string shapesPath, only, jsonPath;
+  std::string shapesPath, only, jsonPath, gegluMode = "auto";
   int rounds = 10, reps = 10, warmup = 3;
   std::vector<std::string> variants;
   for (int i = 1; i < argc; ++i) {
@@ -78,6 +85,7 @@ int main(int argc, char** argv) {
       else if (a == "--reps") reps = std::stoi(next());
       else if (a == "--only") only = next();
       else if (a == "--json") jsonPath = next();
+      else if (a == "--geglu") gegluMode = next();
       else if (shapesPath.empty()) shapesPath = a;
       else variants.push_back(a);
     } catch (const std::exception& e) {
@@ -86,7 +94,7 @@ int main(int argc, char** argv) {
     }
   }
   if (shapesPath.empty() || variants.empty() || rounds < 1 || reps < 1) {
-    std::fprintf(stderr, "usage: linear_bench SHAPES.json [--rounds N] [--warmup N] [--only S] [--json F] VARIANT...\n");
+    std::fprintf(stderr, "usage: linear_bench SHAPES.json [--rounds N] [--warmup N] [--only S] [--json F] [--geglu auto|fused|unfused] VARIANT...\n");
     return 2;
   }
   try {
@@ -95,6 +103,7 @@ int main(int argc, char** argv) {
     json shapes = json::parse(in);
     Context ctx;
     ops::Conv2dScratch scratch(ctx, "linear_bench scratch");
+    const bool gegluEpilogue = gegluMode == "fused" || (gegluMode == "auto" && ops::gegluEpilogueChosen(ctx.info(), DType::F16));
     json out = {{"device", ctx.info().name}, {"rows", json::array()}};
     std::printf("%-18s %6s %6s %6s  %-34s %9s %9s %9s %8s %9s\n", "shape", "M", "K", "N", "variant", "median",
                 "p10", "p90", "TFLOP/s", "max diff");
@@ -104,34 +113,43 @@ int main(int argc, char** argv) {
       const int64_t M = s.at("M"), K = s.at("K"), N = s.at("N");
       const std::string prologue = s.at("prologue");
       const bool residual = s.at("residual"), bias = s.at("bias");
-      const int64_t KA = prologue == "geglu" ? 2 * K : K;  // GEGLU reads [M, 2K]
+      // GEGLU as the engine runs it (ops/linear_geglu.h): where the tensor-core epilogue computes the gate, the
+      // projection (geglu_proj) writes [M, N / 2] and the next layer reads that raw; else the projection writes
+      // [M, N] and the next layer's prologue gates it.
+      const bool gegluProj = gegluEpilogue && s.value("geglu_proj", false);
+      const bool gegluIn = prologue == "geglu" && !gegluEpilogue;
+      const int64_t NO = gegluProj ? N / 2 : N;  // output columns
+      const int64_t KA = gegluIn ? 2 * K : K;     // GEGLU reads [M, 2K]
       Allocation x = uploadFloats(ctx, randomValues(M * KA, 1.f, 1), DType::F16, "x");
-      Allocation res = uploadFloats(ctx, randomValues(M * N, 1.f, 2), DType::F16, "residual");
+      Allocation res = uploadFloats(ctx, randomValues(M * NO, 1.f, 2), DType::F16, "residual");
       std::vector<float> st(M * 2);  // layer-norm statistics as the stats kernel leaves them: sum, sum of squares
       for (int64_t r = 0; r < M; ++r) { st[2 * r] = 0.1f * K; st[2 * r + 1] = 1.2f * K; }
       Allocation stm = uploadFloats(ctx, st, DType::F32, "stats");
       Allocation gamma = uploadFloats(ctx, randomValues(K, 1.f, 3), DType::F32, "gamma");
       Allocation beta = uploadFloats(ctx, randomValues(K, 0.1f, 4), DType::F32, "beta");
-      ops::LinearWeights w(ctx, randomValues(N * K, 1.f / std::sqrt(float(K)), 5), N, K,
-                           bias ? randomValues(N, 0.1f, 6) : std::vector<float>{}, DType::F16, name);
+      std::vector<float> wv = randomValues(N * K, 1.f / std::sqrt(float(K)), 5),
+                         bv = bias ? randomValues(N, 0.1f, 6) : std::vector<float>{};
+      if (gegluProj) ops::interleaveGegluRows(wv, bv, N / 2, K);
+      ops::LinearWeights w(ctx, wv, N, K, bv, DType::F16, name);
       graph::Expr xa = graph::buffer(graph::view(x, DType::F16, {M, KA}));
       graph::Expr a = xa;
       if (prologue == "layernorm")
         a = ops::layerNormFromStats(xa, graph::view(stm, DType::F32, {M, 2}), 1e-5f,
                                     graph::buffer(graph::view(gamma, DType::F32, {K})),
                                     graph::buffer(graph::view(beta, DType::F32, {K})));
-      else if (prologue == "geglu")
+      else if (gegluIn)
         a = graph::sliceLastDim(xa, 0, K) * graph::gelu(graph::sliceLastDim(xa, K, K));
       std::vector<Allocation> outs;
       std::vector<std::unique_ptr<CommandSequence>> seqs;
       std::vector<std::string> kinds;
       for (const std::string& v : variants) {
-        outs.push_back(ctx.allocate(uint64_t(M * N * 2), "y"));
-        graph::Sink sink = graph::bufferSink(graph::view(outs.back(), DType::F16, {M, N}));
-        if (residual) sink = graph::residualAdd(sink, graph::buffer(graph::view(res, DType::F16, {M, N})));
+        outs.push_back(ctx.allocate(uint64_t(M * NO * 2), "y"));
+        graph::Sink sink = graph::bufferSink(graph::view(outs.back(), DType::F16, {M, NO}));
+        if (residual) sink = graph::residualAdd(sink, graph::buffer(graph::view(res, DType::F16, {M, NO})));
         auto seq = std::make_unique<CommandSequence>(ctx, SequenceOptions{.timestamps = true});
         const bool fused = v.size() > 2 && v.compare(v.size() - 2, 2, ",e") == 0;
-        ops::LinearOptions o{.tile = parseVariant(v), .scratch = fused ? nullptr : &scratch, .label = name};
+        ops::LinearOptions o{.tile = parseVariant(v), .scratch = fused ? nullptr : &scratch, .gegluOutput = gegluProj,
+                             .label = name};
         ops::GemmInfo info;
         try {
           for (int r = 0; r < reps; ++r) info = ops::linear(ctx, *seq, a, w, sink, o);
@@ -164,7 +182,7 @@ int main(int argc, char** argv) {
       std::vector<float> ref;
       for (size_t i = 0; i < variants.size(); ++i) {
         if (!seqs[i]) continue;
-        std::vector<float> got = downloadFloats(ctx, outs[i], size_t(M * N), DType::F16);
+        std::vector<float> got = downloadFloats(ctx, outs[i], size_t(M * NO), DType::F16);
         double diff = 0, scale = 0;
         if (ref.empty()) ref = got;
         for (size_t j = 0; j < got.size(); ++j) {
@@ -182,7 +200,8 @@ int main(int argc, char** argv) {
                                {"kernel", kinds[i]}, {"ms", st2.median}, {"p10_ms", st2.p10},
                                {"p90_ms", st2.p90}, {"tflops", tflops}, {"samples", ms[i].size()},
                                {"max_rel_diff_vs_first", diff / std::max(scale, 1e-30)},
-                               {"prologue", prologue}, {"residual", residual}, {"bias", bias},
+                               {"prologue", gegluIn || prologue != "geglu" ? prologue : "none (gated upstream)"},
+                               {"geglu_epilogue", gegluProj}, {"residual", residual}, {"bias", bias},
                                {"per_step", s.value("per_step", 0)}});
       }
       std::fflush(stdout);

@@ -41,11 +41,17 @@ void recordConvCoop(const ConvCall& c, Conv2dScratch* scratch) {
   g.k = p.k();
   g.d1 = p.ho;  // output row g = output pixel (n, oy, ox) of the [N, Ho, Wo, Cout] sink
   g.d2 = p.wo;
-  g.tile = chooseGemmTile(g.m, g.n, g.k, c.ctx.info(), true);
-  const std::string kernel = "coop " + std::to_string(g.tile->bm) + "x" + std::to_string(g.tile->bn);
+  GemmTile tile = chooseGemmTile(g.m, g.n, g.k, c.ctx.info(), true);
+  if (scratch && g.n % 4 == 0) tile.splitK = chooseSplitK(tile, g.m, g.n, g.k, 1);
+  g.tile = tile;
+  g.scratch = scratch;
+  const std::string kernel = "coop " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) +
+                             (tile.splitK > 1 ? " split " + std::to_string(tile.splitK) : "");
   g.label = c.label + " " + kernel;
+  g.sumLabel = c.label + " coop split-K sum";  // ConvKernelRole::SplitSum
   GemmInfo info = recordGemm(c.ctx, c.seq, g);
   c.info.kernels.push_back(g.label);
+  if (tile.splitK > 1) c.info.kernels.push_back(g.sumLabel);
   c.info.scalarWrappedNodes += info.scalarWrappedNodes;
 }
 

@@ -203,6 +203,7 @@ const char* convKernelRoleName(ConvKernelRole r) {
     case ConvKernelRole::InputTransform: return "input transform";
     case ConvKernelRole::Gemm: return "gemm";
     case ConvKernelRole::OutputTransform: return "output transform";
+    case ConvKernelRole::SplitSum: return "split-K sum";
   }
   return "?";
 }
@@ -223,6 +224,7 @@ constexpr ConvKernelPattern kConvKernelPatterns[] = {
     {"gemm-v2", ConvAlgo::GemmV2, ConvKernelRole::Direct, true},
     {"general", ConvAlgo::General, ConvKernelRole::Direct, true},
     {"coop input", ConvAlgo::Coop, ConvKernelRole::InputTransform, false},  // the input staged into fp16
+    {"coop split-K sum", ConvAlgo::Coop, ConvKernelRole::SplitSum, false},
     {"coop", ConvAlgo::Coop, ConvKernelRole::Direct, true},
 };
 
@@ -286,6 +288,8 @@ ConvKernelCost convKernelCost(const ConvProblem& p, ConvKernelRole role, DType a
       return {2.0 * 36 * t * p.cin * p.cout, 36.0 * (t * p.cin + double(p.cin) * p.cout + t * p.cout) * 4};
     case ConvKernelRole::OutputTransform:  // M -> Y (4x4 per tile) + bias
       return {2.0 * (4 * 6 * 6 + 4 * 6 * 4) * t * p.cout, 36.0 * t * p.cout * 4 + out * act + p.cout * 4.0};
+    case ConvKernelRole::SplitSum:  // at least two fp32 partials read, the output written (the adds uncounted)
+      return {0.0, 2.0 * out * 4 + out * act + p.cout * 4.0};
   }
   return {};
 }

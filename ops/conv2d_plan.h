@@ -82,8 +82,9 @@ ConvPlan planConv(ConvAlgo requested, const ConvProblem& prob, const ConvContext
 // Every conv dispatch is labelled "<Conv2dOptions::label> <kernel>", <kernel> being one of "general TILE",
 // "gemm-v2 TILE", "winograd input", "winograd gemm TILE", "winograd output" (ops/conv2d_kernels.cpp), TILE being
 // "BMxBN" and optional variant words ("32x32 lanes").
-enum class ConvKernelRole { Direct, InputTransform, Gemm, OutputTransform };
-const char* convKernelRoleName(ConvKernelRole r);  // "gemm", "input transform", "gemm", "output transform"
+// SplitSum: the second launch of a split-K coop GEMM, labelled "coop split-K sum" (ops/linear_gemm.cpp).
+enum class ConvKernelRole { Direct, InputTransform, Gemm, OutputTransform, SplitSum };
+const char* convKernelRoleName(ConvKernelRole r);  // "gemm", "input transform", "gemm", "output transform", "split-K sum"
 struct ConvKernelId {
   ConvAlgo algo = ConvAlgo::General;
   ConvKernelRole role = ConvKernelRole::Direct;

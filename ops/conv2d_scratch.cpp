@@ -2,15 +2,17 @@
 
 namespace sdgen::ops {
 
-const Allocation& Conv2dScratch::acquire(uint64_t bytes) {
-  if (current_ && current_.size() >= bytes) return current_;
-  if (current_) retired_.push_back(std::move(current_));
-  current_ = ctx_.allocate(bytes, name_);
-  return current_;
+const Allocation& Conv2dScratch::acquire(uint64_t bytes, Slot slot) {
+  Allocation& current = current_[slot == Slot::Primary ? 0 : 1];
+  if (current && current.size() >= bytes) return current;
+  if (current) retired_.push_back(std::move(current));
+  current = ctx_.allocate(bytes, slot == Slot::Primary ? name_ : name_ + " (split-K partials)");
+  return current;
 }
 
 uint64_t Conv2dScratch::bytesHeld() const {
-  uint64_t n = current_ ? current_.size() : 0;
+  uint64_t n = 0;
+  for (auto& a : current_) n += a ? a.size() : 0;
   for (auto& a : retired_) n += a.size();
   return n;
 }

@@ -1,6 +1,6 @@
 #pragma once
-// Device memory for the intermediate tensors of multi-kernel algorithms: Winograd's V and M tiles, and a
-// linear layer's input staged on CPU devices (ops::LinearOptions::scratch).
+// Device memory for the intermediate tensors of multi-kernel algorithms: Winograd's V and M tiles, a linear
+// layer's or convolution's staged input (ops::LinearOptions::scratch), split-K partials.
 // The caller owns one Conv2dScratch per command sequence (or per group of sequences that never run at the
 // same time) and keeps it alive while any sequence recorded with it may run. Every conv recorded with it
 // reuses the same memory; the sequence's hazard tracking orders the reuse (write-after-read barriers). When a
@@ -21,15 +21,17 @@ class Conv2dScratch {
   Conv2dScratch(const Conv2dScratch&) = delete;
   Conv2dScratch& operator=(const Conv2dScratch&) = delete;
 
-  // At least `bytes` of device memory, valid until this object is destroyed.
-  const Allocation& acquire(uint64_t bytes);
+  // What one op needs at the same time: a staged input, and the fp32 partials of a split-K GEMM reading it.
+  enum class Slot { Primary, Partials };
+  // At least `bytes` of device memory, valid until this object is destroyed. The slots never overlap.
+  const Allocation& acquire(uint64_t bytes, Slot slot = Slot::Primary);
   // Device memory held (current plus retired allocations).
   uint64_t bytesHeld() const;
 
  private:
   Context& ctx_;
   std::string name_;
-  Allocation current_;
+  Allocation current_[2];  // by Slot
   std::vector<Allocation> retired_;
 };
 

@@ -28,16 +28,25 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
   if (xs.back() != weights.inFeatures())
     throw Error(options.label + ": input features " + std::to_string(xs.back()) + " differ from the weights' " +
                 std::to_string(weights.inFeatures()) + " (" + shapes + ")");
-  if (os.back() != weights.outFeatures() || leading(os) != leading(xs))
-    throw Error(options.label + ": output must be [..., " + std::to_string(weights.outFeatures()) +
-                "] with the input's leading axes (" + shapes + ")");
+  const int64_t outWidth = options.gegluOutput ? weights.outFeatures() / 2 : weights.outFeatures();
+  if (os.back() != outWidth || leading(os) != leading(xs))
+    throw Error(options.label + ": output must be [..., " + std::to_string(outWidth) +
+                "] with the input's leading axes (" + shapes + ")" + (options.gegluOutput ? " (GEGLU output)" : ""));
   // The leading axes of the rank-4 padded shape are the rows: row m sits at (m / (d1 d2), m / d2 % d1, m % d2).
   Shape p = pad4(xs);
   GemmProblem g;
   g.a = x;
   const int64_t m = p[0] * p[1] * p[2], n = weights.outFeatures(), k = weights.inFeatures();
-  const GemmTile tile = options.tile ? *options.tile
-                                     : chooseGemmTile(m, n, k, ctx.info(), weights.storage() == DType::F16);
+  GemmTile tile = options.tile ? *options.tile : chooseGemmTile(m, n, k, ctx.info(), weights.storage() == DType::F16);
+  if (options.gegluOutput) {
+    if (!tile.isCoop())
+      throw Error(options.label + ": a GEGLU output needs the cooperative-matrix kernel (fp16 weights on a device "
+                  "with tensor cores), " + tile.describe() + " was chosen");
+    if (n % 8) throw Error(options.label + ": a GEGLU output needs an even number of 4-column blocks (N % 8 == 0)");
+    if (tile.splitK > 1) throw Error(options.label + ": a GEGLU output cannot use split-K");
+  } else if (!options.tile && tile.isCoop() && options.scratch && n % 4 == 0) {
+    tile.splitK = chooseSplitK(tile, m, n, k, 1);
+  }
   // Tensor cores: an input that is not a raw fp16 matrix is computed once into fp16 scratch (docs/dispatch.md).
   const bool stageHalf = options.scratch && tile.isCoop() && k % 8 == 0 && rawHalfRowStride(x, k) == 0;
   const bool stage = options.scratch && !options.tile && !stageHalf && stageLinearInput(x, n, ctx.info());
@@ -58,6 +67,8 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
   g.d2 = p[2];
   g.label = options.label;
   g.tile = tile;
+  g.scratch = options.scratch;
+  g.geglu = options.gegluOutput;
   GemmInfo info = recordGemm(ctx, seq, g);
   info.stagedInput = stage || stageHalf;
   return info;

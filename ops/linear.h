@@ -23,6 +23,7 @@ struct GemmTile {
   int lanes = 0, rowsPerLane = 0;  // lanes > 0: the lanes kernel
   int warpRows = 0, warpCols = 0;  // > 0: the cooperative-matrix kernel
   bool halfAccumulate = false;     // coop: fp16 accumulators within a BK slice, added into fp32 after it
+  int splitK = 1;                  // coop: > 1 splits K over that many workgroups per tile (split-K)
   bool isLanes() const { return lanes > 0; }
   bool isCoop() const { return warpRows > 0; }
   int subgroups() const { return isCoop() ? (bm / (16 * warpRows)) * (bn / (16 * warpCols)) : 0; }
@@ -42,8 +43,9 @@ struct GemmTile {
     return GemmTile{lanes * rowsPerLane, 32 * columnGroups, 4, lanes, rowsPerLane};
   }
   // Tensor cores (shaders/linear/gemm_coop.slang).
-  static GemmTile coopTile(int bm, int bn, int bk, int warpRows, int warpCols, bool halfAccumulate = false) {
-    return GemmTile{bm, bn, bk, 0, 0, warpRows, warpCols, halfAccumulate};
+  static GemmTile coopTile(int bm, int bn, int bk, int warpRows, int warpCols, bool halfAccumulate = false,
+                           int splitK = 1) {
+    return GemmTile{bm, bn, bk, 0, 0, warpRows, warpCols, halfAccumulate, splitK};
   }
 };
 
@@ -61,6 +63,7 @@ struct GemmInfo {
   bool stagedInput = false;            // A was computed once into scratch memory first (see LinearOptions)
   bool rawA = false;                   // coop: A read raw (a plain fp16 tensor, a staged one, a conv input)
   int aMode = 0;                       // coop: 0 expression, 1 raw matrix, 2 im2col of a convolution input
+  int splitK = 1;                      // coop: K split over this many workgroups, summed by a second launch
   std::array<uint32_t, 3> groups{};
 };
 
@@ -71,8 +74,12 @@ struct LinearOptions {
   // that reads several tensors (a layer norm's x, statistics, gamma and beta) and feeds many column tiles
   // is cheaper computed once into this memory by an elementwise launch (stageLinearInput). The tensor-core
   // kernel reads A fastest as a raw fp16 matrix, so any input that is not one is staged there in fp16 (the
-  // kernel rounds A to fp16 anyway: same result). Null: never.
+  // kernel rounds A to fp16 anyway: same result). Split-K keeps its fp32 partials there too (its own slot).
+  // Null: never (and no split-K).
   Conv2dScratch* scratch = nullptr;
+  // The weights are a GEGLU projection interleaved by interleaveGegluRows (ops/linear_geglu.h): the output
+  // [..., N / 2] receives value * gelu(gate) from the tensor-core kernel's epilogue.
+  bool gegluOutput = false;
   std::string label = "linear";
 };
 

@@ -13,7 +13,7 @@ namespace sdgen::ops {
 
 using namespace graph;
 
-static constexpr int kHeaderWords = 24;  // shaders/linear/gemm.slang kGemmHeaderWords
+static constexpr int kHeaderWords = 26;  // shaders/linear/gemm.slang kGemmHeaderWords
 
 PackedB PackedB::of(const LinearWeights& w) {
   return PackedB{w.weightAddress(), w.biasAddress(), w.paddedOut(), w.storage(), w.ranges()};
@@ -39,7 +39,7 @@ std::string GemmTile::describe() const {
   if (isLanes()) return "lanes " + std::to_string(lanes) + "x" + std::to_string(rowsPerLane) + " " + shape;
   if (isCoop())
     return "coop " + shape + " warp " + std::to_string(16 * warpRows) + "x" + std::to_string(16 * warpCols) +
-           (halfAccumulate ? " acc16" : "");
+           (halfAccumulate ? " acc16" : "") + (splitK > 1 ? " split " + std::to_string(splitK) : "");
   return "tiled " + shape;
 }
 
@@ -60,7 +60,26 @@ std::string coopTileProblem(const GemmTile& t, const DeviceInfo& info) {
            std::to_string(info.maxWorkgroupInvocations);
   if (t.halfAccumulate && !info.hasCoopMatrix(16, 16, 16, "f16", "f16"))
     return "fp16 accumulation needs the 16x16x16 f16 x f16 -> f16 shape";
+  if (t.splitK < 1 || t.splitK > 64) return "split-K must be 1 to 64 parts";
   return {};
+}
+
+// Small problems (the UNet's 8 x 8 and 16 x 16 levels: M = 128 or 512 rows) have too few tiles to keep the
+// H100's 132 SMs busy while each workgroup walks a K of 5,000-11,000. Measured over SD 1.5's linear shapes
+// (docs/perf.md, split-K): splitting pays until about kTargetGroups 64 x 64 workgroups run (a 128 x 128 tile
+// counts as four: it already fills the GPU wherever the tile rule picks it); each part keeps at least 8 slices
+// of K, 16 where the tiles alone give every SM two workgroups (there the partials' traffic, 2 x 4 bytes per
+// output per part, and the sum launch cost more than the extra parallelism returns).
+int chooseSplitK(const GemmTile& t, int64_t m, int64_t n, int64_t k, int64_t batches) {
+  constexpr int64_t kTargetGroups = 640, kBusyTiles = 256;
+  const int64_t tiles = ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn) * batches;
+  const int64_t units = tiles * (int64_t(t.bm) * t.bn) / (64 * 64);  // in 64 x 64 workgroups
+  const int64_t slices = (k + t.bk - 1) / t.bk;
+  const int64_t parts = std::min({kTargetGroups / std::max<int64_t>(units, 1),
+                                  slices / (units >= kBusyTiles ? 16 : 8), int64_t(64)});
+  if (parts < 2) return 1;
+  const int64_t chunk = (slices + parts - 1) / parts;  // slices per part; the parts that remain
+  return int((slices + chunk - 1) / chunk);
 }
 
 // Tensor cores, measured on the H100 over SD 1.5's linear shapes (docs/dispatch.md, docs/perf.md): 64 x 64
@@ -97,7 +116,9 @@ GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info,
   return t;
 }
 
-static std::string wrapperSource(const GemmInfo& info, const GemmTile& tile, bool bias) {
+static constexpr int kReduceThreads = 256;  // gemmSplitReduceMain's workgroup
+
+std::string gemmWrapperSource(const GemmInfo& info, const GemmTile& tile, bool bias, bool geglu) {
   auto flag = [](bool b) { return b ? "1" : "0"; };
   if (tile.isCoop())
     return "import sdgen;\nimport expr;\nimport linear.gemm;\nimport linear.gemm_coop;\n"
@@ -108,7 +129,8 @@ static std::string wrapperSource(const GemmInfo& info, const GemmTile& tile, boo
            flag(bias) + ", " +
            std::to_string(tile.bm) + ", " + std::to_string(tile.bn) + ", " + std::to_string(tile.bk) + ", " +
            std::to_string(tile.warpRows) + ", " + std::to_string(tile.warpCols) + ", " +
-           flag(tile.halfAccumulate) + ", " + std::to_string(tile.coopSharedWords()) + ">(group, local);\n}\n";
+           flag(tile.halfAccumulate) + ", " + flag(tile.splitK > 1) + ", " + flag(geglu) + ", " + std::to_string(tile.coopSharedWords()) +
+           ">(group, local);\n}\n";
   if (tile.isLanes())
     return "import sdgen;\nimport expr;\nimport linear.gemm;\n"
            "typealias A = " + info.aType + ";\ntypealias B = " + info.bType + ";\ntypealias S = " + info.sinkType +
@@ -124,6 +146,15 @@ static std::string wrapperSource(const GemmInfo& info, const GemmTile& tile, boo
          "  gemmMain<A, B, S, " + flag(info.vectorA) + ", " + flag(info.vectorOut) + ", " + flag(bias) + ", " +
          std::to_string(info.tileM) + ", " + std::to_string(info.tileN) + ", " + std::to_string(info.tileK) +
          ">(group, local);\n}\n";
+}
+
+// The split-K sum: the partials of every part, plus bias, through the GEMM's own sink.
+std::string gemmSplitSumSource(const GemmInfo& info, bool bias) {
+  return "import sdgen;\nimport expr;\nimport linear.gemm;\nimport linear.gemm_split;\ntypealias S = " +
+         info.sinkType + ";\n[shader(\"compute\")]\n[numthreads(" + std::to_string(kReduceThreads) +
+         ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
+         "  gemmSplitReduceMain<S, " + std::string(info.vectorOut ? "1" : "0") + ", " + (bias ? "1" : "0") + ", " +
+         std::to_string(kReduceThreads) + ">(group, local);\n}\n";
 }
 
 GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
@@ -145,6 +176,17 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     if (!why.empty()) throw Error(p.label + ": cooperative-matrix tile " + tile.describe() + ": " + why);
     if (p.packed->np % 8) throw Error(p.label + ": packed weight rows must be a multiple of 8");
   }
+  if (p.geglu && (!tile.isCoop() || p.n % 8 || tile.splitK > 1))
+    throw Error(p.label + ": internal error: a GEGLU output needs the cooperative-matrix kernel, N % 8 == 0 and no "
+                "split-K");
+  const int64_t splits = tile.splitK;
+  if (splits > 1) {
+    if (!tile.isCoop()) throw Error(p.label + ": split-K needs the cooperative-matrix kernel");
+    if (!p.scratch) throw Error(p.label + ": split-K needs scratch memory for its partials");
+    if (p.n % 4) throw Error(p.label + ": split-K needs N % 4 == 0 (N " + std::to_string(p.n) + ")");
+    if (p.batches * splits * p.m * p.n >= limit)
+      throw Error(p.label + ": split-K partials over 2^31 elements (" + std::to_string(splits) + " parts)");
+  }
   GemmInfo info;
   info.tileM = tile.bm;
   info.tileN = tile.bn;
@@ -155,27 +197,37 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   info.kernel = tile.describe();
   info.vectorA = p.k % 4 == 0;
   info.vectorB = !p.packed && p.n % 4 == 0;
-  info.vectorOut = p.n % 4 == 0;
+  info.vectorOut = (p.geglu ? p.n / 2 : p.n) % 4 == 0;
+  info.splitK = int(splits);
   info.groups = {uint32_t((p.n + tile.bn - 1) / tile.bn), uint32_t((p.m + tile.bm - 1) / tile.bm),
-                 uint32_t(p.batches)};
+                 uint32_t(p.batches * splits)};
   for (int i = 0; i < 3; ++i)
     if (info.groups[i] > ctx.info().maxWorkgroupCount[i])
       throw Error(p.label + ": grid axis " + std::to_string(i) + " needs " + std::to_string(info.groups[i]) +
                   " workgroups, the device allows " + std::to_string(ctx.info().maxWorkgroupCount[i]));
 
+  // Split-K: each part covers `chunk` elements of K (whole slices); the partials are fp32 [batches][S][M][N].
+  const int64_t chunk = ((p.k + tile.bk - 1) / tile.bk + splits - 1) / splits * tile.bk;
+  MemRange partials{};
+  if (splits > 1) {
+    const uint64_t bytes = uint64_t(p.batches * splits * p.m * p.n) * 4;
+    partials = range(p.scratch->acquire(bytes, Conv2dScratch::Slot::Partials), 0, bytes);
+  }
   ParamBlock params;
-  params.u32(uint32_t(p.m)).u32(uint32_t(p.n)).u32(uint32_t(p.k)).u32(uint32_t(p.d1)).u32(uint32_t(p.d2)).u32(0);
+  params.u32(uint32_t(p.m)).u32(uint32_t(p.n)).u32(uint32_t(p.k)).u32(uint32_t(p.d1)).u32(uint32_t(p.d2));
+  params.u32(uint32_t(splits > 1 ? splits : 0));
   params.address(p.packed ? p.packed->weight : 0);
   params.u32(uint32_t(p.packed ? p.packed->np : 0));
   params.address(p.packed ? p.packed->bias : 0);
-  params.u32(0);
+  params.u32(uint32_t(splits > 1 ? chunk : 0));
   // The tensor-core kernel reads a plain fp16 A through a hoisted row address (no expression in its K loop),
   // or a convolution's input through its im2col addressing.
   if (p.conv && !tile.isCoop()) throw Error(p.label + ": internal error: an implicit convolution needs tensor cores");
   const int64_t rawStride = tile.isCoop() && !p.conv ? rawHalfRowStride(p.a, p.k) : 0;
   info.rawA = rawStride > 0 || p.conv;
   info.aMode = p.conv ? 2 : info.rawA ? 1 : 0;
-  params.address(p.conv ? p.conv->input : info.rawA ? p.a.node().tensor.address : 0).u32(uint32_t(rawStride)).u32(0);
+  params.address(p.conv ? p.conv->input : info.rawA ? p.a.node().tensor.address : 0).u32(uint32_t(rawStride));
+  params.u32(uint32_t(p.batches * p.m));
   if (p.conv) {
     const GemmConv& c = *p.conv;
     params.u32(uint32_t(c.h)).u32(uint32_t(c.w)).u32(uint32_t(c.cin)).u32(uint32_t(c.ho)).u32(uint32_t(c.wo));
@@ -185,6 +237,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   } else {
     for (int i = 0; i < 8; ++i) params.u32(0);
   }
+  params.address(partials.address);
   if (params.size() != kHeaderWords) throw Error("gemm: header layout mismatch");
 
   // Each operand gets its own vector decision: A along K, B and the output along N.
@@ -206,15 +259,30 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   ExprCodegen genS(params, {info.vectorOut, false});
   info.sinkType = genS.emit(p.out);
   info.scalarWrappedNodes = wrapped + genS.scalarWrappedNodes();
-  auto sinkReads = tensorsRead(p.out);
-  read.insert(read.end(), sinkReads.begin(), sinkReads.end());
   for (auto& r : rangesOf(read)) reads.push_back(r);
+  std::vector<MemRange> sinkReads = rangesOf(tensorsRead(p.out)), sinkWrites = rangesOf(tensorsWritten(p.out));
 
+  const bool bias = p.packed && p.packed->bias != 0;
   KernelSource src;
-  src.generated = wrapperSource(info, tile, p.packed && p.packed->bias != 0);
+  src.generated = gemmWrapperSource(info, tile, bias, p.geglu);
   src.label = p.label;
   if (tile.isCoop()) src.capabilities = {"spvCooperativeMatrixKHR"};
-  seq.dispatch(ctx.kernels().get(src), info.groups, params, reads, rangesOf(tensorsWritten(p.out)), p.label);
+  if (splits == 1) {
+    reads.insert(reads.end(), sinkReads.begin(), sinkReads.end());
+    seq.dispatch(ctx.kernels().get(src), info.groups, params, reads, sinkWrites, p.label);
+    return info;
+  }
+  // Split-K: the parts write the partials, then one launch sums them through the sink.
+  seq.dispatch(ctx.kernels().get(src), info.groups, params, reads, std::span(&partials, 1), p.label);
+  const int64_t quads = p.batches * p.m * (p.n / 4), groups = (quads + kReduceThreads - 1) / kReduceThreads;
+  const std::array<uint32_t, 3> reduceGroups{uint32_t(std::min<int64_t>(groups, 65535)),
+                                             uint32_t((groups + 65534) / 65535), 1};
+  KernelSource reduce;
+  reduce.generated = gemmSplitSumSource(info, bias);
+  reduce.label = p.sumLabel.empty() ? p.label + " split-K sum" : p.sumLabel;
+  sinkReads.push_back(partials);
+  if (p.packed) sinkReads.insert(sinkReads.end(), p.packed->ranges.begin(), p.packed->ranges.end());  // bias
+  seq.dispatch(ctx.kernels().get(reduce), reduceGroups, params, sinkReads, sinkWrites, reduce.label);
   return info;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/device_info.h"
+#include "ops/conv2d_scratch.h"
 #include "ops/linear.h"
 
 namespace sdgen::ops {
@@ -36,8 +37,15 @@ struct GemmProblem {
   int64_t m = 0, n = 0, k = 0, batches = 1;
   int64_t d1 = 1, d2 = 1;  // row g = batch * m + r sits at (g / (d1 * d2), (g / d2) % d1, g % d2)
   std::optional<GemmTile> tile;  // forced (benchmarks, tests); else chooseGemmTile
+  Conv2dScratch* scratch = nullptr;  // split-K partials (Slot::Partials); null: no split-K
   std::string label;
+  std::string sumLabel;  // split-K's second launch; empty: label + " split-K sum"
+  bool geglu = false;    // coop only: packed B is GEGLU-interleaved, `out` is n / 2 wide (ops/linear_geglu.h)
 };
+
+// Split-K for the tensor-core kernel: how many parts K of a `batches` x `m` x `n` x `k` problem is split into
+// on tile `t` so that enough workgroups run (docs/dispatch.md); 1 when the tiles alone fill the GPU.
+int chooseSplitK(const GemmTile& t, int64_t m, int64_t n, int64_t k, int64_t batches);
 
 // The tile for `m` rows per batch on this device; throws when even the smallest does not fit. With fp16
 // weights on a device with tensor cores (gemmCoopSupported), the cooperative-matrix kernel.
@@ -53,5 +61,10 @@ std::string coopTileProblem(const GemmTile& tile, const DeviceInfo& info);
 int64_t rawHalfRowStride(const graph::Expr& a, int64_t k);
 
 GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p);
+
+// The generated entry points (exposed so that CI without tensor cores still compiles them to SPIR-V): the GEMM
+// kernel for `tile` with info's A and sink types, vector flags and A mode, and split-K's sum launch.
+std::string gemmWrapperSource(const GemmInfo& info, const GemmTile& tile, bool bias, bool geglu = false);
+std::string gemmSplitSumSource(const GemmInfo& info, bool bias);
 
 }  // namespace sdgen::ops

@@ -64,7 +64,7 @@ UNet::Transformer UNet::loadTransformer(nn::ParameterStore& p, const ScopedWeigh
     blk.kv2 = &p.linearConcat({a2["to_k"], a2["to_v"]}, ctx, {c, c}, false);
     blk.out2 = &p.linear(a2["to_out"]["0"], c, c);
     blk.ln3 = Norm::load(p, bw["norm3"], c);
-    blk.geglu = &p.linear(bw["ff"]["net"]["0"]["proj"], c, 2 * inner);
+    blk.geglu = &p.linearGeglu(bw["ff"]["net"]["0"]["proj"], c, inner, blk.gegluFused);
     blk.ffOut = &p.linear(bw["ff"]["net"]["2"], inner, c);
     t.blocks.push_back(blk);
   }
@@ -179,11 +179,14 @@ Value UNet::transformer(nn::Builder& b, const Transformer& t, const Value& x, co
     Value a2 = b.attention(qh, split(kv, 0, ctxLen), split(kv, 1, ctxLen), {}, {bn + " attn2"});
     h = b.linear(a2, *blk.out2, nn::residual(h), {bn + " attn2 out"});
     Value x3 = b.layerNorm(h, *blk.ln3.gamma, *blk.ln3.beta, kLayerNormEps, bn + " norm3");
-    Value proj = b.linear(x3, *blk.geglu, {}, {bn + " ff geglu"});
     const int64_t inner = blk.ffOut->inFeatures();
-    Value gated = b.map(proj, [=](const Expr& e) {
-      return graph::sliceLastDim(e, 0, inner) * graph::gelu(graph::sliceLastDim(e, inner, inner));
-    });
+    Value gated = blk.gegluFused ? b.gegluLinear(x3, *blk.geglu, {bn + " ff geglu"}) : Value{};
+    if (!blk.gegluFused) {
+      Value proj = b.linear(x3, *blk.geglu, {}, {bn + " ff geglu"});
+      gated = b.map(proj, [=](const Expr& e) {
+        return graph::sliceLastDim(e, 0, inner) * graph::gelu(graph::sliceLastDim(e, inner, inner));
+      });
+    }
     h = b.linear(gated, *blk.ffOut, nn::residual(h), {bn + " ff out"});
   }
   Value residualTokens = b.map(x, [=](const Expr& e) { return graph::reshape(e, {batch, seq, c}); });

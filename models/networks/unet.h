@@ -45,6 +45,7 @@ class UNet {
   struct TransformerBlock {
     Norm ln1, ln2, ln3;
     const ops::LinearWeights *qkv, *out1, *q2, *kv2, *out2, *geglu, *ffOut;
+    bool gegluFused = false;  // geglu interleaved: its GEMM stores value * gelu(gate) (ops/linear_geglu.h)
   };
   struct Transformer {
     int channels, heads;

@@ -115,6 +115,20 @@ Value Builder::linear(const Value& x, const ops::LinearWeights& w, const Epilogu
   });
 }
 
+Value Builder::gegluLinear(const Value& x, const ops::LinearWeights& w, const Out& out) {
+  if (x.shape.empty() || x.shape.back() != w.inFeatures())
+    throw Error(out.label + ": input " + graph::shapeString(x.shape) + " does not have the " +
+                std::to_string(w.inFeatures()) + " features of " + w.name());
+  Shape shape = x.shape;
+  shape.back() = w.outFeatures() / 2;
+  const ops::LinearWeights* weights = &w;
+  std::string label = out.label;
+  ops::Conv2dScratch* scratch = scratch_;
+  return kernelNode(x, shape, {}, out, [=](NodeRecorder& r, const Expr& in, const graph::Sink& sink) {
+    ops::linear(r.ctx, r.seq, in, *weights, sink, {.scratch = scratch, .gegluOutput = true, .label = label});
+  });
+}
+
 Value Builder::attention(const Value& q, const Value& k, const Value& v, const ops::AttentionOptions& options,
                          const Out& out) {
   if (q.shape.size() != 4 || k.shape.size() != 4 || v.shape != k.shape || q.shape[0] != k.shape[0] ||

@@ -43,6 +43,9 @@ class Builder {
   graph::Value conv2d(const graph::Value& x, const ops::Conv2dWeights& w, const Epilogue& e, const Out& out);
   // x: [..., K] -> [..., N]
   graph::Value linear(const graph::Value& x, const ops::LinearWeights& w, const Epilogue& e, const Out& out);
+  // x: [..., K] -> [..., N / 2]: value * gelu(gate) of a GEGLU projection interleaved by
+  // ParameterStore::linearGeglu (fused: the tensor-core epilogue computes it).
+  graph::Value gegluLinear(const graph::Value& x, const ops::LinearWeights& w, const Out& out);
   // q: [B, Sq, H, D], k/v: [B, Sk, H, D] -> [B, Sq, H*D]. A single head wider than the flash kernel's limit
   // (the VAE's) runs as two batched products around a softmax (three launches); several such heads are refused.
   graph::Value attention(const graph::Value& q, const graph::Value& k, const graph::Value& v,

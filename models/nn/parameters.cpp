@@ -3,6 +3,7 @@
 #include "engine/error.h"
 #include "engine/tensor_io.h"
 #include "ops/conv2d_plan.h"
+#include "ops/linear_geglu.h"
 
 namespace sdgen::nn {
 
@@ -38,6 +39,19 @@ const ops::LinearWeights& ParameterStore::linear(const models::ScopedWeights& w,
   std::vector<float> b;
   if (bias) b = w.read("bias", {n});
   linears_.push_back(std::make_unique<ops::LinearWeights>(ctx_, weight, n, k, b, storage_, w.name("weight")));
+  bytes_ += weight.size() * dtypeSize(storage_);
+  return *linears_.back();
+}
+
+const ops::LinearWeights& ParameterStore::linearGeglu(const models::ScopedWeights& w, int64_t k, int64_t inner,
+                                                      bool& fused) {
+  fused = ops::gegluEpilogueChosen(ctx_.info(), storage_) && inner % 4 == 0;
+  if (!fused) return linear(w, k, 2 * inner);
+  std::vector<float> weight = readLinear(w, k, 2 * inner);
+  std::vector<float> b = w.read("bias", {2 * inner});
+  ops::interleaveGegluRows(weight, b, inner, k);
+  linears_.push_back(std::make_unique<ops::LinearWeights>(ctx_, weight, 2 * inner, k, b, storage_,
+                                                          w.name("weight") + " (GEGLU interleaved)"));
   bytes_ += weight.size() * dtypeSize(storage_);
   return *linears_.back();
 }

@@ -36,6 +36,9 @@ class ParameterStore {
                                  bool bias = true);
   // "name.weight" [n, k] (or a 1x1 conv [n, k, 1, 1], which on NHWC activations is the same product) and "name.bias".
   const ops::LinearWeights& linear(const models::ScopedWeights& w, int64_t k, int64_t n, bool bias = true);
+  // A GEGLU projection "name.weight" [2 inner, k]: with its halves interleaved for the fused epilogue where
+  // ops::gegluEpilogueChosen (then `fused` is set), as stored otherwise.
+  const ops::LinearWeights& linearGeglu(const models::ScopedWeights& w, int64_t k, int64_t inner, bool& fused);
   // Several layers with the same input fused into one weight matrix: their outputs side by side, in order.
   const ops::LinearWeights& linearConcat(const std::vector<models::ScopedWeights>& parts, int64_t k,
                                          const std::vector<int64_t>& n, bool bias);

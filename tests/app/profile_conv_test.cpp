@@ -159,6 +159,17 @@ TEST_F(ConvKernelLabels, EveryAlgorithmsDispatchesParse) {
   ASSERT_TRUE(staged);
   EXPECT_EQ(staged->first, "down 0 resnet 0 conv1");
   EXPECT_EQ(staged->second.role, ops::ConvKernelRole::InputTransform);
+  // Split-K: the GEMM's label carries the parts, its sum launch is a role of its own (no FLOPs counted twice).
+  auto parts = ops::splitConvDispatchLabel("down 3 resnet 0 conv1 coop 64x64 split 16");
+  ASSERT_TRUE(parts);
+  EXPECT_EQ(parts->first, "down 3 resnet 0 conv1");
+  EXPECT_EQ(parts->second.role, ops::ConvKernelRole::Direct);
+  EXPECT_EQ(parts->second.tile, "64x64 split 16");
+  auto sum = ops::splitConvDispatchLabel("down 3 resnet 0 conv1 coop split-K sum");
+  ASSERT_TRUE(sum);
+  EXPECT_EQ(sum->first, "down 3 resnet 0 conv1");
+  EXPECT_EQ(sum->second.role, ops::ConvKernelRole::SplitSum);
+  EXPECT_STREQ(ops::convKernelRoleName(sum->second.role), "split-K sum");
 }
 
 // The cost model: the direct kernels count the convolution's 2*M*N*K, Winograd's GEMM its 36 products.

@@ -126,11 +126,14 @@ TEST(GemmCoopRule, CapableDevicesOnly) {
 TEST_P(LinearTest, CoopMatrixKernelWhereSupported) {
   const bool coop = ops::gemmCoopSupported(ctx().info());
   struct Case { int64_t m, n, k; };
-  const Case cases[] = {{70, 67, 45}, {130, 96, 320}, {33, 70, 1000}, {256, 640, 64}, {300, 264, 136}};
+  const Case cases[] = {{70, 67, 45}, {130, 96, 320}, {33, 70, 1000}, {256, 640, 64}, {300, 264, 136}, {90, 132, 1000}};
   const ops::GemmTile tiles[] = {ops::GemmTile::coopTile(64, 64, 32, 2, 2), ops::GemmTile::coopTile(64, 128, 32, 2, 4),
                                  ops::GemmTile::coopTile(128, 128, 32, 4, 4), ops::GemmTile::coopTile(128, 128, 32, 2, 4),
                                  ops::GemmTile::coopTile(128, 256, 32, 4, 4), ops::GemmTile::coopTile(128, 128, 64, 4, 4),
-                                 ops::GemmTile::coopTile(128, 128, 32, 4, 4, true)};
+                                 ops::GemmTile::coopTile(128, 128, 32, 4, 4, true),
+                                 ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 3),    // split-K (scratch given)
+                                 ops::GemmTile::coopTile(128, 128, 32, 4, 4, false, 5)};  // parts past K: zero
+  ops::Conv2dScratch splitScratch(ctx());
   uint32_t seed = 1300;
   for (const Case& c : cases)
     for (const ops::GemmTile& tile : tiles) {
@@ -139,7 +142,8 @@ TEST_P(LinearTest, CoopMatrixKernelWhereSupported) {
       auto l = weights(c.n, c.k, true, seed++);
       TensorView out = output({c.m, c.n});
       CommandSequence seq(ctx());
-      ops::LinearOptions o{.tile = tile, .label = "coop linear"};
+      // Split-K keeps its partials in scratch; the other tiles get none, so the prologue stays in the GEMM.
+      ops::LinearOptions o{.tile = tile, .scratch = tile.splitK > 1 ? &splitScratch : nullptr, .label = "coop linear"};
       const std::string what = name(c.m, c.n, c.k) + " " + tile.describe();
       if (!coop) {
         test::expectErrorContaining([&] { ops::linear(ctx(), seq, scaled, *l.gpu, bufferSink(out), o); },
@@ -156,9 +160,21 @@ TEST_P(LinearTest, CoopMatrixKernelWhereSupported) {
                                     "coop linear: cooperative-matrix tile");
         continue;
       }
+      if (tile.splitK > 1 && c.n % 4) {
+        test::expectErrorContaining([&] { ops::linear(ctx(), seq, scaled, *l.gpu, bufferSink(out), o); },
+                                    "coop linear: split-K needs N % 4 == 0");
+        continue;
+      }
+      if (tile.splitK > 1) {
+        ops::LinearOptions none = o;
+        none.scratch = nullptr;
+        test::expectErrorContaining([&] { ops::linear(ctx(), seq, scaled, *l.gpu, bufferSink(out), none); },
+                                    "coop linear: split-K needs scratch memory");
+      }
       auto info = ops::linear(ctx(), seq, scaled, *l.gpu, residualAdd(bufferSink(out), r), o);
       seq.run();
       EXPECT_TRUE(info.coopMatrix);
+      EXPECT_EQ(info.splitK, tile.splitK);
       auto ref = reference(scaled, l);
       auto rv = test::evalReference(r, mem_);
       double err = 0, scale = 0;

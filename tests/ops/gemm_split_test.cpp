@@ -1,0 +1,94 @@
+// Split-K for the tensor-core GEMM (shaders/linear/gemm_coop.slang SPLIT = 1, gemm_split.slang), host side:
+// the rule that picks the number of parts, the refusals, and the generated kernels compiling to SPIR-V (so that
+// CI without cooperative matrices still catches a kernel that would not build on the H100). The kernels'
+// results are checked against float64 on tensor-core devices by LinearTest.CoopMatrixKernelWhereSupported and
+// ConvTest.CoopWhereSupported (scripts/device/run-tests.sh).
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "engine/slang_compiler.h"
+#include "ops/linear_gemm.h"
+
+namespace sdgen {
+namespace {
+
+TEST(GemmSplitK, RuleFillsTheGpuOnlyWhereTilesDoNot) {
+  const ops::GemmTile t = ops::GemmTile::coopTile(64, 64, 32, 2, 2);
+  // The UNet's 8x8 convolutions (M 128, N 1280, K 11520): 40 tiles, 360 slices -> 16 parts of 23 slices.
+  EXPECT_EQ(ops::chooseSplitK(t, 128, 1280, 11520, 1), 16);
+  // 16x16 feed-forward out (M 512, N 1280, K 5120): 160 tiles -> 4 parts of 40 slices.
+  EXPECT_EQ(ops::chooseSplitK(t, 512, 1280, 5120, 1), 4);
+  // Enough tiles already (64x64 level, 640 tiles): no split.
+  EXPECT_EQ(ops::chooseSplitK(t, 8192, 320, 2880, 1), 1);
+  // 320 tiles: two parts where K is deep (32x32 feed-forward out, K 2560), none where it is not (K 640).
+  EXPECT_EQ(ops::chooseSplitK(t, 2048, 640, 2560, 1), 2);
+  EXPECT_EQ(ops::chooseSplitK(t, 2048, 640, 640, 1), 1);
+  // A 128 x 128 tile counts as four 64 x 64 ones (32x32 QKV: 240 tiles): no split.
+  EXPECT_EQ(ops::chooseSplitK(ops::GemmTile::coopTile(128, 128, 32, 4, 4), 2048, 1920, 640, 1), 1);
+  // Too shallow a K to be worth parts of at least 8 slices.
+  EXPECT_EQ(ops::chooseSplitK(t, 128, 320, 320, 1), 1);
+  // Batches count as tiles.
+  EXPECT_EQ(ops::chooseSplitK(t, 128, 1280, 11520, 16), 1);
+  // Every part is non-empty: parts x chunk covers K, (parts - 1) x chunk does not.
+  for (int64_t k : {512, 600, 1000, 4096, 11520, 23040})
+    for (int64_t m : {16, 128, 512}) {
+      const int parts = ops::chooseSplitK(t, m, 640, k, 1);
+      const int64_t slices = (k + 31) / 32, chunk = (slices + parts - 1) / parts;
+      EXPECT_GE(parts * chunk, slices) << k;
+      EXPECT_LT((parts - 1) * chunk, slices) << k;
+      EXPECT_LE(parts, 64);
+    }
+}
+
+TEST(GemmSplitK, DescribedAndBounded) {
+  EXPECT_EQ(ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 4).describe(), "coop 64x64x32 warp 32x32 split 4");
+  DeviceInfo d;
+  d.sharedMemoryPerWorkgroup = 49152;
+  d.maxWorkgroupInvocations = 1024;
+  EXPECT_NE(ops::coopTileProblem(ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 65), d).find("split-K"),
+            std::string::npos);
+  EXPECT_EQ(ops::coopTileProblem(ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 8), d), "");
+}
+
+// Every A mode, with and without split-K, bias, a residual sink, and the sum launch.
+TEST(GemmSplitK, RealKernelsCompileToSpirv) {
+  const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-gemm-split-compile-test";
+  std::filesystem::remove_all(cache);
+  SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
+  // Parameter words after the 26-word GEMM header: A (mode 0) at 26, the sink at 33.
+  for (int aMode : {0, 1, 2})
+    for (int split : {1, 3})
+      for (const ops::GemmTile& base :
+           {ops::GemmTile::coopTile(64, 64, 32, 2, 2), ops::GemmTile::coopTile(128, 128, 32, 4, 4)}) {
+        ops::GemmTile tile = base;
+        tile.splitK = split;
+        ops::GemmInfo info;
+        info.aType = "Buf<26,F16Storage,1,0>";
+        info.sinkType = "BufSink<33,F16Storage>";
+        info.vectorA = info.vectorOut = true;
+        info.aMode = aMode;
+        KernelSource src;
+        src.generated = ops::gemmWrapperSource(info, tile, true);
+        src.capabilities = {"spvCooperativeMatrixKHR"};
+        src.label = "gemm coop " + tile.describe() + " A mode " + std::to_string(aMode);
+        std::vector<uint32_t> spirv;
+        EXPECT_NO_THROW(spirv = compiler.compile(src)) << src.label;
+        EXPECT_GT(spirv.size(), 100u) << src.label;
+      }
+  for (bool vector : {true, false}) {
+    ops::GemmInfo info;
+    info.sinkType = "BufSink<33,F16Storage>";
+    info.vectorOut = vector;
+    KernelSource src;
+    src.generated = ops::gemmSplitSumSource(info, vector);
+    src.label = std::string("gemm split-K sum") + (vector ? " vector" : " scalar");
+    std::vector<uint32_t> spirv;
+    EXPECT_NO_THROW(spirv = compiler.compile(src)) << src.label;
+    EXPECT_GT(spirv.size(), 100u) << src.label;
+  }
+  std::filesystem::remove_all(cache);
+}
+
+}  // namespace
+}  // namespace sdgen
