@@ -2,7 +2,8 @@
 // is forced through LinearOptions::tile (or "auto", the engine's own choice), no heuristic lives here.
 //   linear_bench SHAPES.json [--rounds N] [--reps N] [--warmup N] [--only SUBSTRING] [--json FILE] [--geglu MODE] VARIANT...
 // VARIANT: "auto", "tiled" (fp32 CUDA-core kernel), "coop:BM,BN,BK,WM,WN" or "coop:BM,BN,BK,WM,WN,h" (fp16
-// accumulation within a slice), ",sP" adding split-K in P parts; a trailing ",e" keeps a computed prologue inside the GEMM instead of staging
+// accumulation within a slice), ",H" fp16 accumulators throughout, ",d" double-buffered shared slices, ",sP"
+// split-K in P parts; a trailing ",e" keeps a computed prologue inside the GEMM instead of staging
 // it (no scratch memory given). Each shape runs with fp16 activations and fp16 weights, its prologue (layer
 // norm from statistics, GEGLU gate) and epilogue (bias, residual add) as the UNet records them, with the
 // engine's scratch memory for staging. One submission holds `reps` copies of the layer back to back (the GPU
@@ -47,9 +48,12 @@ std::optional<ops::GemmTile> parseVariant(const std::string& v) {
   if (v.rfind("coop:", 0) == 0 && std::sscanf(v.c_str() + 5, "%d,%d,%d,%d,%d", &bm, &bn, &bk, &wm, &wn) == 5) {
     const size_t s = v.find(",s");  // split-K parts
     const int split = s == std::string::npos ? 1 : std::atoi(v.c_str() + s + 2);
-    return ops::GemmTile::coopTile(bm, bn, bk, wm, wn, v.find(",h") != std::string::npos, split);
+    ops::GemmTile t = ops::GemmTile::coopTile(bm, bn, bk, wm, wn, v.find(",h") != std::string::npos, split);
+    t.f16Accumulators = v.find(",H") != std::string::npos;
+    t.doubleBuffer = v.find(",d") != std::string::npos;
+    return t;
   }
-  throw Error("linear_bench: unknown variant '" + v + "' (auto, tiled, coop:BM,BN,BK,WM,WN[,h][,sPARTS])");
+  throw Error("linear_bench: unknown variant '" + v + "' (auto, tiled, coop:BM,BN,BK,WM,WN[,h][,H][,d][,sPARTS])");
 }
 
 std::vector<float> randomValues(size_t n, float scale, uint32_t seed) {

@@ -24,13 +24,16 @@ struct GemmTile {
   int warpRows = 0, warpCols = 0;  // > 0: the cooperative-matrix kernel
   bool halfAccumulate = false;     // coop: fp16 accumulators within a BK slice, added into fp32 after it
   int splitK = 1;                  // coop: > 1 splits K over that many workgroups per tile (split-K)
+  bool f16Accumulators = false;    // coop: fp16 accumulators for the whole K (ACC 2; error grows with K)
+  bool doubleBuffer = false;       // coop: two shared slices, one barrier per slice
   bool isLanes() const { return lanes > 0; }
   bool isCoop() const { return warpRows > 0; }
   int subgroups() const { return isCoop() ? (bm / (16 * warpRows)) * (bn / (16 * warpCols)) : 0; }
   int threads() const { return isLanes() ? lanes : isCoop() ? 32 * subgroups() : (bm / 4) * (bn / 4); }
-  // Coop: shared memory in 16-byte words, the larger of the A + B slices and the epilogue's fp32 rows.
+  // Coop: shared memory in 16-byte words, the larger of the A + B slice(s) and the epilogue's fp32 rows.
   uint32_t coopSharedWords() const {
-    const int slices = bm * (bk + 8) / 8 + bk * (bn + 8) / 8, epilogue = subgroups() * 16 * (4 * warpCols + 1);
+    const int slices = (doubleBuffer ? 2 : 1) * (bm * (bk + 8) / 8 + bk * (bn + 8) / 8),
+              epilogue = subgroups() * 16 * (4 * warpCols + 1);
     return uint32_t(slices > epilogue ? slices : epilogue);
   }
   uint32_t sharedBytes() const {

@@ -39,7 +39,8 @@ std::string GemmTile::describe() const {
   if (isLanes()) return "lanes " + std::to_string(lanes) + "x" + std::to_string(rowsPerLane) + " " + shape;
   if (isCoop())
     return "coop " + shape + " warp " + std::to_string(16 * warpRows) + "x" + std::to_string(16 * warpCols) +
-           (halfAccumulate ? " acc16" : "") + (splitK > 1 ? " split " + std::to_string(splitK) : "");
+           (halfAccumulate ? " acc16" : "") + (f16Accumulators ? " f16acc" : "") + (doubleBuffer ? " dbuf" : "") +
+           (splitK > 1 ? " split " + std::to_string(splitK) : "");
   return "tiled " + shape;
 }
 
@@ -58,7 +59,7 @@ std::string coopTileProblem(const GemmTile& t, const DeviceInfo& info) {
   if (uint32_t(t.threads()) > info.maxWorkgroupInvocations)
     return "it needs " + std::to_string(t.threads()) + " invocations, the device allows " +
            std::to_string(info.maxWorkgroupInvocations);
-  if (t.halfAccumulate && !info.hasCoopMatrix(16, 16, 16, "f16", "f16"))
+  if ((t.halfAccumulate || t.f16Accumulators) && !info.hasCoopMatrix(16, 16, 16, "f16", "f16"))
     return "fp16 accumulation needs the 16x16x16 f16 x f16 -> f16 shape";
   if (t.splitK < 1 || t.splitK > 64) return "split-K must be 1 to 64 parts";
   return {};
@@ -129,7 +130,8 @@ std::string gemmWrapperSource(const GemmInfo& info, const GemmTile& tile, bool b
            flag(bias) + ", " +
            std::to_string(tile.bm) + ", " + std::to_string(tile.bn) + ", " + std::to_string(tile.bk) + ", " +
            std::to_string(tile.warpRows) + ", " + std::to_string(tile.warpCols) + ", " +
-           flag(tile.halfAccumulate) + ", " + flag(tile.splitK > 1) + ", " + flag(geglu) + ", " + std::to_string(tile.coopSharedWords()) +
+           std::string(tile.f16Accumulators ? "2" : tile.halfAccumulate ? "1" : "0") + ", " + flag(tile.splitK > 1) +
+           ", " + flag(geglu) + ", " + flag(tile.doubleBuffer) + ", " + std::to_string(tile.coopSharedWords()) +
            ">(group, local);\n}\n";
   if (tile.isLanes())
     return "import sdgen;\nimport expr;\nimport linear.gemm;\n"

@@ -51,7 +51,7 @@ TEST(GemmSplitK, DescribedAndBounded) {
   EXPECT_EQ(ops::coopTileProblem(ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 8), d), "");
 }
 
-// Every A mode, with and without split-K, bias, a residual sink, and the sum launch.
+// Every A mode, with and without split-K, double buffering and fp16 accumulators, and the sum launch.
 TEST(GemmSplitK, RealKernelsCompileToSpirv) {
   const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-gemm-split-compile-test";
   std::filesystem::remove_all(cache);
@@ -59,9 +59,11 @@ TEST(GemmSplitK, RealKernelsCompileToSpirv) {
   // Parameter words after the 26-word GEMM header: A (mode 0) at 26, the sink at 33.
   for (int aMode : {0, 1, 2})
     for (int split : {1, 3})
-      for (const ops::GemmTile& base :
-           {ops::GemmTile::coopTile(64, 64, 32, 2, 2), ops::GemmTile::coopTile(128, 128, 32, 4, 4)}) {
-        ops::GemmTile tile = base;
+      for (int variant = 0; variant < 4; ++variant) {  // 64x64, 128x128, + double buffer, + fp16 accumulators
+        ops::GemmTile tile = variant == 0 ? ops::GemmTile::coopTile(64, 64, 32, 2, 2)
+                                          : ops::GemmTile::coopTile(128, 128, 32, 4, 4);
+        tile.doubleBuffer = variant >= 2;
+        tile.f16Accumulators = variant == 3;
         tile.splitK = split;
         ops::GemmInfo info;
         info.aType = "Buf<26,F16Storage,1,0>";

@@ -123,6 +123,11 @@ TEST(GemmCoopRule, CapableDevicesOnly) {
 // scripts/device/run-tests.sh): odd M, N, K (partial tiles, scalar paths), bias, a computed prologue and a
 // residual epilogue, against float64; relative error (max |diff| / max |ref|) <= 5e-3. It needs fp16 weights;
 // where the device lacks tensor cores (lavapipe) or the weights are fp32, forcing it is a clear error.
+ops::GemmTile doubleBuffered(ops::GemmTile t) {
+  t.doubleBuffer = true;
+  return t;
+}
+
 TEST_P(LinearTest, CoopMatrixKernelWhereSupported) {
   const bool coop = ops::gemmCoopSupported(ctx().info());
   struct Case { int64_t m, n, k; };
@@ -132,7 +137,9 @@ TEST_P(LinearTest, CoopMatrixKernelWhereSupported) {
                                  ops::GemmTile::coopTile(128, 256, 32, 4, 4), ops::GemmTile::coopTile(128, 128, 64, 4, 4),
                                  ops::GemmTile::coopTile(128, 128, 32, 4, 4, true),
                                  ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 3),    // split-K (scratch given)
-                                 ops::GemmTile::coopTile(128, 128, 32, 4, 4, false, 5)};  // parts past K: zero
+                                 ops::GemmTile::coopTile(128, 128, 32, 4, 4, false, 5),  // parts past K: zero
+                                 doubleBuffered(ops::GemmTile::coopTile(64, 64, 32, 2, 2)),
+                                 doubleBuffered(ops::GemmTile::coopTile(128, 128, 32, 4, 4, false, 2))};
   ops::Conv2dScratch splitScratch(ctx());
   uint32_t seed = 1300;
   for (const Case& c : cases)
