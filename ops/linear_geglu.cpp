@@ -1,5 +1,6 @@
 #include "ops/linear_geglu.h"
 
+#include <algorithm>
 #include <string>
 
 #include "engine/error.h"
