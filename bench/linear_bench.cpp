@@ -3,7 +3,8 @@
 //   linear_bench SHAPES.json [--rounds N] [--reps N] [--warmup N] [--only SUBSTRING] [--json FILE] [--geglu MODE] VARIANT...
 // VARIANT: "auto", "tiled" (fp32 CUDA-core kernel), "coop:BM,BN,BK,WM,WN" or "coop:BM,BN,BK,WM,WN,h" (fp16
 // accumulation within a slice), ",H" fp16 accumulators throughout, ",d" double-buffered shared slices, ",sP"
-// split-K in P parts; a trailing ",e" keeps a computed prologue inside the GEMM instead of staging
+// split-K in P parts; a trailing ",n" stages a layer norm instead of reading it in the GEMM (LinearOptions::
+// fuseNorm off; also "auto,n"); a trailing ",e" keeps a computed prologue inside the GEMM instead of staging
 // it (no scratch memory given). Each shape runs with fp16 activations and fp16 weights, its prologue (layer
 // norm from statistics, GEGLU gate) and epilogue (bias, residual add) as the UNet records them, with the
 // engine's scratch memory for staging. One submission holds `reps` copies of the layer back to back (the GPU
@@ -41,7 +42,8 @@ using json = nlohmann::json;
 
 namespace {
 
-std::optional<ops::GemmTile> parseVariant(const std::string& v) {
+std::optional<ops::GemmTile> parseVariant(std::string v) {
+  if (v.size() > 2 && v.compare(v.size() - 2, 2, ",n") == 0) v.resize(v.size() - 2);  // see main: fuseNorm off
   if (v == "auto") return std::nullopt;
   if (v == "tiled") return ops::GemmTile{};
   int bm, bn, bk, wm, wn;
@@ -153,7 +155,7 @@ int main(int argc, char** argv) {
         auto seq = std::make_unique<CommandSequence>(ctx, SequenceOptions{.timestamps = true});
         const bool fused = v.size() > 2 && v.compare(v.size() - 2, 2, ",e") == 0;
         ops::LinearOptions o{.tile = parseVariant(v), .scratch = fused ? nullptr : &scratch, .gegluOutput = gegluProj,
-                             .label = name};
+                             .fuseNorm = v.size() < 2 || v.compare(v.size() - 2, 2, ",n") != 0, .label = name};
         ops::GemmInfo info;
         try {
           for (int r = 0; r < reps; ++r) info = ops::linear(ctx, *seq, a, w, sink, o);

@@ -12,6 +12,10 @@ using namespace graph;
 
 static Shape leading(const Shape& s) { return Shape(s.begin(), s.end() - 1); }
 
+// A layer norm read while staging A is recomputed by every column tile: on the H100 that wins up to 5 tiles
+// (64² attn2 q, N 320: 0.027 -> 0.022 ms) and loses from 10 (32² q, N 640: 0.025 -> 0.029; ff geglu 1.5x).
+constexpr int64_t kFusedNormMaxColumnTiles = 5;
+
 bool stageLinearInput(const Expr& x, int64_t n, const DeviceInfo& device) {
   if (!useCpuGemmKernels(device)) return false;  // GPUs stage A in shared memory per tile: cheap to recompute
   const int64_t tiles = (n + 31) / 32;           // the lanes kernel's column tile (chooseGemmTile)
@@ -47,8 +51,13 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
   } else if (!options.tile && tile.isCoop() && options.scratch && n % 4 == 0) {
     tile.splitK = chooseSplitK(tile, m, n, k, 1);
   }
-  // Tensor cores: an input that is not a raw fp16 matrix is computed once into fp16 scratch (docs/dispatch.md).
-  const bool stageHalf = options.scratch && tile.isCoop() && k % 8 == 0 && rawHalfRowStride(x, k) == 0;
+  // Tensor cores: a layer norm of a raw fp16 input is read while staging A where at most 5 column tiles
+  // normalize each element again (measured, docs/dispatch.md); any other input that is not a raw fp16 matrix
+  // is computed once into fp16 scratch.
+  if (tile.isCoop() && options.fuseNorm && (n + tile.bn - 1) / tile.bn <= kFusedNormMaxColumnTiles &&
+      rawHalfRowStride(x, k) == 0)
+    g.norm = rowNormOf(x, k);
+  const bool stageHalf = options.scratch && tile.isCoop() && k % 8 == 0 && rawHalfRowStride(x, k) == 0 && !g.norm;
   const bool stage = options.scratch && !options.tile && !stageHalf && stageLinearInput(x, n, ctx.info());
   if (stage || stageHalf) {
     // fp32 like the fused evaluation (CPU rule), fp16 where the kernel rounds A to fp16: no result changes.

@@ -83,6 +83,9 @@ struct LinearOptions {
   // The weights are a GEGLU projection interleaved by interleaveGegluRows (ops/linear_geglu.h): the output
   // [..., N / 2] receives value * gelu(gate) from the tensor-core kernel's epilogue.
   bool gegluOutput = false;
+  // Tensor cores: a layer norm of a raw fp16 input (ops::layerNormFromStats) is read by the GEMM while it
+  // stages A (ops/linear_norm.h) instead of being staged into scratch first. False: always stage (benchmarks).
+  bool fuseNorm = true;
   std::string label = "linear";
 };
 

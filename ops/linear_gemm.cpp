@@ -225,10 +225,15 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   // The tensor-core kernel reads a plain fp16 A through a hoisted row address (no expression in its K loop),
   // or a convolution's input through its im2col addressing.
   if (p.conv && !tile.isCoop()) throw Error(p.label + ": internal error: an implicit convolution needs tensor cores");
-  const int64_t rawStride = tile.isCoop() && !p.conv ? rawHalfRowStride(p.a, p.k) : 0;
+  if (p.norm && (!tile.isCoop() || p.conv)) throw Error(p.label + ": internal error: a fused layer norm needs tensor cores");
+  const int64_t rawStride = !tile.isCoop() || p.conv ? 0
+                            : p.norm             ? rawHalfRowStride(buffer(p.norm->x), p.k)
+                                                 : rawHalfRowStride(p.a, p.k);
   info.rawA = rawStride > 0 || p.conv;
-  info.aMode = p.conv ? 2 : info.rawA ? 1 : 0;
-  params.address(p.conv ? p.conv->input : info.rawA ? p.a.node().tensor.address : 0).u32(uint32_t(rawStride));
+  info.aMode = p.conv ? 2 : p.norm ? 3 : info.rawA ? 1 : 0;
+  const VkDeviceAddress aRaw = p.conv ? p.conv->input : p.norm ? p.norm->x.address
+                               : info.rawA ? p.a.node().tensor.address : 0;
+  params.address(aRaw).u32(uint32_t(rawStride));
   params.u32(uint32_t(p.batches * p.m));
   if (p.conv) {
     const GemmConv& c = *p.conv;
@@ -236,6 +241,9 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     params.u32(uint32_t(c.kw));
     params.u32(uint32_t(c.strideH) | uint32_t(c.strideW) << 8 | uint32_t(c.padH) << 16 | uint32_t(c.padW) << 24);
     params.u32(uint32_t(c.dilationH) | uint32_t(c.dilationW) << 8);
+  } else if (p.norm) {
+    params.address(p.norm->stats).address(p.norm->gamma).address(p.norm->beta);
+    params.f32(p.norm->invCount).f32(p.norm->eps);
   } else {
     for (int i = 0; i < 8; ++i) params.u32(0);
   }

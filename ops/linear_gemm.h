@@ -8,6 +8,7 @@
 #include "engine/device_info.h"
 #include "ops/conv2d_scratch.h"
 #include "ops/linear.h"
+#include "ops/linear_norm.h"
 
 namespace sdgen::ops {
 
@@ -41,6 +42,7 @@ struct GemmProblem {
   std::string label;
   std::string sumLabel;  // split-K's second launch; empty: label + " split-K sum"
   bool geglu = false;    // coop only: packed B is GEGLU-interleaved, `out` is n / 2 wide (ops/linear_geglu.h)
+  std::optional<RowNorm> norm;  // coop only: `a` is this layer norm, read while staging (A_MODE 3)
 };
 
 // Split-K for the tensor-core kernel: how many parts K of a `batches` x `m` x `n` x `k` problem is split into
