@@ -10,7 +10,9 @@ namespace sdgen::ops {
 namespace {
 
 constexpr uint32_t kThreads = 256;
-constexpr uint64_t kMaxGroups = 65535;  // the grid-stride loop covers the rest
+// The grid-stride loop covers the rest: 128K threads fill most of a large GPU, and each lavapipe thread
+// amortizes its parameter loads (llvmpipe loads uniform words once per lane) over many elements.
+constexpr uint64_t kMaxGroups = 512;
 
 uint32_t checked32(int64_t v, const char* field, const std::string& what) {
   if (v < 0 || v >= (int64_t(1) << 31))
