@@ -157,9 +157,18 @@ void WeightStream::flush() {
     stats_.readMs += msSince(r0);
 
     b.seq = std::make_unique<CommandSequence>(ctx_);
-    bool needScratch = false;
-    for (size_t i = first; i < next; ++i) needScratch |= !jobs[i].direct();
-    if (needScratch) b.seq->copy(b.staging, 0, b.scratch, 0, used, "weights to scratch");
+    // Only the bytes a pack dispatch reads go to scratch: one copy per run of consecutive such jobs.
+    for (size_t i = first; i < next;) {
+      if (jobs[i].direct()) {
+        ++i;
+        continue;
+      }
+      size_t end = i;
+      while (end < next && !jobs[end].direct()) ++end;
+      const uint64_t from = offsets[i], to = offsets[end - 1] + jobs[end - 1].bytes();
+      if (to > from) b.seq->copy(b.staging, from, b.scratch, from, to - from, "weights to scratch");
+      i = end;
+    }
     for (size_t i = first; i < next; ++i) {
       const Job& j = jobs[i];
       if (j.direct()) {
