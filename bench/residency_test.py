@@ -52,19 +52,20 @@ class Residency(unittest.TestCase):
         fast = dict(run, load_ms=900.0)
         runs = {"folder": [run, fast, run], "single_file": [fast]}
         diffusers = {"load_s": [3.0, 2.0, 2.5], "peak_mib": 2700.0}
-        r = residency.results("NVIDIA H100 80GB HBM3", runs, diffusers, {"compile_ms": 7500.0}, 1969.4)
+        cold = {"compile_ms": 7500.0, "load_ms": 1629.6}  # 500 ms beyond the warm folder load's median
+        r = residency.results("NVIDIA H100 80GB HBM3", runs, diffusers, cold, 1969.4)
         self.assertEqual(tuple(r), residency.FIELDS)
         self.assertEqual(r["load_s_folder"], 1.13)
         self.assertEqual(r["load_s_single_file"], 0.9)
         self.assertEqual(r["diffusers_load_s"], 2.5)
         self.assertEqual(r["peak_mib"], 300.0)  # the larger of the process's and nvidia-smi's peaks
         self.assertEqual(r["weights_mib"], 102.3)
-        self.assertEqual((r["checkpoint_mib"], r["cold_compile_s"]), (1969.4, 7.5))
+        self.assertEqual((r["checkpoint_mib"], r["cold_compile_s"]), (1969.4, 8.0))
         with tempfile.TemporaryDirectory() as d:
             path = pathlib.Path(d) / "sub" / "h100-residency.json"
             residency.write_json(path, r)
             self.assertEqual(json.loads(path.read_text()), r)
-        self.assertIsNone(residency.results("x", runs, None, {"compile_ms": 1.0}, 1.0)["diffusers_load_s"])
+        self.assertIsNone(residency.results("x", runs, None, {"compile_ms": 1.0, "load_ms": 0.0}, 1.0)["diffusers_load_s"])
 
 
 if __name__ == "__main__":
