@@ -53,18 +53,22 @@ const ops::Conv2dWeights& ParameterStore::conv(const models::ScopedWeights& w, i
   // On tensor cores in fp16 the coop algorithm runs these convs (docs/dispatch-conv.md): Winograd's fp32
   // filters, 8x the fp16 checkpoint's bytes for a 3x3 conv, would never be read.
   o.packWinograd = !ops::coopConvChosen(ctx_.info(), storage_, cin, cout);
-  auto& c = *convs_.emplace_back(std::make_unique<ops::Conv2dWeights>(ops::Conv2dWeights::allocate(ctx_, cout, cin, p, o)));
-  if (c.hasWinograd()) {
-    // The F(4,3) filter transform in double stays on the host (see ops/conv2d_weights.h for why it is fp32).
+  auto& c = *convs_.emplace_back(
+      std::make_unique<ops::Conv2dWeights>(ops::Conv2dWeights::allocate(ctx_, cout, cin, p, o)));
+  const ops::PackLayout gemm = ops::PackLayout::convGemm(cout, cin, p.kh, p.kw);
+  if (!c.hasWinograd()) {
+    queue(w, "weight", shape, c.gemm(), storage_, gemm);
+  } else {
+    // The F(4,3) filter transform in double stays on the host (ops/conv2d_weights.h: why U is fp32); the gemm
+    // layout is still packed on the device from the file's bytes.
     std::optional<models::RawWeight> raw = w.raw("weight", shape);
     std::vector<float> weight = raw ? raw->readAsF32() : w.read("weight", shape);
     stream_.pack(ops::winograd::packFilters(weight, cout, cin), c.winograd(), DType::F32,
                  ops::PackLayout::copy(int64_t(36) * cin * cout), o.name + " (winograd U)");
-    if (raw) stream_.pack(std::move(*raw), c.gemm(), storage_, ops::PackLayout::convGemm(cout, cin, p.kh, p.kw));
-    else stream_.pack(std::move(weight), c.gemm(), storage_, ops::PackLayout::convGemm(cout, cin, p.kh, p.kw),
-                      o.name);
-  } else {
-    queue(w, "weight", shape, c.gemm(), storage_, ops::PackLayout::convGemm(cout, cin, p.kh, p.kw));
+    if (raw)
+      stream_.pack(std::move(*raw), c.gemm(), storage_, gemm);
+    else
+      stream_.pack(std::move(weight), c.gemm(), storage_, gemm, o.name);
   }
   const int64_t biasShape[] = {cout};
   if (bias)
