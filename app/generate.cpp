@@ -5,6 +5,7 @@
 #include "app/atomic_file.h"
 #include "app/generation_params.h"
 #include "app/generation_plan.h"
+#include "app/memory_report.h"
 #include "app/png_writer.h"
 #include "app/progress.h"
 #include "engine/context.h"
@@ -80,6 +81,7 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
     std::fflush(out);
   }
   std::fputs(formatTimingSummary(totals).c_str(), err);
+  if (options.verbose) std::fputs(formatMemoryReport(textToImage.memoryReport()).c_str(), err);
   return 0;
 }
 

@@ -25,10 +25,13 @@ class RecordingWeightSource : public models::WeightSource {
   std::vector<int64_t> shape(std::string_view name) const override { return inner_.shape(name); }
   std::vector<std::string> names() const override { return inner_.names(); }
   std::vector<float> read(std::string_view name, std::span<const int64_t> expected) const override;
+  // nn::ParameterStore reads conv kernels through raw() (packed on the device): recorded there too.
+  std::optional<models::RawWeight> raw(std::string_view name, std::span<const int64_t> expected) const override;
 
   const std::vector<RecordedConvWeight>& convWeights() const { return convs_; }
 
  private:
+  void record(std::string_view name, std::span<const int64_t> expected) const;
   const models::WeightSource& inner_;
   mutable std::vector<RecordedConvWeight> convs_;  // read() is const in the interface
 };

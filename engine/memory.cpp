@@ -161,9 +161,21 @@ MemoryBlock* MemoryPool::createBlock(uint64_t size, const std::string& what) {
   }
   block->freeRanges[0] = size;
   stats_.bytesReserved += size;
+  stats_.peakBytesReserved = std::max(stats_.peakBytesReserved, stats_.bytesReserved);
   stats_.blocks++;
   blocks_.push_back(std::move(block));
+  uint64_t usageNow = 0;
+  heapBudget(device_, heap_, &usageNow);
+  stats_.peakHeapUsage = std::max(stats_.peakHeapUsage, usageNow);
   return blocks_.back().get();
+}
+
+uint64_t MemoryPool::sampleHeapUsage() {
+  uint64_t usage = 0;
+  heapBudget(device_, heap_, &usage);
+  std::lock_guard lock(mutex_);
+  stats_.peakHeapUsage = std::max(stats_.peakHeapUsage, usage);
+  return usage;
 }
 
 void MemoryPool::destroyBlock(MemoryBlock* block) {

@@ -65,6 +65,10 @@ struct MemoryStats {
   uint64_t bytesInUse = 0;
   uint64_t peakBytesInUse = 0;
   uint64_t bytesReserved = 0;  // sum of block sizes
+  uint64_t peakBytesReserved = 0;
+  // The whole process's usage of the pool's heap as VK_EXT_memory_budget reports it (driver allocations
+  // included), sampled after every block this pool allocates and by sampleHeapUsage(); 0 without the extension.
+  uint64_t peakHeapUsage = 0;
   size_t blocks = 0;
 };
 
@@ -80,6 +84,8 @@ class MemoryPool {
   MemoryStats stats() const;
   // Starts a new peak measurement from what is in use now (e.g. to measure one phase of a program).
   void resetPeak();
+  // Reads the heap's usage now (VK_EXT_memory_budget) into peakHeapUsage; returns it (0 without the extension).
+  uint64_t sampleHeapUsage();
   MemoryKind kind() const { return kind_; }
 
  private:

@@ -213,40 +213,43 @@ const TensorInfo& SafetensorsFile::floatTensor(std::string_view name, size_t out
   return t;
 }
 
+void SafetensorsFile::readBytes(const TensorInfo& tensor, uint64_t begin, std::span<uint8_t> out) const {
+  if (begin > tensor.size || out.size() > tensor.size - begin)
+    throw Error("tensor '" + tensor.name + "' in '" + path() + "': bytes [" + std::to_string(begin) + ", " +
+                std::to_string(begin + out.size()) + ") are outside its " + std::to_string(tensor.size) + " bytes");
+  file_.readAt(dataStart_ + tensor.offset + begin, out, "tensor '" + tensor.name + "'");
+}
+
+// Both conversions read the stored bytes through readBytes (not the mapping): see bytes().
 void SafetensorsFile::readAsF32(std::string_view name, std::span<float> out) const {
   const TensorInfo& t = floatTensor(name, out.size());
-  const uint8_t* src = bytes(t).data();
-  switch (t.dtype) {
-    case TensorDType::F32:
-      if (!out.empty()) std::memcpy(out.data(), src, t.size);
-      break;
-    case TensorDType::F16:
-      for (size_t i = 0; i < out.size(); ++i) out[i] = halfToFloat(loadAt<uint16_t>(src, i));
-      break;
-    case TensorDType::BF16:
-      for (size_t i = 0; i < out.size(); ++i) out[i] = bf16ToFloat(loadAt<uint16_t>(src, i));
-      break;
-    default:
-      break;  // rejected by floatTensor
+  if (t.dtype == TensorDType::F32) {
+    readBytes(t, 0, {reinterpret_cast<uint8_t*>(out.data()), t.size});
+    return;
   }
+  std::vector<uint16_t> raw(out.size());
+  readBytes(t, 0, {reinterpret_cast<uint8_t*>(raw.data()), t.size});
+  if (t.dtype == TensorDType::F16)
+    for (size_t i = 0; i < out.size(); ++i) out[i] = halfToFloat(raw[i]);
+  else  // BF16 (floatTensor rejected the rest)
+    for (size_t i = 0; i < out.size(); ++i) out[i] = bf16ToFloat(raw[i]);
 }
 
 void SafetensorsFile::readAsF16(std::string_view name, std::span<uint16_t> out) const {
   const TensorInfo& t = floatTensor(name, out.size());
-  const uint8_t* src = bytes(t).data();
-  switch (t.dtype) {
-    case TensorDType::F16:
-      if (!out.empty()) std::memcpy(out.data(), src, t.size);
-      break;
-    case TensorDType::F32:
-      for (size_t i = 0; i < out.size(); ++i) out[i] = floatToHalf(loadAt<float>(src, i));
-      break;
-    case TensorDType::BF16:  // through fp32, which holds every bf16 value exactly: one rounding
-      for (size_t i = 0; i < out.size(); ++i) out[i] = floatToHalf(bf16ToFloat(loadAt<uint16_t>(src, i)));
-      break;
-    default:
-      break;
+  if (t.dtype == TensorDType::F16) {
+    readBytes(t, 0, {reinterpret_cast<uint8_t*>(out.data()), t.size});
+    return;
   }
+  if (t.dtype == TensorDType::F32) {
+    std::vector<float> raw(out.size());
+    readBytes(t, 0, {reinterpret_cast<uint8_t*>(raw.data()), t.size});
+    for (size_t i = 0; i < out.size(); ++i) out[i] = floatToHalf(raw[i]);
+    return;
+  }
+  std::vector<uint16_t> raw(out.size());  // BF16: through fp32, which holds every bf16 value exactly: one rounding
+  readBytes(t, 0, {reinterpret_cast<uint8_t*>(raw.data()), t.size});
+  for (size_t i = 0; i < out.size(); ++i) out[i] = floatToHalf(bf16ToFloat(raw[i]));
 }
 
 std::vector<float> SafetensorsFile::readAsF32(std::string_view name) const {

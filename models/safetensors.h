@@ -49,8 +49,14 @@ class SafetensorsFile {
   size_t size() const { return tensors_.size(); }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
-  // The tensor's stored bytes, straight from the mapping (little-endian, not necessarily aligned).
+  // The tensor's stored bytes, straight from the mapping (little-endian, not necessarily aligned). A file
+  // truncated after open() faults when a vanished page is touched: weights are read with readBytes() instead.
   std::span<const uint8_t> bytes(const TensorInfo& tensor) const;
+  // Copies the tensor's stored bytes [begin, begin + out.size()) into `out` through pread: a file that shrank
+  // since open() is an error naming the file and the tensor.
+  void readBytes(const TensorInfo& tensor, uint64_t begin, std::span<uint8_t> out) const;
+  // Where the tensor's bytes start in the file.
+  uint64_t fileOffset(const TensorInfo& tensor) const { return dataStart_ + tensor.offset; }
 
   // Convert while copying, element by element; `out` must hold exactly the tensor's element count.
   void readAsF32(std::string_view name, std::span<float> out) const;

@@ -32,8 +32,8 @@ std::vector<float> packGemmLayout(std::span<const float> w, int cout, int cin, i
   return out;
 }
 
-Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams& p, std::span<const float> weights,
-                             std::span<const float> bias, const Conv2dWeightsOptions& options)
+Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams& p,
+                             const Conv2dWeightsOptions& options)
     : cout_(cout), cin_(cin), params_(p), storage_(options.storage), name_(options.name) {
   const std::string who = name_ + " (" + p.str() + ")";
   if (cout <= 0 || cin <= 0)
@@ -42,6 +42,26 @@ Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams
   if (p.kh <= 0 || p.kw <= 0 || p.strideH <= 0 || p.strideW <= 0 || p.dilationH <= 0 || p.dilationW <= 0 ||
       p.padH < 0 || p.padW < 0)
     throw Error(who + ": kernel size, stride and dilation must be positive and padding non-negative");
+  const size_t count = size_t(cout) * cin * p.kh * p.kw;
+  if (count >= (size_t(1) << 31) / 36)
+    throw Error(who + ": " + std::to_string(count) + " weights exceed the 32-bit indexing of the conv kernels");
+  if (!options.packGemm && !(options.packWinograd && isWinogradGeometry(p)))
+    throw Error(who + ": no layout packed (packGemm is off and the geometry is not Winograd's)");
+  if (options.packGemm) gemm_ = ctx.allocate(count * dtypeSize(storage_), name_ + " (gemm layout)");
+  if (options.packWinograd && isWinogradGeometry(p))
+    winograd_ = ctx.allocate(size_t(36) * cin * cout * 4, name_ + " (winograd U)");
+  bias_ = ctx.allocate(size_t(cout) * 4, name_ + " (bias)");
+}
+
+Conv2dWeights Conv2dWeights::allocate(Context& ctx, int cout, int cin, const Conv2dParams& params,
+                                      const Conv2dWeightsOptions& options) {
+  return Conv2dWeights(ctx, cout, cin, params, options);
+}
+
+Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams& p, std::span<const float> weights,
+                             std::span<const float> bias, const Conv2dWeightsOptions& options)
+    : Conv2dWeights(ctx, cout, cin, p, options) {
+  const std::string who = name_ + " (" + p.str() + ")";
   const size_t expected = size_t(cout) * cin * p.kh * p.kw;
   if (weights.size() != expected)
     throw Error(who + ": expected " + std::to_string(expected) + " weights [Cout, Cin, kh, kw] = [" +
@@ -50,18 +70,11 @@ Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams
   if (!bias.empty() && bias.size() != size_t(cout))
     throw Error(who + ": bias must have Cout = " + std::to_string(cout) + " elements, got " +
                 std::to_string(bias.size()));
-  if (expected >= (size_t(1) << 31) / 36)
-    throw Error(who + ": " + std::to_string(expected) + " weights exceed the 32-bit indexing of the conv kernels");
-  if (!options.packGemm && !(options.packWinograd && isWinogradGeometry(p)))
-    throw Error(who + ": no layout packed (packGemm is off and the geometry is not Winograd's)");
-
-  if (options.packGemm)
-    gemm_ = uploadFloats(ctx, packGemmLayout(weights, cout, cin, p.kh, p.kw), storage_, name_ + " (gemm layout)");
-  if (options.packWinograd && isWinogradGeometry(p))
-    winograd_ = uploadFloats(ctx, winograd::packFilters(weights, cout, cin), DType::F32, name_ + " (winograd U)");
+  if (gemm_) writeFloats(ctx, gemm_, packGemmLayout(weights, cout, cin, p.kh, p.kw), storage_);
+  if (winograd_) writeFloats(ctx, winograd_, winograd::packFilters(weights, cout, cin), DType::F32);
   std::vector<float> b(bias.begin(), bias.end());
   if (b.empty()) b.assign(cout, 0.0f);
-  bias_ = uploadFloats(ctx, b, DType::F32, name_ + " (bias)");
+  writeFloats(ctx, bias_, b, DType::F32);
 }
 
 const Allocation& Conv2dWeights::gemm() const {

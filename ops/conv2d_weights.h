@@ -45,8 +45,13 @@ struct Conv2dWeightsOptions {
 class Conv2dWeights {
  public:
   // `weights`: [Cout, Cin, kh, kw] row-major (the PyTorch layout); `bias`: [Cout], or empty for none.
+  // Packed on the host (the reference for the device packing, and for tests and benches that make weights).
   Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams& params, std::span<const float> weights,
                 std::span<const float> bias, const Conv2dWeightsOptions& options = {});
+  // Memory only (the layouts `options` asks for, and the bias), contents undefined: a loader fills it on the
+  // device (ops/weight_pack.h, nn::WeightStream).
+  static Conv2dWeights allocate(Context& ctx, int cout, int cin, const Conv2dParams& params,
+                                const Conv2dWeightsOptions& options = {});
 
   int cout() const { return cout_; }
   int cin() const { return cin_; }
@@ -61,6 +66,7 @@ class Conv2dWeights {
   const Allocation& bias() const { return bias_; }
 
  private:
+  Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams& params, const Conv2dWeightsOptions& options);
   int cout_, cin_;
   Conv2dParams params_;
   DType storage_;

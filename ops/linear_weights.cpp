@@ -7,16 +7,29 @@
 
 namespace sdgen::ops {
 
-LinearWeights::LinearWeights(Context& ctx, std::span<const float> weight, int64_t n, int64_t k,
-                             std::span<const float> bias, DType storage, const std::string& name)
+LinearWeights::LinearWeights(Context& ctx, int64_t n, int64_t k, bool bias, DType storage, const std::string& name)
     : n_(n), k_(k), np_((n + 7) / 8 * 8), storage_(storage), name_(name) {
   const std::string what = name + " weights [" + std::to_string(n) + "," + std::to_string(k) + "]";
   if (n <= 0 || k <= 0) throw Error(what + ": sizes must be positive");
+  if (k * np_ >= (int64_t(1) << 31)) throw Error(what + ": more than 2^31 packed elements");
+  weight_ = ctx.allocate(static_cast<uint64_t>(k * np_) * dtypeSize(storage), what);
+  // The bias is tiny; it stays fp32 whatever the weight storage, so it adds no rounding of its own.
+  if (bias) bias_ = ctx.allocate(static_cast<uint64_t>(np_) * 4, name + " bias");
+}
+
+LinearWeights LinearWeights::allocate(Context& ctx, int64_t n, int64_t k, bool bias, DType storage,
+                                      const std::string& name) {
+  return LinearWeights(ctx, n, k, bias, storage, name);
+}
+
+LinearWeights::LinearWeights(Context& ctx, std::span<const float> weight, int64_t n, int64_t k,
+                             std::span<const float> bias, DType storage, const std::string& name)
+    : LinearWeights(ctx, n, k, !bias.empty(), storage, name) {
+  const std::string what = name + " weights [" + std::to_string(n) + "," + std::to_string(k) + "]";
   if (static_cast<int64_t>(weight.size()) != n * k)
     throw Error(what + ": expected " + std::to_string(n * k) + " values, got " + std::to_string(weight.size()));
   if (!bias.empty() && static_cast<int64_t>(bias.size()) != n)
     throw Error(what + ": bias must have " + std::to_string(n) + " values, got " + std::to_string(bias.size()));
-  if (k * np_ >= (int64_t(1) << 31)) throw Error(what + ": more than 2^31 packed elements");
 
   // Transpose [N][K] -> [K][NP]; the padding columns stay zero so padded loads contribute nothing.
   const size_t count = static_cast<size_t>(k * np_);
@@ -32,14 +45,11 @@ LinearWeights::LinearWeights(Context& ctx, std::span<const float> weight, int64_
         std::memcpy(bytes.data() + dst * 4, &v, 4);
       }
     }
-  weight_ = ctx.allocate(bytes.size(), what);
   ctx.upload(weight_, 0, bytes);
 
   if (!bias.empty()) {
-    // The bias is tiny; it stays fp32 whatever the weight storage, so it adds no rounding of its own.
     std::vector<float> padded(static_cast<size_t>(np_), 0.f);
     std::memcpy(padded.data(), bias.data(), bias.size() * 4);
-    bias_ = ctx.allocate(padded.size() * 4, name + " bias");
     ctx.upload(bias_, 0, {reinterpret_cast<const uint8_t*>(padded.data()), padded.size() * 4});
   }
 }

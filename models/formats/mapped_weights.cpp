@@ -1,8 +1,10 @@
 #include "models/formats/mapped_weights.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
+#include "engine/dtype.h"
 #include "engine/error.h"
 
 namespace sdgen::models {
@@ -64,7 +66,7 @@ std::vector<std::string> MappedWeights::names() const {
   return out;
 }
 
-std::vector<float> MappedWeights::read(std::string_view name, std::span<const int64_t> expected) const {
+std::optional<RawWeight> MappedWeights::raw(std::string_view name, std::span<const int64_t> expected) const {
   const TensorRef& r = ref(name);
   const TensorInfo& stored = r.file->get(r.key);
   bool shapeOk = std::equal(expected.begin(), expected.end(), r.shape.begin(), r.shape.end()) ||
@@ -75,12 +77,31 @@ std::vector<float> MappedWeights::read(std::string_view name, std::span<const in
   if (!isFloatDType(stored.dtype))
     throw Error("tensor " + quotedName(name, r) + " in '" + r.file->path() + "' has dtype " +
                 tensorDTypeName(stored.dtype) + ", not a floating-point type (F32, F16, BF16) that converts to weights");
-  std::vector<float> all = r.file->readAsF32(r.key);
-  if (r.rowCount < 0) return all;
-  // A block of rows: the rows are contiguous in row-major storage.
-  const size_t rowSize = stored.shape[0] == 0 ? 0 : all.size() / static_cast<size_t>(stored.shape[0]);
-  return std::vector<float>(all.begin() + static_cast<ptrdiff_t>(r.rowBegin * rowSize),
-                            all.begin() + static_cast<ptrdiff_t>((r.rowBegin + r.rowCount) * rowSize));
+  RawWeight w{r.file, &stored, 0, stored.size, stored.dtype, std::string(name)};
+  if (r.rowCount >= 0) {  // a block of rows: the rows are contiguous in row-major storage
+    const uint64_t rowBytes = stored.shape[0] == 0 ? 0 : stored.size / static_cast<uint64_t>(stored.shape[0]);
+    w.begin = static_cast<uint64_t>(r.rowBegin) * rowBytes;
+    w.bytes = static_cast<uint64_t>(r.rowCount) * rowBytes;
+  }
+  return w;
+}
+
+std::vector<float> MappedWeights::read(std::string_view name, std::span<const int64_t> expected) const {
+  return raw(name, expected)->readAsF32();
+}
+
+std::vector<float> RawWeight::readAsF32() const {
+  std::vector<float> out(elements());
+  if (dtype == TensorDType::F32) {
+    read({reinterpret_cast<uint8_t*>(out.data()), bytes});
+    return out;
+  }
+  std::vector<uint16_t> stored(out.size());
+  read({reinterpret_cast<uint8_t*>(stored.data()), bytes});
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = dtype == TensorDType::F16 ? halfToFloat(stored[i])
+                                       : std::bit_cast<float>(static_cast<uint32_t>(stored[i]) << 16);
+  return out;
 }
 
 }  // namespace sdgen::models

@@ -43,6 +43,7 @@ class MappedWeights : public WeightSource {
   // Accepts `expected` equal to the exposed shape; for a squeezed entry also the stored [.., 1, 1] shape.
   std::vector<float> read(std::string_view name, std::span<const int64_t> expected) const override;
   std::vector<std::string> names() const override;
+  std::optional<RawWeight> raw(std::string_view name, std::span<const int64_t> expected) const override;
   using WeightSource::read;
 
   // The table entry of `name` (for tests and diagnostics); throws like read() when absent.

@@ -12,6 +12,7 @@ using graph::Value;
 ClipTextEncoder::ClipTextEncoder(nn::ParameterStore& params, const models::ClipTextConfig& config,
                                  const models::WeightSource& weights)
     : config_(config) {
+  nn::ParameterStore::Transaction load(params);
   const int64_t d = config.hiddenSize, inner = config.intermediateSize;
   if (config.hiddenAct != "quick_gelu" && config.hiddenAct != "gelu")
     throw Error("text encoder: unsupported hidden_act '" + config.hiddenAct + "' (quick_gelu or gelu)");
@@ -40,6 +41,7 @@ ClipTextEncoder::ClipTextEncoder(nn::ParameterStore& params, const models::ClipT
   }
   finalGamma_ = &params.tensor(root["final_layer_norm"], "weight", {d});
   finalBeta_ = &params.tensor(root["final_layer_norm"], "bias", {d});
+  load.commit();  // the weights are on the device when the constructor returns
 }
 
 void ClipTextEncoder::build(nn::Builder& b, const graph::TensorView& ids, int clipSkip, graph::TensorId out) const {

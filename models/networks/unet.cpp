@@ -75,6 +75,7 @@ UNet::Transformer UNet::loadTransformer(nn::ParameterStore& p, const ScopedWeigh
 UNet::UNet(nn::ParameterStore& p, const models::UNetConfig& config, const models::WeightSource& weights)
     : config_(config) {
   checkConfig(config);
+  nn::ParameterStore::Transaction load(p);
   const auto& ch = config.blockOutChannels;
   const int levels = static_cast<int>(ch.size());
   ScopedWeights root(weights);
@@ -141,6 +142,7 @@ UNet::UNet(nn::ParameterStore& p, const models::UNetConfig& config, const models
   std::vector<int64_t> widths;
   for (const auto& r : timeProjectionSources_) widths.push_back(r.shape("weight").at(0));
   resnetTimeProjections_ = &p.linearConcat(timeProjectionSources_, timeDim_, widths, true);
+  load.commit();  // the weights are on the device when the constructor returns
 }
 
 Value UNet::resnet(nn::Builder& b, const Resnet& r, const Value& x, const Value& timeProj,

@@ -44,6 +44,7 @@ void checkVaeChannels(const models::VaeConfig& config) {
 VaeDecoder::VaeDecoder(nn::ParameterStore& p, const models::VaeConfig& config, const models::WeightSource& weights)
     : config_(config) {
   checkVaeChannels(config);
+  nn::ParameterStore::Transaction load(p);
   const auto& ch = config.blockOutChannels;
   ScopedWeights root(weights);
   const int groups = config.normNumGroups, lc = config.latentChannels;
@@ -68,6 +69,7 @@ VaeDecoder::VaeDecoder(nn::ParameterStore& p, const models::VaeConfig& config, c
   }
   normOut_ = NormWeights::load(p, dec["conv_norm_out"], ch.front());
   convOut_ = &p.conv(dec["conv_out"], ch.front(), config.outChannels, ops::Conv2dParams::square(3));
+  load.commit();  // the weights are on the device when the constructor returns
 }
 
 void VaeDecoder::build(nn::Builder& b, const Value& latents, graph::TensorId out) const {

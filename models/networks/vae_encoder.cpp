@@ -25,6 +25,7 @@ Expr padBottomRight(const Expr& x) {
 VaeEncoder::VaeEncoder(nn::ParameterStore& p, const models::VaeConfig& config, const models::WeightSource& weights)
     : config_(config) {
   checkVaeChannels(config);
+  nn::ParameterStore::Transaction load(p);
   const auto& ch = config.blockOutChannels;
   ScopedWeights root(weights);
   ScopedWeights enc = root["encoder"];
@@ -53,6 +54,7 @@ VaeEncoder::VaeEncoder(nn::ParameterStore& p, const models::VaeConfig& config, c
   normOut_ = NormWeights::load(p, enc["conv_norm_out"], top);
   convOut_ = &p.conv(enc["conv_out"], top, 2 * lc, ops::Conv2dParams::square(3));
   if (config.useQuantConv) quant_ = &p.linear(root["quant_conv"], 2 * lc, 2 * lc);
+  load.commit();  // the weights are on the device when the constructor returns
 }
 
 void VaeEncoder::build(nn::Builder& b, const Value& image, graph::TensorId moments) const {

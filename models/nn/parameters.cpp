@@ -1,8 +1,8 @@
 #include "models/nn/parameters.h"
 
 #include "engine/error.h"
-#include "engine/tensor_io.h"
 #include "ops/conv2d_plan.h"
+#include "ops/conv2d_winograd_math.h"
 #include "ops/linear_geglu.h"
 
 namespace sdgen::nn {
@@ -12,70 +12,136 @@ graph::Value DeviceTensor::value() const {
   return {v.shape, {}, [v](const graph::Resolver&) { return graph::buffer(v); }, 0};
 }
 
+ParameterStore::Transaction::Transaction(ParameterStore& store)
+    : store_(store),
+      convs_(store.convs_.size()),
+      linears_(store.linears_.size()),
+      tensors_(store.tensors_.size()),
+      bytes_(store.bytes_) {
+  if (store.stream_.pending() > 0) throw Error("a parameter transaction began with weights still queued");
+}
+
+void ParameterStore::Transaction::commit() {
+  store_.stream_.flush();
+  committed_ = true;
+}
+
+ParameterStore::Transaction::~Transaction() {
+  if (committed_) return;
+  store_.stream_.discard();  // jobs that point into the weights freed below
+  store_.convs_.resize(convs_);
+  store_.linears_.resize(linears_);
+  store_.tensors_.resize(tensors_);
+  store_.bytes_ = bytes_;
+}
+
+void ParameterStore::queue(const models::ScopedWeights& w, const std::string& leaf, std::span<const int64_t> shape,
+                           const Allocation& dst, DType storage, const ops::PackLayout& layout) {
+  if (std::optional<models::RawWeight> raw = w.raw(leaf, shape)) {
+    stream_.pack(std::move(*raw), dst, storage, layout);
+    return;
+  }
+  // A source that only converts (none in sdgen's formats today): its fp32 values take the same packing.
+  stream_.pack(w.read(leaf, shape), dst, storage, layout, w.name(leaf));
+}
+
 const ops::Conv2dWeights& ParameterStore::conv(const models::ScopedWeights& w, int cin, int cout,
                                                const ops::Conv2dParams& p, bool bias) {
-  std::vector<float> weight = w.read("weight", {cout, cin, p.kh, p.kw});
-  std::vector<float> b;
-  if (bias) b = w.read("bias", {cout});
+  const int64_t shape[] = {cout, cin, p.kh, p.kw};
   ops::Conv2dWeightsOptions o;
   o.storage = storage_;
   o.name = w.name("weight");
   // On tensor cores in fp16 the coop algorithm runs these convs (docs/dispatch-conv.md): Winograd's fp32
   // filters, 8x the fp16 checkpoint's bytes for a 3x3 conv, would never be read.
   o.packWinograd = !ops::coopConvChosen(ctx_.info(), storage_, cin, cout);
-  convs_.push_back(std::make_unique<ops::Conv2dWeights>(ctx_, cout, cin, p, weight, b, o));
-  bytes_ += weight.size() * dtypeSize(storage_);
-  return *convs_.back();
+  auto& c = *convs_.emplace_back(
+      std::make_unique<ops::Conv2dWeights>(ops::Conv2dWeights::allocate(ctx_, cout, cin, p, o)));
+  const ops::PackLayout gemm = ops::PackLayout::convGemm(cout, cin, p.kh, p.kw);
+  if (!c.hasWinograd()) {
+    queue(w, "weight", shape, c.gemm(), storage_, gemm);
+  } else {
+    // The F(4,3) filter transform in double stays on the host (ops/conv2d_weights.h: why U is fp32); the gemm
+    // layout is still packed on the device from the file's bytes.
+    std::optional<models::RawWeight> raw = w.raw("weight", shape);
+    std::vector<float> weight = raw ? raw->readAsF32() : w.read("weight", shape);
+    stream_.pack(ops::winograd::packFilters(weight, cout, cin), c.winograd(), DType::F32,
+                 ops::PackLayout::copy(int64_t(36) * cin * cout), o.name + " (winograd U)");
+    if (raw)
+      stream_.pack(std::move(*raw), c.gemm(), storage_, gemm);
+    else
+      stream_.pack(std::move(weight), c.gemm(), storage_, gemm, o.name);
+  }
+  const int64_t biasShape[] = {cout};
+  if (bias)
+    queue(w, "bias", biasShape, c.bias(), DType::F32, ops::PackLayout::vector(cout, 0, cout, true));
+  else
+    stream_.pack(std::vector<float>(size_t(cout), 0.f), c.bias(), DType::F32, ops::PackLayout::copy(cout),
+                 o.name + " (zero bias)");
+  count(c.gemm());
+  if (c.hasWinograd()) count(c.winograd());
+  count(c.bias());
+  return c;
 }
 
-std::vector<float> ParameterStore::readLinear(const models::ScopedWeights& w, int64_t k, int64_t n) const {
+std::vector<int64_t> ParameterStore::linearShape(const models::ScopedWeights& w, int64_t k, int64_t n) const {
   std::vector<int64_t> shape = w.shape("weight");
-  if (shape.size() == 4 && shape[2] == 1 && shape[3] == 1) return w.read("weight", {n, k, 1, 1});
-  return w.read("weight", {n, k});
+  if (shape.size() == 4 && shape[2] == 1 && shape[3] == 1) return {n, k, 1, 1};
+  return {n, k};
 }
 
 const ops::LinearWeights& ParameterStore::linear(const models::ScopedWeights& w, int64_t k, int64_t n, bool bias) {
-  std::vector<float> weight = readLinear(w, k, n);
-  std::vector<float> b;
-  if (bias) b = w.read("bias", {n});
-  linears_.push_back(std::make_unique<ops::LinearWeights>(ctx_, weight, n, k, b, storage_, w.name("weight")));
-  bytes_ += weight.size() * dtypeSize(storage_);
-  return *linears_.back();
+  return linearConcat({w}, k, {n}, bias);
 }
 
 const ops::LinearWeights& ParameterStore::linearGeglu(const models::ScopedWeights& w, int64_t k, int64_t inner,
                                                       bool& fused) {
   fused = ops::gegluEpilogueChosen(ctx_.info(), storage_) && inner % 4 == 0;
   if (!fused) return linear(w, k, 2 * inner);
-  std::vector<float> weight = readLinear(w, k, 2 * inner);
-  std::vector<float> b = w.read("bias", {2 * inner});
+  // The row interleave is a host permutation of the fp32 values (one projection per transformer block), then
+  // the same device packing as any linear layer.
+  const std::string name = w.name("weight") + " (GEGLU interleaved)";
+  auto& l = *linears_.emplace_back(
+      std::make_unique<ops::LinearWeights>(ops::LinearWeights::allocate(ctx_, 2 * inner, k, true, storage_, name)));
+  const std::vector<int64_t> shape = linearShape(w, k, 2 * inner);
+  const int64_t biasShape[] = {2 * inner};
+  std::vector<float> weight = w.read("weight", shape), b = w.read("bias", biasShape);
   ops::interleaveGegluRows(weight, b, inner, k);
-  linears_.push_back(std::make_unique<ops::LinearWeights>(ctx_, weight, 2 * inner, k, b, storage_,
-                                                          w.name("weight") + " (GEGLU interleaved)"));
-  bytes_ += weight.size() * dtypeSize(storage_);
-  return *linears_.back();
+  stream_.pack(std::move(weight), l.weightMemory(), storage_,
+               ops::PackLayout::linearPart(2 * inner, k, 0, l.paddedOut(), true), name);
+  stream_.pack(std::move(b), l.biasMemory(), DType::F32, ops::PackLayout::vector(2 * inner, 0, l.paddedOut(), true),
+               name + " bias");
+  count(l.weightMemory());
+  count(l.biasMemory());
+  return l;
 }
 
 const ops::LinearWeights& ParameterStore::linearConcat(const std::vector<models::ScopedWeights>& parts, int64_t k,
                                                        const std::vector<int64_t>& n, bool bias) {
   if (parts.size() != n.size() || parts.empty()) throw Error("linearConcat: one output width per part");
-  std::vector<float> weight, b;
   int64_t total = 0;
+  for (int64_t ni : n) total += ni;
+  std::string name = parts.front().name("weight");
+  if (parts.size() > 1) name += " (+" + std::to_string(parts.size() - 1) + " fused)";
+  auto& l = *linears_.emplace_back(
+      std::make_unique<ops::LinearWeights>(ops::LinearWeights::allocate(ctx_, total, k, bias, storage_, name)));
+  // Each part's rows [n_i, k] become columns [offset, offset + n_i) of W^T: outputs side by side, in order; the
+  // last part also writes the zero padding columns.
+  int64_t offset = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
-    std::vector<float> wi = readLinear(parts[i], k, n[i]);
-    weight.insert(weight.end(), wi.begin(), wi.end());  // rows of [n_i, k] stacked: outputs side by side
+    const bool last = i + 1 == parts.size();
+    std::vector<int64_t> shape = linearShape(parts[i], k, n[i]);
+    queue(parts[i], "weight", shape, l.weightMemory(), storage_,
+          ops::PackLayout::linearPart(n[i], k, offset, l.paddedOut(), last));
     if (bias) {
-      std::vector<float> bi = parts[i].read("bias", {n[i]});
-      b.insert(b.end(), bi.begin(), bi.end());
+      const int64_t biasShape[] = {n[i]};
+      queue(parts[i], "bias", biasShape, l.biasMemory(), DType::F32,
+            ops::PackLayout::vector(n[i], offset, l.paddedOut(), last));
     }
-    total += n[i];
+    offset += n[i];
   }
-  linears_.push_back(
-      std::make_unique<ops::LinearWeights>(ctx_, weight, total, k, b, storage_, parts.front().name("weight") + " (+" +
-                                                                                    std::to_string(parts.size() - 1) +
-                                                                                    " fused)"));
-  bytes_ += weight.size() * dtypeSize(storage_);
-  return *linears_.back();
+  count(l.weightMemory());
+  count(l.biasMemory());
+  return l;
 }
 
 const DeviceTensor& ParameterStore::constants(const std::vector<float>& values, const graph::Shape& shape,
@@ -83,16 +149,24 @@ const DeviceTensor& ParameterStore::constants(const std::vector<float>& values, 
   if (static_cast<int64_t>(values.size()) != graph::numel(shape))
     throw Error(name + ": " + std::to_string(values.size()) + " values for shape " + graph::shapeString(shape));
   auto t = std::make_unique<DeviceTensor>();
-  t->memory = uploadFloats(ctx_, values, dtype, name);
+  t->memory = ctx_.allocate(std::max<size_t>(values.size(), 1) * dtypeSize(dtype), name);
   t->view = graph::view(t->memory, dtype, shape);
-  bytes_ += values.size() * dtypeSize(dtype);
+  stream_.pack(values, t->memory, dtype, ops::PackLayout::copy(int64_t(values.size())), name);
+  count(t->memory);
   tensors_.push_back(std::move(t));
   return *tensors_.back();
 }
 
 const DeviceTensor& ParameterStore::tensor(const models::ScopedWeights& w, const std::string& leaf,
                                            const graph::Shape& shape, DType dtype) {
-  return constants(w.read(leaf, std::span<const int64_t>(shape.data(), shape.size())), shape, w.name(leaf), dtype);
+  auto t = std::make_unique<DeviceTensor>();
+  t->memory = ctx_.allocate(std::max<int64_t>(graph::numel(shape), 1) * dtypeSize(dtype), w.name(leaf));
+  t->view = graph::view(t->memory, dtype, shape);
+  queue(w, leaf, std::span<const int64_t>(shape.data(), shape.size()), t->memory, dtype,
+        ops::PackLayout::copy(graph::numel(shape)));
+  count(t->memory);
+  tensors_.push_back(std::move(t));
+  return *tensors_.back();
 }
 
 }  // namespace sdgen::nn

@@ -1,7 +1,10 @@
 #pragma once
 // Device-resident weights of a network, loaded from a WeightSource at build time and owned here: the recorded
-// command sequences address them, so they live as long as the network. Each loader reads one tensor at a time
-// (fp32 on the host, converted to the storage dtype on upload) and checks its shape against the architecture.
+// command sequences address them, so they live as long as the network. Each loader checks a tensor's shape
+// against the architecture, allocates its packed layout and queues it on a WeightStream: the file's bytes are
+// streamed to the device and converted and packed there (ops/weight_pack.h). flush() runs the queue; every
+// network constructor ends with it, so a constructed network's weights are in place. Only the Winograd filter
+// transform (F(4,3), computed in double) still runs on the host, where a conv needs it.
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +12,7 @@
 #include "engine/context.h"
 #include "engine/dtype.h"
 #include "graph/graph.h"
+#include "models/nn/weight_stream.h"
 #include "models/weight_source.h"
 #include "ops/conv2d_weights.h"
 #include "ops/linear_weights.h"
@@ -49,12 +53,41 @@ class ParameterStore {
   const DeviceTensor& constants(const std::vector<float>& values, const graph::Shape& shape, const std::string& name,
                                 DType dtype = DType::F32);
 
+  // Streams and packs every weight queued since the last flush (errors: WeightStream::flush).
+  void flush() { stream_.flush(); }
+
+  // One network's load as a unit: every weight added after the transaction began is freed again unless
+  // commit() (which flushes) succeeded, so an error anywhere in a network's constructor (a missing tensor, a
+  // file that shrank since it was opened: sdgen::Errors naming the file and tensor) leaves no half-loaded
+  // network in device memory, and the networks loaded before it untouched. Every network constructor holds one.
+  class Transaction {
+   public:
+    explicit Transaction(ParameterStore& store);
+    ~Transaction();
+    Transaction(const Transaction&) = delete;
+    Transaction& operator=(const Transaction&) = delete;
+    void commit();
+
+   private:
+    ParameterStore& store_;
+    size_t convs_, linears_, tensors_;
+    uint64_t bytes_;
+    bool committed_ = false;
+  };
+  const WeightStreamStats& streamStats() const { return stream_.stats(); }
+
+  // Bytes of device memory the weights hold (every packed layout, biases and vectors included).
   uint64_t bytes() const { return bytes_; }
 
  private:
-  std::vector<float> readLinear(const models::ScopedWeights& w, int64_t k, int64_t n) const;
+  // Queues `w`'s tensor "leaf" of `shape` (also the squeezed [n, k] form of a [n, k, 1, 1] kernel) into `dst`.
+  void queue(const models::ScopedWeights& w, const std::string& leaf, std::span<const int64_t> shape,
+             const Allocation& dst, DType storage, const ops::PackLayout& layout);
+  std::vector<int64_t> linearShape(const models::ScopedWeights& w, int64_t k, int64_t n) const;
+  void count(const Allocation& a) { bytes_ += a ? a.size() : 0; }
   Context& ctx_;
   DType storage_;
+  WeightStream stream_{ctx_};
   uint64_t bytes_ = 0;
   std::vector<std::unique_ptr<ops::Conv2dWeights>> convs_;
   std::vector<std::unique_ptr<ops::LinearWeights>> linears_;

@@ -91,9 +91,43 @@ struct TextToImage::Impl {
         dtype(o.precision),
         params(c, o.precision),
         scratch(c, "pipeline conv scratch") {
-    text = std::make_unique<networks::ClipTextEncoder>(params, files.textEncoderConfig, *files.textEncoderWeights);
-    unet = std::make_unique<networks::UNet>(params, files.unetConfig, *files.unetWeights);
-    vae = std::make_unique<networks::VaeDecoder>(params, files.vaeConfig, *files.vaeWeights);
+    auto load = [&](const char* name, auto make) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const uint64_t before = params.bytes();
+      make();
+      components.push_back({name, params.bytes() - before, 0, msSince(t0)});
+    };
+    load("text encoder", [&] {
+      text = std::make_unique<networks::ClipTextEncoder>(params, files.textEncoderConfig, *files.textEncoderWeights);
+    });
+    load("UNet", [&] { unet = std::make_unique<networks::UNet>(params, files.unetConfig, *files.unetWeights); });
+    load("VAE decoder",
+         [&] { vae = std::make_unique<networks::VaeDecoder>(params, files.vaeConfig, *files.vaeWeights); });
+  }
+
+  std::vector<ComponentMemory> components;  // weights and load time, filled while loading
+
+  MemoryReport memoryReport() const {
+    MemoryReport r;
+    r.components = components;
+    for (const auto& [windows, st] : textStages)
+      for (const auto& [skip, g] : st.encoders) r.components[0].arenaBytes += g->memoryPlan().peakBytes;
+    for (const auto& [size, st] : sizeStages) {
+      for (const auto& [key, g] : st.steps) r.components[1].arenaBytes += g->memoryPlan().peakBytes;
+      if (st.decode) r.components[2].arenaBytes += st.decode->memoryPlan().peakBytes;
+    }
+    r.convScratchBytes = scratch.bytesHeld();
+    MemoryPool& pool = ctx.memory().pool(MemoryKind::Device);
+    pool.sampleHeapUsage();
+    const MemoryStats stats = pool.stats();
+    r.peakAllocatedBytes = stats.peakBytesReserved;
+    r.peakProcessBytes = stats.peakHeapUsage;
+    const nn::WeightStreamStats& ws = params.streamStats();
+    r.streamedBytes = ws.bytes;
+    r.streamBatches = ws.batches;
+    r.streamReadMs = ws.readMs;
+    r.streamMs = ws.totalMs;
+    return r;
   }
 
   int64_t latentChannels() const { return files.unetConfig.inChannels; }
@@ -318,6 +352,8 @@ TextToImage::TextToImage(Context& ctx, const LoadOptions& options) {
 }
 
 TextToImage::~TextToImage() = default;
+
+MemoryReport TextToImage::memoryReport() const { return impl_->memoryReport(); }
 
 Image TextToImage::generate(const GenerationRequest& request, const ProgressCallback& progress) {
   GenerationHooks hooks;

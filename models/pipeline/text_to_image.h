@@ -58,6 +58,22 @@ struct StageTimings {
   std::vector<double> stepMs;
 };
 
+// Device memory by component (sdgen -v): resident weights, the arenas of the recorded graphs (text encoders,
+// denoising steps, decodes), load time.
+struct ComponentMemory {
+  std::string name;
+  uint64_t weightBytes = 0, arenaBytes = 0;
+  double loadMs = 0;
+};
+struct MemoryReport {
+  std::vector<ComponentMemory> components;  // text encoder, UNet, VAE decoder
+  uint64_t convScratchBytes = 0;            // the conv scratch the networks share
+  uint64_t peakAllocatedBytes = 0;          // the engine's own counter: peak of device memory blocks held
+  uint64_t peakProcessBytes = 0;            // VK_EXT_memory_budget's heap usage, peak sampled; 0 without it
+  uint64_t streamedBytes = 0, streamBatches = 0;  // the weight stream (nn::WeightStream)
+  double streamReadMs = 0, streamMs = 0;
+};
+
 // step: 1..steps, called after each denoising step completes.
 using ProgressCallback = std::function<void(int step, int steps)>;
 
@@ -92,6 +108,7 @@ class TextToImage {
   Image generate(const GenerationRequest& request, const GenerationHooks& hooks);
 
   const StageTimings& timings() const;
+  MemoryReport memoryReport() const;
   std::string modelName() const;   // the folder or file name, for metadata
   int defaultWidth() const;
   int defaultHeight() const;

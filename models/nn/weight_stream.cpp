@@ -1,0 +1,194 @@
+#include "models/nn/weight_stream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <thread>
+
+#include "engine/command_sequence.h"
+#include "engine/error.h"
+
+namespace sdgen::nn {
+
+namespace {
+
+constexpr uint64_t kBatchBytes = 64ull << 20;  // staging per batch: large transfers, bounded host memory
+constexpr uint64_t kAlign = 16;                // every job's bytes start 16-byte aligned in staging and scratch
+constexpr unsigned kMaxReadThreads = 4;        // pread from the page cache scales to a few threads
+
+uint64_t alignUp(uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+ops::RawDType toRaw(models::TensorDType t) {
+  switch (t) {
+    case models::TensorDType::F32: return ops::RawDType::F32;
+    case models::TensorDType::F16: return ops::RawDType::F16;
+    case models::TensorDType::BF16: return ops::RawDType::BF16;
+    default: throw Error(std::string("weights of dtype ") + models::tensorDTypeName(t) + " cannot be packed");
+  }
+}
+
+}  // namespace
+
+ops::RawDType WeightStream::Job::dtype() const { return raw.file ? toRaw(raw.dtype) : ops::RawDType::F32; }
+
+bool WeightStream::Job::direct() const {
+  return dtype() == ops::RawDType::F32 && storage == DType::F32 && layout.rows == 1 && layout.taps == 1 &&
+         layout.width == 1 && layout.rowStride == 1 && layout.colOffset == 0;
+}
+
+void WeightStream::pack(models::RawWeight source, const Allocation& dst, DType storage,
+                        const ops::PackLayout& layout) {
+  Job j;
+  j.name = "'" + source.name + "' in '" + source.file->path() + "'";
+  j.raw = std::move(source);
+  j.dst = &dst;
+  j.storage = storage;
+  j.layout = layout;
+  toRaw(j.raw.dtype);  // refuse integer tensors now, naming nothing the caller has not checked
+  if (j.layout.sourceElements() != j.raw.elements())
+    throw Error("tensor " + j.name + " has " + std::to_string(j.raw.elements()) + " elements, the packing expects " +
+                std::to_string(j.layout.sourceElements()));
+  jobs_.push_back(std::move(j));
+}
+
+void WeightStream::pack(std::vector<float> values, const Allocation& dst, DType storage,
+                        const ops::PackLayout& layout, const std::string& name) {
+  Job j;
+  j.name = name;
+  j.values = std::move(values);
+  j.dst = &dst;
+  j.storage = storage;
+  j.layout = layout;
+  if (j.layout.sourceElements() != j.values.size())
+    throw Error(name + ": " + std::to_string(j.values.size()) + " values, the packing expects " +
+                std::to_string(j.layout.sourceElements()));
+  jobs_.push_back(std::move(j));
+}
+
+// One batch's staging and scratch memory and its submission. The sequence is declared last so that it is
+// destroyed first: its destructor waits for the device before the memory it reads is freed.
+struct WeightStream::Batch {
+  Allocation staging, scratch;
+  std::unique_ptr<CommandSequence> seq;
+};
+
+void WeightStream::readBatch(std::vector<Job>& jobs, size_t first, size_t last, const std::vector<uint64_t>& offsets,
+                             uint8_t* staging) {
+  auto readRange = [&](size_t a, size_t b) {
+    for (size_t i = a; i < b; ++i) {
+      Job& j = jobs[i];
+      uint8_t* out = staging + offsets[i];
+      if (j.raw.file)
+        j.raw.read({out, j.raw.bytes});
+      else
+        std::memcpy(out, j.values.data(), j.values.size() * 4);
+    }
+  };
+  // Split the jobs into contiguous groups of about equal bytes, one thread each (this one takes the last).
+  uint64_t total = 0;
+  for (size_t i = first; i < last; ++i) total += jobs[i].bytes();
+  const unsigned threads = std::max(1u, std::min({kMaxReadThreads, std::thread::hardware_concurrency(),
+                                                  static_cast<unsigned>(total / (4ull << 20) + 1)}));
+  std::vector<size_t> cuts = {first};
+  uint64_t acc = 0;
+  for (size_t i = first; i < last && cuts.size() < threads; ++i) {
+    acc += jobs[i].bytes();
+    if (acc >= total * cuts.size() / threads) cuts.push_back(i + 1);
+  }
+  cuts.push_back(last);
+  std::vector<std::exception_ptr> errors(cuts.size() - 1);
+  std::vector<std::thread> pool;
+  for (size_t g = 0; g + 1 < cuts.size(); ++g) {
+    auto work = [&, g] {
+      try {
+        readRange(cuts[g], cuts[g + 1]);
+      } catch (...) {
+        errors[g] = std::current_exception();
+      }
+    };
+    if (g + 2 == cuts.size())
+      work();
+    else
+      pool.emplace_back(work);
+  }
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors)  // the first failing tensor in load order
+    if (e) std::rethrow_exception(e);
+}
+
+void WeightStream::flush() {
+  if (jobs_.empty()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<Job> jobs = std::move(jobs_);
+  jobs_.clear();
+
+  uint64_t largest = 0, total = 0;
+  for (const Job& j : jobs) {
+    largest = std::max(largest, alignUp(j.bytes()));
+    total += alignUp(j.bytes());
+  }
+  // A batch holds whole tensors: at least the largest one, at most kBatchBytes otherwise.
+  const uint64_t batchBytes = std::max<uint64_t>({kAlign, largest, std::min(total, kBatchBytes)});
+  std::vector<uint64_t> offsets(jobs.size());
+  Batch batches[2];
+  size_t next = 0;
+  for (uint64_t n = 0; next < jobs.size(); ++n) {
+    Batch& b = batches[n % 2];
+    b.seq.reset();  // waits for the batch that used this memory before
+    if (!b.staging) {
+      b.staging = ctx_.memory().allocate(MemoryKind::Staging, batchBytes, "weight streaming staging");
+      b.scratch = ctx_.allocate(batchBytes, "weight streaming scratch");
+    }
+    const size_t first = next;
+    uint64_t used = 0;
+    while (next < jobs.size() && used + alignUp(jobs[next].bytes()) <= batchBytes) {
+      offsets[next] = used;
+      used += alignUp(jobs[next].bytes());
+      ++next;
+    }
+    const auto r0 = std::chrono::steady_clock::now();
+    readBatch(jobs, first, next, offsets, b.staging.mapped());
+    stats_.readMs += msSince(r0);
+
+    b.seq = std::make_unique<CommandSequence>(ctx_);
+    // Only the bytes a pack dispatch reads go to scratch: one copy per run of consecutive such jobs.
+    for (size_t i = first; i < next;) {
+      if (jobs[i].direct()) {
+        ++i;
+        continue;
+      }
+      size_t end = i;
+      while (end < next && !jobs[end].direct()) ++end;
+      const uint64_t from = offsets[i], to = offsets[end - 1] + jobs[end - 1].bytes();
+      if (to > from) b.seq->copy(b.staging, from, b.scratch, from, to - from, "weights to scratch");
+      i = end;
+    }
+    for (size_t i = first; i < next; ++i) {
+      const Job& j = jobs[i];
+      if (j.direct()) {
+        if (j.bytes() > j.dst->size())
+          throw Error(j.name + ": " + std::to_string(j.bytes()) + " bytes do not fit the destination of " +
+                      std::to_string(j.dst->size()));
+        if (j.bytes() > 0) b.seq->copy(b.staging, offsets[i], *j.dst, 0, j.bytes(), "weights " + j.name);
+        continue;
+      }
+      ops::RawTensorView src{b.scratch.address() + offsets[i], j.bytes(), j.dtype()};
+      ops::packWeights(ctx_, *b.seq, src, *j.dst, j.storage, j.layout, j.name);
+    }
+    b.seq->end();
+    b.seq->submit();
+    stats_.bytes += used;
+    stats_.batches++;
+  }
+  for (Batch& b : batches) b.seq.reset();
+  stats_.jobs += jobs.size();
+  stats_.totalMs += msSince(t0);
+}
+
+}  // namespace sdgen::nn

@@ -1,0 +1,72 @@
+#pragma once
+// Streams a network's weights to the device and packs them there. Loaders queue one job per destination range
+// (a checkpoint tensor as the file stores it, or host floats where the host computes a layout), then flush():
+// the jobs' bytes are read (pread, several threads) into one host-visible staging buffer per batch of up to
+// 64 MiB, copied to device scratch with one transfer, and packed into their destinations by one dispatch each
+// (ops/weight_pack.h), one submission per batch. Two batches are in flight: the host reads the next while the
+// device packs the last. Staging and scratch are freed when flush() returns, so the only resident copy of a
+// weight is its packed layout.
+//
+// Errors (a file that shrank since it was opened, a sizes mismatch) are sdgen::Error naming the file and the
+// tensor; flush() waits for the work in flight before rethrowing, so the caller can free every destination.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/context.h"
+#include "engine/dtype.h"
+#include "models/weight_source.h"
+#include "ops/weight_pack.h"
+
+namespace sdgen::nn {
+
+struct WeightStreamStats {
+  uint64_t bytes = 0;    // bytes read from files or host memory
+  uint64_t jobs = 0, batches = 0;
+  double readMs = 0;     // host time spent reading into staging
+  double totalMs = 0;    // wall time of flush()
+};
+
+class WeightStream {
+ public:
+  explicit WeightStream(Context& ctx) : ctx_(ctx) {}
+  WeightStream(const WeightStream&) = delete;
+  WeightStream& operator=(const WeightStream&) = delete;
+
+  // Packs the stored tensor into `dst` as `layout` in `storage`. `dst` must outlive the next flush().
+  void pack(models::RawWeight source, const Allocation& dst, DType storage, const ops::PackLayout& layout);
+  // The same for values computed on the host (fp32).
+  void pack(std::vector<float> values, const Allocation& dst, DType storage, const ops::PackLayout& layout,
+            const std::string& name);
+
+  // Runs every queued job; returns when the packed weights are in place (or throws, see above).
+  void flush();
+  size_t pending() const { return jobs_.size(); }
+  // Drops the queued jobs unrun (their destinations are about to be freed).
+  void discard() { jobs_.clear(); }
+  // Totals over every flush() so far.
+  const WeightStreamStats& stats() const { return stats_; }
+
+ private:
+  struct Job {
+    models::RawWeight raw;        // when raw.file is set
+    std::vector<float> values;    // otherwise
+    const Allocation* dst = nullptr;
+    DType storage = DType::F32;
+    ops::PackLayout layout;
+    std::string name;
+    uint64_t bytes() const { return raw.file ? raw.bytes : values.size() * 4; }
+    ops::RawDType dtype() const;
+    // F32 to F32 without a layout change: a plain copy from staging, no scratch and no dispatch.
+    bool direct() const;
+  };
+  struct Batch;
+  void readBatch(std::vector<Job>& jobs, size_t first, size_t last, const std::vector<uint64_t>& offsets,
+                 uint8_t* staging);
+
+  Context& ctx_;
+  std::vector<Job> jobs_;
+  WeightStreamStats stats_;
+};
+
+}  // namespace sdgen::nn
