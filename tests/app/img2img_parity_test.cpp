@@ -59,8 +59,21 @@ std::optional<pipeline::RgbImage> readFixtureImage(const std::string& relative) 
   return app::readImageFile(p);
 }
 
-std::vector<uint8_t> asBytes(const std::vector<float>& v) {
-  std::vector<uint8_t> out(v.size());
+// 8-bit pixel tensors: the fixture script stores them as int64 (make_fixtures.write_tensors keeps integer
+// tensors integral); float32 is accepted too.
+std::vector<uint8_t> pixelBytes(const models::SafetensorsFile& f, const std::string& name) {
+  const models::TensorInfo& t = f.get(name);
+  std::vector<uint8_t> out(t.elementCount());
+  if (t.dtype == models::TensorDType::I64) {
+    const auto bytes = f.bytes(t);
+    for (size_t i = 0; i < out.size(); ++i) {
+      int64_t v;
+      std::memcpy(&v, bytes.data() + 8 * i, 8);
+      out[i] = static_cast<uint8_t>(v);
+    }
+    return out;
+  }
+  const std::vector<float> v = f.readAsF32(name);
   for (size_t i = 0; i < v.size(); ++i) out[i] = static_cast<uint8_t>(v[i]);
   return out;
 }
@@ -118,7 +131,7 @@ TEST_P(Img2ImgParity, SamplersAndStrengthsMatchDiffusers) {
   auto init = readFixtureImage("fixtures/i2i_init.png");
   if (!fx || !init) return;
   // sdgen's decoder reads PIL's PNG to the pixels diffusers got
-  EXPECT_EQ(init->rgb, asBytes(fx->tensors.readAsF32("init_rgb")));
+  EXPECT_EQ(init->rgb, pixelBytes(fx->tensors, "init_rgb"));
   pipeline::TextToImage t2i(ctx(), {.modelPath = dataPath("tiny-" + model)});
   expectRunsMatch(t2i, *fx, *init, std::nullopt, "img2img " + model);
 }
@@ -200,7 +213,7 @@ TEST_P(InpaintParity, MaskAndImagesMatchDiffusers) {
       ASSERT_TRUE(fs::exists(dataPath(p))) << "missing fixture '" << dataPath(p) << "'" << kHowToMake;
 
   const int w = mask->width, h = mask->height;
-  EXPECT_EQ(pipeline::luma(*mask), asBytes(fx->tensors.readAsF32("mask_as_l")));
+  EXPECT_EQ(pipeline::luma(*mask), pixelBytes(fx->tensors, "mask_as_l"));
   const std::vector<float> binary = pipeline::binaryMask(*mask);
   EXPECT_EQ(binary, fx->tensors.readAsF32("mask_condition"));
   EXPECT_EQ(pipeline::downsampleNearest(binary, h, w, 2), fx->tensors.readAsF32("mask_latent"));
@@ -221,8 +234,8 @@ TEST_P(InpaintParity, MaskAndImagesMatchDiffusers) {
     }
     expectRunsMatch(t2i, *fx, *init, mask, c.fixture);
   }
-  if (c.nine) {  // the same UNet from an LDM single file
-    pipeline::TextToImage single(ctx(), {.modelPath = assembleSingleFile()});
+  if (c.nine) {  // the same UNet from an LDM single file (the tiny widths need the folder's configs, as tiny-sd1's)
+    pipeline::TextToImage single(ctx(), {.modelPath = assembleSingleFile(), .configPath = modelPath});
     EXPECT_TRUE(single.isInpaintingModel());
     expectRunsMatch(single, *fx, *init, mask, std::string(c.fixture) + " (single file)", 1);
   }
