@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -118,6 +119,7 @@ void expectRunsMatch(pipeline::TextToImage& t2i, const Fixture& fx, const pipeli
       sum += std::abs(double(img.pixels[i]) - want[i]);
       sumU8 += std::abs(double(img.rgb[i]) - std::nearbyint(want[i] * 255.0)) / 255.0;
     }
+    std::printf("%-28s %-16s mean absolute difference %.4f/255\n", what.c_str(), id.c_str(), 255 * sum / want.size());
     EXPECT_LE(sum / want.size(), 1.0 / 255) << what << " " << id << ": mean absolute difference " << sum / want.size();
     EXPECT_LE(sumU8 / want.size(), 1.0 / 255) << what << " " << id;
   }
