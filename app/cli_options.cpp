@@ -131,6 +131,7 @@ struct ParseState {
   CliOptions options;
   std::string modeFlag;  // the flag that chose a mode other than Generate
   bool done = false;     // --help / --version seen
+  bool strengthGiven = false;
   struct Seen {
     std::string flag;
     unsigned modes;
@@ -226,6 +227,23 @@ constexpr Flag kFlags[] = {
        if (!syntax)
          throw UsageError(f + ": unknown prompt syntax " + quoted(v) + "; accepted: " + prompt::kPromptSyntaxNames);
        s.options.promptSyntax = *syntax;
+     }},
+    {"-i", "--init-img", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       if (v.empty()) throw UsageError(f + ": expected an image file (PNG or JPEG)");
+       s.options.initImagePath = v;
+     }},
+    {nullptr, "--strength", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.strength = parseFloat(f, v, CliLimits::kMinStrength, CliLimits::kMaxStrength,
+                                       "a number from 0 to 1 (the share of the denoising schedule run from the "
+                                       "init image; default 0.75)");
+       s.strengthGiven = true;
+     }},
+    {nullptr, "--mask", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       if (v.empty()) throw UsageError(f + ": expected a mask image file (PNG or JPEG; white = repaint)");
+       s.options.maskPath = v;
      }},
     {nullptr, "--batch-count", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
@@ -396,6 +414,10 @@ CliOptions parseCommandLine(const std::vector<std::string>& args) {
         "sdgen --help lists every option)");
   }
   if (o.mode == Mode::Generate) checkPromptSyntax(o);
+  if (o.initImagePath.empty() && !o.maskPath.empty())
+    throw UsageError("--mask needs -i/--init-img: the mask says which part of the init image is repainted");
+  if (o.initImagePath.empty() && state.strengthGiven)
+    throw UsageError("--strength applies to image to image: give -i/--init-img too");
   return o;
 }
 
@@ -435,6 +457,10 @@ std::string usageText() {
   s += "      --sampler NAME          " + std::string(sampling::samplerFlagNames()) + " (default euler_a)\n";
   s += "      --karras                Karras noise schedule (sigmas)\n";
   s += "      --clip-skip N           1 = last CLIP layer (default), 2 = penultimate, ...\n";
+  s += "  -i, --init-img FILE         image to image: start from this PNG/JPEG (8-bit RGB or grey, no alpha); the\n";
+  s += "                              output has its size (-W/-H, if given, must match; docs/img2img.md)\n";
+  s += "      --strength F            0..1, how much of the schedule runs from the init image (default 0.75)\n";
+  s += "      --mask FILE             inpainting: white (luma >= 128) = repaint, black = keep; the init image's size\n";
   s += "      --batch-count N         images one after another; seeds seed, seed+1, ... (default 1)\n";
   s += "      --precision P           auto, fp32, fp16 (default auto: fp16 on GPUs that support it)\n";
   s += "  -o, --output FILE.png       default sdgen-<seed>.png; with --batch-count > 1: FILE-1.png, FILE-2.png, ...\n";

@@ -40,6 +40,9 @@ struct CliOptions {
   int clipSkip = 1;  // stable-diffusion-webui's convention: 1 = last CLIP layer, 2 = penultimate, ...
   // --prompt-syntax: webui's emphasis syntax and chunked long prompts (default), or the text as written.
   prompt::PromptSyntax promptSyntax = prompt::PromptSyntax::Webui;
+  // Image to image (stable-diffusion.cpp's flags): -i/--init-img FILE, --strength F, --mask FILE (inpainting).
+  std::string initImagePath, maskPath;
+  float strength = 0.75f;
   int batchCount = 1;
   PrecisionChoice precision = PrecisionChoice::Auto;
   std::string outputPath;  // empty: sdgen-<seed>.png
@@ -78,6 +81,7 @@ struct CliLimits {
   static constexpr int kMinSteps = 1, kMaxSteps = 1000;
   static constexpr float kMinCfgScale = 0.0f, kMaxCfgScale = 100.0f;
   static constexpr int kMinSize = 8, kMaxSize = 8192, kSizeMultiple = 8;
+  static constexpr float kMinStrength = 0.0f, kMaxStrength = 1.0f;
   static constexpr int kMinClipSkip = 1, kMaxClipSkip = 24;
   static constexpr int kMinBatchCount = 1, kMaxBatchCount = 10000;
   static constexpr int kMaxReps = 100000, kMaxWarmup = 10000;

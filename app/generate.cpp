@@ -1,14 +1,17 @@
 #include "app/generate.h"
 
+#include <optional>
 #include <string>
 
 #include "app/atomic_file.h"
 #include "app/generation_params.h"
 #include "app/generation_plan.h"
+#include "app/image_decode.h"
 #include "app/memory_report.h"
 #include "app/png_writer.h"
 #include "app/progress.h"
 #include "engine/context.h"
+#include "engine/error.h"
 #include "models/pipeline/text_to_image.h"
 
 namespace sdgen::app {
@@ -22,6 +25,24 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
   const uint64_t seed = chooseSeed(options.seed);
   const auto plan = planImages(options.outputPath, seed, options.batchCount);
   for (const auto& image : plan) checkOutputDirectory(image.path);
+  // The input images are read and checked before the device is touched: a bad file costs nothing.
+  std::optional<pipeline::RgbImage> initImage, mask;
+  if (!options.initImagePath.empty()) initImage = readImageFile(options.initImagePath);
+  if (!options.maskPath.empty()) {
+    mask = readImageFile(options.maskPath);
+    if (mask->width != initImage->width || mask->height != initImage->height)
+      throw Error("the mask '" + options.maskPath + "' is " + std::to_string(mask->width) + "x" +
+                  std::to_string(mask->height) + " but the init image '" + options.initImagePath + "' is " +
+                  std::to_string(initImage->width) + "x" + std::to_string(initImage->height) +
+                  "; they must be the same size");
+  }
+  if (initImage && ((options.width && options.width != initImage->width) ||
+                    (options.height && options.height != initImage->height)))
+    throw Error("the init image '" + options.initImagePath + "' is " + std::to_string(initImage->width) + "x" +
+                std::to_string(initImage->height) + " but -W/-H ask for " +
+                std::to_string(options.width ? options.width : initImage->width) + "x" +
+                std::to_string(options.height ? options.height : initImage->height) +
+                "; sdgen does not resize: give an init image of the output size, or leave -W/-H out");
 
   // The seed goes out before any long work, so an interrupted run can still be reproduced.
   std::fprintf(out, "seed: %llu\n", static_cast<unsigned long long>(seed));
@@ -54,6 +75,9 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
     request.karras = options.karras;
     request.clipSkip = options.clipSkip - 1;  // webui's 1 = last layer; the pipeline counts layers skipped
     request.promptSyntax = options.promptSyntax;
+    request.initImage = initImage;
+    request.mask = mask;
+    request.strength = options.strength;
 
     progress.begin(plan.size() > 1 ? "image " + std::to_string(i + 1) + "/" + std::to_string(plan.size()) : "");
     pipeline::Image image = textToImage.generate(request, [&](int step, int steps) { progress.step(step, steps); });
@@ -74,6 +98,7 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
     params.modelName = textToImage.modelName();
     params.clipSkip = options.clipSkip;
     params.promptSyntax = options.promptSyntax;
+    if (initImage) params.denoisingStrength = options.strength;
     params.version = std::string("sdgen ") + SDGEN_VERSION;
     writePngFile(plan[i].path, image.width, image.height, image.rgb,
                  {PngText{kParametersKeyword, formatGenerationParams(params)}});

@@ -55,6 +55,7 @@ std::string formatGenerationParams(const GenerationParams& p) {
   s += ", Seed: " + std::to_string(p.seed);
   s += ", Size: " + std::to_string(p.width) + "x" + std::to_string(p.height);
   if (!p.modelName.empty()) s += ", Model: " + quoteParamValue(p.modelName);
+  if (p.denoisingStrength) s += ", Denoising strength: " + formatFloat(*p.denoisingStrength);
   if (p.clipSkip > 1) s += ", Clip skip: " + std::to_string(p.clipSkip);
   if (p.promptSyntax != prompt::PromptSyntax::Webui)
     s += std::string(", Prompt syntax: ") + prompt::promptSyntaxName(p.promptSyntax);

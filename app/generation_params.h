@@ -3,9 +3,10 @@
 // other tools read sdgen's images:
 //   PROMPT
 //   Negative prompt: NEGATIVE            (only when there is one)
-//   Steps: 20, Sampler: Euler a, CFG scale: 7.5, Seed: 42, Size: 512x512, Model: NAME, Clip skip: 2,
-//   Prompt syntax: plain, Version: sdgen 0.1.0
+//   Steps: 20, Sampler: Euler a, CFG scale: 7.5, Seed: 42, Size: 512x512, Model: NAME, Denoising strength: 0.75,
+//   Clip skip: 2, Prompt syntax: plain, Version: sdgen 0.1.0
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "models/prompt/prompt_syntax.h"
@@ -22,6 +23,8 @@ struct GenerationParams {
   uint64_t seed = 0;
   int width = 0, height = 0;
   std::string modelName;
+  // Image to image: written as webui does ("Denoising strength: 0.75"), after the model.
+  std::optional<float> denoisingStrength;
   int clipSkip = 1;  // webui's convention; written only when > 1, as webui does
   // Written only when not webui's (the default, and how webui itself reads every prompt): "Prompt syntax: plain".
   prompt::PromptSyntax promptSyntax = prompt::PromptSyntax::Webui;

@@ -105,8 +105,9 @@ ModelDefaults readModelDefaults(const std::string& modelPath) {
 }
 
 CliOptions applyModelDefaults(CliOptions o, const ModelDefaults& d) {
-  if (!o.given.width && d.width) o.width = *d.width;
-  if (!o.given.height && d.height) o.height = *d.height;
+  // With an init image the output has its size: the model's default size does not apply.
+  if (!o.given.width && d.width && o.initImagePath.empty()) o.width = *d.width;
+  if (!o.given.height && d.height && o.initImagePath.empty()) o.height = *d.height;
   if (!o.given.steps && d.steps) o.steps = *d.steps;
   if (!o.given.cfgScale && d.cfgScale) o.cfgScale = *d.cfgScale;
   if (!o.given.sampler && d.sampler) o.sampler = *d.sampler;

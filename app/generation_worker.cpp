@@ -142,6 +142,7 @@ void GenerationWorker::runJob(const GenerationJob& job) {
       p.modelName = pipeline_->modelName();
       p.clipSkip = job.webuiClipSkip;
       p.promptSyntax = request.promptSyntax;
+      if (request.initImage) p.denoisingStrength = request.strength;
       p.version = std::string("sdgen ") + SDGEN_VERSION;
       std::string warnings;
       for (auto& w : image.warnings) warnings += (warnings.empty() ? "" : "; ") + w;

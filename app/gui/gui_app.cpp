@@ -56,6 +56,15 @@ GuiApp::GuiApp(const GuiOptions& options)
     width_ = options.width.value_or(width_);
     height_ = options.height.value_or(height_);
   }
+  if (!options.initImagePath.empty()) {
+    initPanel_.strength = options.strength.value_or(initPanel_.strength);
+    std::string err = initPanel_.openInitImage(options.initImagePath);
+    if (err.empty() && !options.maskPath.empty()) err = initPanel_.openMask(options.maskPath);
+    if (!err.empty()) {
+      addMessage(Message::Kind::Error, err);
+      scriptFailed_ = true;
+    }
+  }
   if (options.seed) {
     seed_ = *options.seed;
     randomSeed_ = false;
@@ -92,6 +101,12 @@ void GuiApp::noteValidationMessages(size_t count) {
 void GuiApp::dropTextures() {
   for (auto& e : gallery_) e.texture.reset();
   preview_.reset();
+  initPanel_.dropTextures();
+}
+
+void GuiApp::onFileDropped(const std::string& path) {
+  std::string err = initPanel_.openInitImage(path);
+  if (!err.empty()) addMessage(Message::Kind::Error, err);
 }
 
 GalleryEntry* GuiApp::selected() {
@@ -143,6 +158,7 @@ void GuiApp::update(VkCommandBuffer commands, GenerationWorker& worker, TextureR
       e.texture = std::make_unique<GuiTexture>(textures, im.width, im.height);
       e.texture->upload(commands, im.rgb);
     }
+  initPanel_.update(commands, textures);
   if (options_.timeoutSeconds > 0 && !exit_ &&
       std::chrono::duration<double>(std::chrono::steady_clock::now() - startTime_).count() > options_.timeoutSeconds) {
     addMessage(Message::Kind::Error, "scripted run timed out after " + std::to_string(options_.timeoutSeconds) + " s");
@@ -176,6 +192,7 @@ void GuiApp::startGeneration(GenerationWorker& worker) {
   r.karras = karras_;
   r.clipSkip = clipSkip_ - 1;  // webui's 1 = the last layer
   r.promptSyntax = webuiSyntax_ ? prompt::PromptSyntax::Webui : prompt::PromptSyntax::Plain;
+  initPanel_.apply(r);  // image to image / inpainting when an init image is set
   job.webuiClipSkip = clipSkip_;
   job.batchCount = batchCount_;
   if (worker.start(std::move(job)) && modelPath_ != "") {
@@ -321,6 +338,7 @@ void GuiApp::drawControls(GenerationWorker& worker) {
     ImGui::SetTooltip("(word) x1.1, (word:1.3), [word] /1.1, BREAK, prompts of any length in 75-token chunks;\n"
                       "off: the text as written, cut off after 77 tokens (sdgen --prompt-syntax plain)");
   ImGui::PopItemWidth();
+  if (std::string err = initPanel_.draw(); !err.empty()) addMessage(Message::Kind::Error, err);
 
   ImGui::Spacing();
   if (busy) ImGui::BeginDisabled();
@@ -419,6 +437,10 @@ void GuiApp::drawEntryDetails(GalleryEntry& entry) {
   if (ImGui::Button("Copy seed")) ImGui::SetClipboardText(std::to_string(p.seed).c_str());
   ImGui::SameLine();
   if (ImGui::Button("Use parameters")) applyParams(p);
+  ImGui::SameLine();
+  if (ImGui::Button("Use as init image"))
+    initPanel_.setInitImage({entry.result.image.width, entry.result.image.height, entry.result.image.rgb},
+                            "gallery image " + std::to_string(entry.id));
   ImGui::SameLine();
   if (ImGui::Button("Save PNG...")) {
     savePath_ = (std::filesystem::current_path() / ("sdgen-" + std::to_string(p.seed) + ".png")).string();

@@ -14,6 +14,7 @@
 #include "app/generation_worker.h"
 #include "app/gui/gui_options.h"
 #include "app/gui/gui_texture.h"
+#include "app/gui/init_image_panel.h"
 #include "app/gui/model_browser.h"
 
 namespace sdgen::gui {
@@ -56,6 +57,8 @@ class GuiApp {
   void dropTextures();
   void addMessage(Message::Kind kind, std::string text);
   void noteValidationMessages(size_t count);
+  // A file dropped on the window becomes the init image.
+  void onFileDropped(const std::string& path);
 
  private:
   void drawControls(GenerationWorker& worker);
@@ -79,6 +82,7 @@ class GuiApp {
   bool randomSeed_ = true, modelSize_ = true, karras_ = false;
   bool webuiSyntax_ = true;  // --prompt-syntax webui (else plain)
   sampling::SamplerKind sampler_ = sampling::SamplerKind::EulerAncestral;
+  InitImagePanel initPanel_;
   ModelBrowser browser_;
   RecentModels recent_;
 

@@ -83,6 +83,10 @@ int main(int argc, char** argv) {
     GlfwWindow window(options.windowWidth, options.windowHeight);
     ImGuiContextScope imgui(window.window);
     sdgen::gui::GuiApp app(options);
+    glfwSetWindowUserPointer(window.window, &app);
+    glfwSetDropCallback(window.window, [](GLFWwindow* w, int count, const char** paths) {
+      if (count > 0) static_cast<sdgen::gui::GuiApp*>(glfwGetWindowUserPointer(w))->onFileDropped(paths[0]);
+    });
     for (int restarts = 0;; ++restarts) {
       try {
         sdgen::gui::GuiSession session(window.window, options);

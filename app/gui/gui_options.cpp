@@ -58,6 +58,9 @@ GuiOptions parseGuiCommandLine(const std::vector<std::string>& args) {
       o.cfgScale = parseNumber<float>(flag, next(), CliLimits::kMinCfgScale, CliLimits::kMaxCfgScale);
     else if (flag == "-W" || flag == "--width") o.width = parseSize(flag, next());
     else if (flag == "-H" || flag == "--height") o.height = parseSize(flag, next());
+    else if (flag == "-i" || flag == "--init-img") o.initImagePath = next();
+    else if (flag == "--mask") o.maskPath = next();
+    else if (flag == "--strength") o.strength = parseNumber<float>(flag, next(), 0.f, 1.f);
     else if (flag == "--batch-count")
       o.batchCount = parseNumber<int>(flag, next(), CliLimits::kMinBatchCount, 100);
     else if (flag == "--sampler") {
@@ -88,6 +91,7 @@ GuiOptions parseGuiCommandLine(const std::vector<std::string>& args) {
     else if (flag == "--version") { o.version = true; return o; }
     else throw UsageError("unknown option '" + flag + "' (see sdgen-gui --help)");
   }
+  if (!o.maskPath.empty() && o.initImagePath.empty()) throw UsageError("--mask needs -i/--init-img");
   if (o.exitAfter && !o.autoGenerate) throw UsageError("--exit-after needs --auto-generate");
   if ((!o.screenshotPath.empty() || !o.saveImagePath.empty() || !o.previewScreenshotPath.empty()) && !o.autoGenerate)
     throw UsageError("--screenshot, --preview-screenshot and --save-image need --auto-generate");
@@ -101,7 +105,8 @@ std::string guiUsageText() {
          "Initial values of the form:\n"
          "  -p, --prompt TEXT  -n, --negative-prompt TEXT  -m, --model PATH (default: the built-in model)\n"
          "  -s, --seed N  --steps N  --cfg-scale X  -W, --width N  -H, --height N  --sampler NAME\n"
-         "  --batch-count N  --device N  --window-size WxH (default 1280x800)\n\n"
+         "  --batch-count N  --device N  --window-size WxH (default 1280x800)\n"
+         "  -i, --init-img FILE  --strength X  --mask FILE   image to image / inpainting (docs/img2img.md)\n\n"
          "Scripted mode (tests, screenshots):\n"
          "  --auto-generate       generate once the window is up\n"
          "  --screenshot FILE     then write the window's contents as a PNG (and print the image's rectangle)\n"

@@ -16,6 +16,9 @@ struct GuiOptions {
   std::optional<uint64_t> seed;
   std::optional<int> steps, width, height, batchCount;
   std::optional<float> cfgScale;
+  // Image to image: the init image, its strength, an inpainting mask (as sdgen's -i, --strength, --mask).
+  std::string initImagePath, maskPath;
+  std::optional<float> strength;
   std::optional<sampling::SamplerKind> sampler;
   std::optional<uint32_t> device;
   int windowWidth = 1280, windowHeight = 800;

@@ -11,13 +11,15 @@ void validateModelConfigs(const ClipTextConfig& text, const UNetConfig& unet, co
                 std::to_string(text.hiddenSize) + " ('" + text.source + "') but the UNet's cross_attention_dim is " +
                 std::to_string(unet.crossAttentionDim) + " ('" + unet.source +
                 "'); the two components come from different models");
-  if (unet.inChannels != vae.latentChannels)
+  // An ordinary UNet reads the latents; an inpainting UNet (diffusers' StableDiffusionInpaintPipeline, e.g.
+  // stable-diffusion-inpainting, stable-diffusion-2-inpainting) reads latents, mask and masked-image latents.
+  const int inpaintingChannels = 2 * vae.latentChannels + 1;
+  if (unet.inChannels != vae.latentChannels && unet.inChannels != inpaintingChannels)
     throw Error("mismatched UNet/VAE latents: the UNet's in_channels is " + std::to_string(unet.inChannels) + " ('" +
                 unet.source + "') but the VAE's latent_channels is " + std::to_string(vae.latentChannels) + " ('" +
-                vae.source + "')" +
-                (unet.inChannels > vae.latentChannels
-                     ? "; extra UNet inputs (inpainting, depth) are not supported by text-to-image"
-                     : ""));
+                vae.source + "'); sdgen runs UNets of " + std::to_string(vae.latentChannels) +
+                " input channels, or " + std::to_string(inpaintingChannels) +
+                " for inpainting (latents, mask, masked-image latents)");
   if (unet.outChannels != vae.latentChannels)
     throw Error("mismatched UNet/VAE latents: the UNet's out_channels is " + std::to_string(unet.outChannels) +
                 " ('" + unet.source + "') but the VAE's latent_channels is " + std::to_string(vae.latentChannels) +

@@ -14,6 +14,7 @@
 #include "models/networks/clip_text_encoder.h"
 #include "models/networks/unet.h"
 #include "models/networks/vae_decoder.h"
+#include "models/pipeline/image_encoding.h"
 #include "models/prompt/conditioning_windows.h"
 #include "models/prompt/emphasis.h"
 #include "models/sampling/sampler.h"
@@ -41,11 +42,10 @@ Value external(const graph::TensorView& v) {
   return {v.shape, {}, [v](const graph::Resolver&) { return graph::buffer(v); }, 0};
 }
 
-std::vector<float> nchwToNhwc(const std::vector<float>& v, int64_t c, int64_t h, int64_t w) {
-  std::vector<float> out(v.size());
-  for (int64_t ch = 0; ch < c; ++ch)
-    for (int64_t i = 0; i < h * w; ++i) out[i * c + ch] = v[ch * h * w + i];
-  return out;
+std::string sizeString(int width, int height) { return std::to_string(width) + "x" + std::to_string(height); }
+
+void uploadFloats(Context& ctx, const Allocation& dst, const std::vector<float>& values) {
+  ctx.upload(dst, 0, {reinterpret_cast<const uint8_t*>(values.data()), values.size() * 4});
 }
 
 }  // namespace
@@ -61,6 +61,7 @@ struct TextToImage::Impl {
   ops::Conv2dScratch scratch;
   StageTimings timings;
   LatentRgbFit previewFit;  // refined by every generation that asked for previews
+  std::unique_ptr<ImageEncoder> imageEncoder;  // made on the first image-to-image generation
 
   // Text encoding per number of 77-token windows (guidance halves x prompt chunks): ids in, embeddings out (the
   // buffers the recorded denoising steps read), with one recorded encoder per clip skip writing the same
@@ -76,6 +77,7 @@ struct TextToImage::Impl {
   struct SizeStage {
     int64_t h = 0, w = 0;
     Allocation latents, noise, history, update, image;
+    Allocation mask, maskedLatents;  // inpainting UNets' extra inputs: [1, h, w, 1] and [1, h, w, C], fp32
     std::unique_ptr<graph::CompiledGraph> decode;
     std::map<std::tuple<bool, int, bool, int64_t>, std::unique_ptr<graph::CompiledGraph>> steps;
   };
@@ -130,7 +132,15 @@ struct TextToImage::Impl {
     return r;
   }
 
-  int64_t latentChannels() const { return files.unetConfig.inChannels; }
+  int64_t latentChannels() const { return files.unetConfig.outChannels; }
+  // diffusers' inpainting UNets: latents, the mask and the masked image's latents (validateModelConfigs).
+  bool inpaintingUNet() const { return files.unetConfig.inChannels == 2 * latentChannels() + 1; }
+
+  ImageEncoder& encoder() {
+    if (!imageEncoder)
+      imageEncoder = std::make_unique<ImageEncoder>(ctx, params, files.vaeConfig, *files.vaeWeights, dtype, scratch);
+    return *imageEncoder;
+  }
 
   TextStage& textStage(int windows) {
     auto it = textStages.find(windows);
@@ -170,6 +180,10 @@ struct TextToImage::Impl {
     st.noise = ctx.memory().allocate(MemoryKind::Params, n * 4, "sampler noise");
     st.history = ctx.allocate(n * 4, "sampler history");
     st.update = ctx.allocate(n * 4, "sampler update");
+    if (inpaintingUNet()) {
+      st.mask = ctx.allocate(uint64_t(h) * w * 4, "latent mask");
+      st.maskedLatents = ctx.allocate(n * 4, "masked image latents");
+    }
     const int s = vae->upscale();
     const int64_t oc = files.vaeConfig.outChannels;
     st.image = ctx.allocate(uint64_t(h) * s * w * s * oc * 4, "decoded image");
@@ -197,10 +211,21 @@ struct TextToImage::Impl {
     graph::Graph g;
     nn::Builder b(g, dtype, &scratch);
     Value latents = external(graph::view(st.latents, DType::F32, latentShape));
-    Value input = b.map(latents, [&sampler, guided](const Expr& e) {
-      Expr x = sampler.modelInput(e);
-      return guided ? graph::concat(x, x, 0) : x;  // the unconditional and conditional halves share the input
-    });
+    Value input;
+    if (inpaintingUNet()) {  // diffusers: cat([scale_model_input(latents), mask, masked image latents], channels)
+      Value extra = b.zip(external(graph::view(st.mask, DType::F32, {1, h, w, 1})),
+                          external(graph::view(st.maskedLatents, DType::F32, latentShape)),
+                          [](const Expr& m, const Expr& l) { return graph::concat(m, l, 3); });
+      input = b.zip(latents, extra, [&sampler, guided](const Expr& e, const Expr& x) {
+        Expr in = graph::concat(sampler.modelInput(e), x, 3);
+        return guided ? graph::concat(in, in, 0) : in;
+      });
+    } else {
+      input = b.map(latents, [&sampler, guided](const Expr& e) {
+        Expr x = sampler.modelInput(e);
+        return guided ? graph::concat(x, x, 0) : x;  // the unconditional and conditional halves share the input
+      });
+    }
     Value t{{batch, 1}, {}, [batch](const graph::Resolver&) { return graph::broadcast(graph::uniform(kTimestepSlot), {batch, 1}); }, 0};
     graph::TensorId prediction = g.intermediate("noise prediction", {batch, h, w, c}, dtype);
     unet->build(b, input, t, external(context), prediction);
@@ -223,6 +248,96 @@ struct TextToImage::Impl {
     return *st.steps.emplace(key, std::move(compiled)).first->second;
   }
 
+  // The init image and mask against the output size (docs/img2img.md: no resizing; -W/-H, when given, must
+  // equal the init image's size). Returns the output size.
+  std::pair<int, int> checkImageInputs(const GenerationRequest& req) const {
+    const RgbImage& init = *req.initImage;
+    checkRgbImage(init, "the init image");
+    if ((req.width && req.width != init.width) || (req.height && req.height != init.height))
+      throw Error("the init image is " + sizeString(init.width, init.height) + " but the output size asked for is " +
+                  sizeString(req.width ? req.width : init.width, req.height ? req.height : init.height) +
+                  "; sdgen does not resize: give an init image of the output size, or leave the size out");
+    if (req.mask) {
+      checkRgbImage(*req.mask, "the mask");
+      if (req.mask->width != init.width || req.mask->height != init.height)
+        throw Error("the mask is " + sizeString(req.mask->width, req.mask->height) + " but the init image is " +
+                    sizeString(init.width, init.height) + "; they must be the same size");
+    }
+    return {init.width, init.height};
+  }
+
+  // What the denoising loop starts from, host-side, NHWC. blendMask is set for inpainting with an ordinary UNet:
+  // the latent mask (1 = repaint) and the image latents and noise the kept region is re-noised from.
+  struct Start {
+    std::vector<float> latents;
+    std::vector<float> blendMask, imageLatents, noise;
+  };
+
+  Start startingLatents(const GenerationRequest& req, const sampling::Sampler& sampler, int firstStep,
+                        sampling::TorchCpuGenerator& generator, SizeStage& ss, int width, int height) {
+    const int c = int(latentChannels()), h = int(ss.h), w = int(ss.w);
+    const size_t n = size_t(c) * h * w;
+    const float sf = files.vaeConfig.scalingFactor;
+    Start start;
+    if (!req.initImage) {  // text to image: torch.randn([1, C, h, w]) * init_noise_sigma
+      std::vector<float> noise = generator.randn(n);
+      for (float& v : noise) v *= sampler.initNoiseSigma();
+      start.latents = nchwToNhwc(noise, c, h, w);
+      return start;
+    }
+    if (files.vaeConfig.shiftFactor.value_or(0.f) != 0.f)
+      throw Error("image to image with a VAE shift_factor is not supported ('" + files.vaeConfig.source + "')");
+    const bool inpaint = req.mask.has_value(), fullStrength = req.strength == 1.0f;
+    const std::vector<float> pixels = normalizedPixels(*req.initImage);
+    // Draw 1: the encoder's sampled latents (img2img always; inpainting unless a 9-channel UNet starts from
+    // pure noise).
+    std::vector<float> imageLatents;
+    if (!inpaint || !inpaintingUNet() || !fullStrength)
+      imageLatents = sampleLatents(encoder().moments(pixels, height, width), generator.randn(n), c, h, w, sf);
+    // Draw 2: the noise.
+    const std::vector<float> noise = generator.randn(n);
+    std::vector<float> latents(n);
+    if (inpaint && fullStrength) {
+      for (size_t i = 0; i < n; ++i) latents[i] = noise[i] * sampler.initNoiseSigma();
+    } else {
+      const sampling::NoiseLevel level = sampler.noising(firstStep);
+      for (size_t i = 0; i < n; ++i) latents[i] = float(level.signal) * imageLatents[i] + float(level.noise) * noise[i];
+    }
+    start.latents = nchwToNhwc(latents, c, h, w);
+    if (!inpaint) return start;
+    // Draw 3: the masked image's latents (diffusers encodes them for every UNet).
+    const std::vector<float> mask = binaryMask(*req.mask);
+    const std::vector<float> maskedLatents = sampleLatents(
+        encoder().moments(maskedPixels(pixels, mask), height, width), generator.randn(n), c, h, w, sf);
+    std::vector<float> latentMask = downsampleNearest(mask, height, width, vae->upscale());
+    if (inpaintingUNet()) {
+      uploadFloats(ctx, ss.mask, latentMask);
+      uploadFloats(ctx, ss.maskedLatents, nchwToNhwc(maskedLatents, c, h, w));
+    } else {
+      start.blendMask = std::move(latentMask);
+      start.imageLatents = nchwToNhwc(imageLatents, c, h, w);
+      start.noise = nchwToNhwc(noise, c, h, w);
+    }
+    return start;
+  }
+
+  // Inpainting with an ordinary UNet, after step `step` (diffusers' StableDiffusionInpaintPipeline with 4 input
+  // channels): latents = (1 - mask) * add_noise(image latents, noise, next step) + mask * latents, the image
+  // latents unnoised after the last step. On the host: one latent readback and upload per step.
+  void blendKeptLatents(const Start& start, const sampling::Sampler& sampler, int step, SizeStage& ss) {
+    const size_t c = size_t(latentChannels()), n = start.imageLatents.size();
+    std::vector<float> latents = downloadFloats(ctx, ss.latents, n, DType::F32);
+    const bool last = step + 1 == sampler.steps();
+    const sampling::NoiseLevel level = last ? sampling::NoiseLevel{1, 0} : sampler.noising(step + 1);
+    for (size_t i = 0; i < n; ++i) {
+      const float m = start.blendMask[i / c];
+      const float kept = last ? start.imageLatents[i]
+                              : float(level.signal) * start.imageLatents[i] + float(level.noise) * start.noise[i];
+      latents[i] = (1.0f - m) * kept + m * latents[i];
+    }
+    uploadFloats(ctx, ss.latents, latents);
+  }
+
   Image generate(const GenerationRequest& req, const GenerationHooks& hooks) {
     const ProgressCallback& progress = hooks.progress;
     auto checkCancel = [&](int done, int total) {
@@ -231,7 +346,12 @@ struct TextToImage::Impl {
     };
     timings = StageTimings{timings.loadMs};
     const int scale = vae->upscale();
-    const int width = req.width ? req.width : defaultWidth(), height = req.height ? req.height : defaultHeight();
+    int width = req.width ? req.width : defaultWidth(), height = req.height ? req.height : defaultHeight();
+    if (req.initImage) std::tie(width, height) = checkImageInputs(req);
+    if (inpaintingUNet() && !req.mask)
+      throw Error("'" + files.name + "' is an inpainting model (its UNet takes " +
+                  std::to_string(files.unetConfig.inChannels) +
+                  " input channels: latents, mask and masked-image latents): it needs an init image and a mask");
     const int multiple = scale;  // diffusers: sizes divisible by the VAE's scale factor
     if (width <= 0 || height <= 0 || width % multiple || height % multiple)
       throw Error("image size " + std::to_string(width) + "x" + std::to_string(height) + " is not a positive multiple of " +
@@ -262,6 +382,9 @@ struct TextToImage::Impl {
         models::schedulerConfigFor(files.scheduler, sampling::diffusersSchedulerClass(req.sampler));
     const bool karras = req.karras || schedule.useKarrasSigmas;
     auto sampler = sampling::Sampler::create(schedule, {req.sampler, karras}, req.steps, kFirstSamplerSlot);
+    // Image to image starts where strength puts it (diffusers' get_timesteps and set_begin_index).
+    const int firstStep = req.initImage ? firstStepForStrength(req.steps, req.strength) : 0;
+    sampler->beginAt(firstStep);
     // The windows' embeddings [batch * chunks, 77, d] are, in memory, the context [batch, chunks * 77, d].
     const int64_t contextLength = int64_t(windows.contextLength());
     graph::CompiledGraph& step =
@@ -274,38 +397,40 @@ struct TextToImage::Impl {
     if (windows.weighted) applyEmphasis(ts.embeddings, windows);
     timings.encodeMs = tokenizeMs + msSince(encodeStart);
 
-    // Initial noise exactly as diffusers draws it: torch.randn([1, C, h, w]) from a CPU generator.
+    // The starting latents, from the generator in diffusers' order of draws (docs/img2img.md).
     const int64_t c = latentChannels(), h = ss.h, w = ss.w;
     sampling::TorchCpuGenerator generator(req.seed);
-    std::vector<float> noise = generator.randn(size_t(c * h * w));
-    for (float& v : noise) v *= sampler->initNoiseSigma();
-    std::vector<float> latents = nchwToNhwc(noise, c, h, w);
-    ctx.upload(ss.latents, 0, {reinterpret_cast<const uint8_t*>(latents.data()), latents.size() * 4});
-    std::vector<float> zeros(latents.size(), 0.f);
-    ctx.upload(ss.history, 0, {reinterpret_cast<const uint8_t*>(zeros.data()), zeros.size() * 4});
+    auto imageStart = std::chrono::steady_clock::now();
+    const Start start = startingLatents(req, *sampler, firstStep, generator, ss, width, height);
+    timings.encodeMs += msSince(imageStart);
+    uploadFloats(ctx, ss.latents, start.latents);
+    std::vector<float> zeros(start.latents.size(), 0.f);
+    uploadFloats(ctx, ss.history, zeros);
 
     step.setUniform(kGuidanceSlot, req.cfgScale);
     previewFit.channels = int(c);
     const LatentRgbProjection projection = hooks.preview ? previewFit.solve() : LatentRgbProjection{};
     std::vector<float> currentLatents;
-    for (int i = 0; i < sampler->steps(); ++i) {
-      checkCancel(i, sampler->steps());
+    const int steps = sampler->steps(), run = steps - firstStep;
+    for (int i = firstStep; i < steps; ++i) {
+      checkCancel(i - firstStep, run);
       auto stepStart = std::chrono::steady_clock::now();
       step.setUniform(kTimestepSlot, sampler->timestep(i));
       sampler->setStepUniforms(i, [&](uint32_t slot, float v) { step.setUniform(slot, v); });
       if (sampler->needsNoise()) {
-        std::vector<float> n = nchwToNhwc(generator.randn(size_t(c * h * w)), c, h, w);
+        std::vector<float> n = nchwToNhwc(generator.randn(size_t(c * h * w)), int(c), int(h), int(w));
         std::memcpy(ss.noise.mapped(), n.data(), n.size() * 4);  // the previous step has finished reading it
       }
       step.run();
+      if (!start.blendMask.empty()) blendKeptLatents(start, *sampler, i, ss);
       timings.stepMs.push_back(msSince(stepStart));
-      if (progress) progress(i + 1, sampler->steps());
+      if (progress) progress(i - firstStep + 1, run);
       if (hooks.preview) {
         currentLatents = downloadFloats(ctx, ss.latents, size_t(h * w * c), DType::F32);
-        hooks.preview({i + 1, sampler->steps(), int(w), int(h), projectLatents(projection, currentLatents)});
+        hooks.preview({i - firstStep + 1, run, int(w), int(h), projectLatents(projection, currentLatents)});
       }
     }
-    checkCancel(sampler->steps(), sampler->steps());
+    checkCancel(run, run);
 
     auto decodeStart = std::chrono::steady_clock::now();
     ss.decode->run();
@@ -369,5 +494,6 @@ const StageTimings& TextToImage::timings() const { return impl_->timings; }
 std::string TextToImage::modelName() const { return impl_->files.name; }
 int TextToImage::defaultWidth() const { return impl_->defaultWidth(); }
 int TextToImage::defaultHeight() const { return impl_->defaultHeight(); }
+bool TextToImage::isInpaintingModel() const { return impl_->inpaintingUNet(); }
 
 }  // namespace sdgen::pipeline

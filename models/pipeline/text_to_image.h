@@ -1,7 +1,11 @@
 #pragma once
-// Text to image: tokenize (in 77-token windows, models/prompt/) -> CLIP text encoder (+ webui's emphasis) ->
+// Text to image, image to image and inpainting: tokenize (in 77-token windows, models/prompt/) -> CLIP text encoder (+ webui's emphasis) ->
 // denoising loop with classifier-free guidance (conditional and
 // unconditional halves batched through one UNet pass, the step recorded once and replayed) -> VAE decode.
+// With an init image, the denoising starts from its VAE-encoded latents noised to the step `strength` selects
+// (diffusers' StableDiffusionImg2ImgPipeline); with a mask too, as diffusers' StableDiffusionInpaintPipeline:
+// a 9-channel inpainting UNet reads the mask and the masked image's latents, an ordinary UNet's latents are
+// blended with the re-noised image latents outside the mask after every step (docs/img2img.md).
 // Load once, generate many times; each generation reuses the recorded sequences when the size is unchanged.
 #include <cstdint>
 #include <functional>
@@ -13,6 +17,7 @@
 #include "engine/context.h"
 #include "engine/dtype.h"
 #include "engine/error.h"
+#include "models/pipeline/image_inputs.h"
 #include "models/pipeline/latent_preview.h"
 #include "models/prompt/prompt_syntax.h"
 #include "models/sampling/sampler_kind.h"
@@ -43,6 +48,12 @@ struct GenerationRequest {
   // Webui: emphasis syntax, BREAK and prompts of any length in 77-token windows (models/prompt/); Plain: the
   // text as written, truncated to one window.
   prompt::PromptSyntax promptSyntax = prompt::PromptSyntax::Webui;
+  // Image to image: the starting image, exactly the output size (width/height 0 take its size). strength in
+  // [0, 1]: how much of the schedule runs (1 = all of it, from pure noise for inpainting).
+  std::optional<RgbImage> initImage;
+  float strength = 0.75f;
+  // Inpainting (needs initImage, same size): white (luma >= 128) = repaint, black = keep.
+  std::optional<RgbImage> mask;
 };
 
 struct Image {
@@ -112,6 +123,8 @@ class TextToImage {
   std::string modelName() const;   // the folder or file name, for metadata
   int defaultWidth() const;
   int defaultHeight() const;
+  // A 9-input-channel UNet (latents, mask, masked-image latents): generating needs an init image and a mask.
+  bool isInpaintingModel() const;
 
  private:
   struct Impl;

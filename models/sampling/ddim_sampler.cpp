@@ -40,6 +40,7 @@ class DdimSampler final : public Sampler {
       c.push_back(std::sqrt(aPrev));
       c.push_back(std::sqrt(1 - aPrev));
       coefficients_.push_back(c);
+      noising_.push_back({sqrtA, sqrtB});
     }
   }
 

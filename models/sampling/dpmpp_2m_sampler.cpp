@@ -37,32 +37,19 @@ class DpmPP2MSampler final : public Sampler {
     timesteps_ = s.timesteps;
     sigmas_ = s.sigmas;
     initNoiseSigma_ = s.initNoiseSigma;
-    const bool vPrediction = config.predictionType == "v_prediction";
+    vPrediction_ = config.predictionType == "v_prediction";
     const size_t n = timesteps_.size();
     for (size_t i = 0; i < n; ++i) {
+      coefficients_.push_back(row(i, i == 0 || i + 1 == n));
       const AlphaSigma now = alphaSigma(sigmas_[i]);
-      std::vector<double> c;
-      if (vPrediction)  // m0 = alpha_t x - sigma_t v
-        c = {now.alpha, -now.sigma, 1.0};
-      else  // m0 = (x - sigma_t eps) / alpha_t
-        c = {1.0, -now.sigma, now.alpha};
-      const double nextSigma = sigmas_[i + 1];
-      if (nextSigma == 0) {  // to sigma 0: x' = m0
-        c.insert(c.end(), {0.0, 1.0, 0.0});
-      } else {
-        const AlphaSigma next = alphaSigma(nextSigma);
-        const double h = next.lambda - now.lambda;
-        const double e = next.alpha * std::expm1(-h);
-        const bool firstOrder = i == 0 || i + 1 == n;
-        double historyWeight = 0;
-        if (!firstOrder) {
-          const double r0 = (now.lambda - alphaSigma(sigmas_[i - 1]).lambda) / h;
-          historyWeight = -0.5 * e / r0;
-        }
-        c.insert(c.end(), {next.sigma / now.sigma, -e, historyWeight});
-      }
-      coefficients_.push_back(c);
+      noising_.push_back({now.alpha, now.sigma});
     }
+  }
+
+  // diffusers' scheduler starts without history (lower_order_nums 0) wherever the generation begins.
+  void beginAt(int step) override {
+    checkStep(step);
+    coefficients_[size_t(step)] = row(size_t(step), true);
   }
 
   bool needsHistory() const override { return true; }
@@ -80,9 +67,35 @@ class DpmPP2MSampler final : public Sampler {
   }
 
  private:
+  std::vector<double> row(size_t i, bool firstOrder) const {
+    const AlphaSigma now = alphaSigma(sigmas_[i]);
+    std::vector<double> c;
+    if (vPrediction_)  // m0 = alpha_t x - sigma_t v
+      c = {now.alpha, -now.sigma, 1.0};
+    else  // m0 = (x - sigma_t eps) / alpha_t
+      c = {1.0, -now.sigma, now.alpha};
+    const double nextSigma = sigmas_[i + 1];
+    if (nextSigma == 0) {  // to sigma 0: x' = m0
+      c.insert(c.end(), {0.0, 1.0, 0.0});
+      return c;
+    }
+    const AlphaSigma next = alphaSigma(nextSigma);
+    const double h = next.lambda - now.lambda;
+    const double e = next.alpha * std::expm1(-h);
+    double historyWeight = 0;
+    if (!firstOrder) {
+      const double r0 = (now.lambda - alphaSigma(sigmas_[i - 1]).lambda) / h;
+      historyWeight = -0.5 * e / r0;
+    }
+    c.insert(c.end(), {next.sigma / now.sigma, -e, historyWeight});
+    return c;
+  }
+
   Expr denoised(const Expr& x, const Expr& e) const {
     return (coefficient(0) * x + coefficient(1) * e) / coefficient(2);
   }
+
+  bool vPrediction_ = false;
 };
 
 }  // namespace

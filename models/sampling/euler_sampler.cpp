@@ -48,6 +48,7 @@ class EulerSampler final : public Sampler {
         c.push_back(next - sigma);
       }
       coefficients_.push_back(c);
+      noising_.push_back({1.0, sigma});
     }
   }
 

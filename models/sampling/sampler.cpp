@@ -39,6 +39,11 @@ graph::Expr Sampler::nextHistory(const graph::Expr&, const graph::Expr&) const {
   throw Error("sampler " + std::string(samplerFlagName(kind())) + " keeps no history (needsHistory() is false)");
 }
 
+NoiseLevel Sampler::noising(int step) const {
+  checkStep(step);
+  return noising_.at(static_cast<size_t>(step));
+}
+
 const std::vector<double>& Sampler::stepCoefficients(int step) const {
   checkStep(step);
   return coefficients_[static_cast<size_t>(step)];

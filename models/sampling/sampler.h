@@ -16,6 +16,10 @@
 //                  3. store S into L.
 //                recordLatentUpdate (step_recorder.h) records exactly this.
 // Before the first step: L = randn(latent shape) * initNoiseSigma().
+//
+// Image to image starts later (diffusers' get_timesteps + set_begin_index): beginAt(t) before the first step
+// makes step t the first one run (DPM++ 2M: first order, as diffusers' scheduler has no history yet), and the
+// initial latents are noising(t).signal * image latents + noising(t).noise * noise (the scheduler's add_noise).
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -26,6 +30,12 @@
 #include "models/sampling/sampler_kind.h"
 
 namespace sdgen::sampling {
+
+// add_noise(x, n, step) = signal * x + noise * n: DDIM sqrt(abar_t), sqrt(1 - abar_t); Euler / Euler a 1, sigma;
+// DPM++ 1 / sqrt(sigma^2 + 1), sigma / sqrt(sigma^2 + 1).
+struct NoiseLevel {
+  double signal = 1, noise = 0;
+};
 
 struct SamplerOptions {
   SamplerKind kind = SamplerKind::EulerAncestral;
@@ -63,6 +73,11 @@ class Sampler {
   // needsHistory(): what `history` must hold at the next step (the denoised estimate), from the OLD latents.
   virtual graph::Expr nextHistory(const graph::Expr& latents, const graph::Expr& modelOutput) const;
 
+  // diffusers' scheduler.add_noise at `step` (0-based, of steps()).
+  NoiseLevel noising(int step) const;
+  // The generation starts at `step` instead of 0 (call once, before the first step is recorded or run).
+  virtual void beginAt(int step) { checkStep(step); }
+
   // Calls set(slot, value) for every uniform of the sampler with the values of `step`.
   void setStepUniforms(int step, const std::function<void(uint32_t slot, float value)>& set) const;
   // The same values, in double, by index (for tests and diagnostics).
@@ -81,6 +96,7 @@ class Sampler {
   std::vector<float> timesteps_, sigmas_;
   float initNoiseSigma_ = 1.0f;
   std::vector<std::vector<double>> coefficients_;  // [step][uniform index]
+  std::vector<NoiseLevel> noising_;                 // [step]
 };
 
 }  // namespace sdgen::sampling

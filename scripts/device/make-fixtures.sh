@@ -31,5 +31,6 @@ pack data-sd1.tar.gz tiny-sd1 tiny-sd1-ldm.safetensors
 pack data-sd2.tar.gz tiny-sd2 tiny-sd2-ldm.safetensors
 pack data-fixtures.tar.gz fixtures
 pack data-tf5.tar.gz tiny-clip-tf5
+pack data-inpaint.tar.gz tiny-sd1-inpaint tiny-sd1-inpaint-unet-ldm.safetensors
 ls -la "$OUT"
 exit $status

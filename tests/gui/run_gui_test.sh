@@ -43,4 +43,31 @@ fi
 # shellcheck disable=SC2086 # the rectangles are four numbers
 "$check" --preview "$out/preview.png" $preview || exit 1
 # shellcheck disable=SC2086
-"$check" "$out/screenshot.png" "$out/result.png" $rect "$out/cli.png" "$prompt" "Steps: 4," "Seed: 7," "Model: sdgen-tiny"
+"$check" "$out/screenshot.png" "$out/result.png" $rect "$out/cli.png" "$prompt" "Steps: 4," "Seed: 7," "Model: sdgen-tiny" || exit 1
+
+# Image to image: the first result as the init image (docs/img2img.md); the same run on the command line must
+# give the same PNG.
+rm -f "$out/i2i-screenshot.png" "$out/i2i-result.png" "$out/i2i-cli.png"
+prompt2="a small red circle on a green background"
+xvfb-run -a -s "-screen 0 1280x800x24" "$gui" --window-size 1280x800 --auto-generate --prompt "$prompt2" \
+  --seed 8 --steps 4 --init-img "$out/result.png" --strength 0.6 --screenshot "$out/i2i-screenshot.png" \
+  --save-image "$out/i2i-result.png" --exit-after --timeout 240 >"$out/i2i-stdout.txt" 2>"$out/i2i-stderr.txt"
+code=$?
+cat "$out/i2i-stdout.txt"
+cat "$out/i2i-stderr.txt" >&2
+if [ $code -ne 0 ]; then
+  echo "FAILED: sdgen-gui (image to image) exited with code $code"
+  exit 1
+fi
+if ! "$cli" -p "$prompt2" -s 8 --steps 4 -i "$out/result.png" --strength 0.6 -o "$out/i2i-cli.png"; then
+  echo "FAILED: sdgen (the command line) could not make the image-to-image reference"
+  exit 1
+fi
+rect=$(sed -n 's/^sdgen-gui: image-rect //p' "$out/i2i-stdout.txt")
+if [ -z "$rect" ]; then
+  echo "FAILED: sdgen-gui did not report where it drew the image-to-image result"
+  exit 1
+fi
+# shellcheck disable=SC2086
+"$check" "$out/i2i-screenshot.png" "$out/i2i-result.png" $rect "$out/i2i-cli.png" "$prompt2" "Seed: 8," \
+  "Denoising strength: 0.6," "Model: sdgen-tiny"

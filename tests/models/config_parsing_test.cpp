@@ -354,11 +354,18 @@ TEST(ConfigParsing, ConsistencyBetweenComponents) {
   EXPECT_NE(msg.find("m/text_encoder/config.json"), std::string::npos) << msg;
   EXPECT_NE(msg.find("m/unet/config.json"), std::string::npos) << msg;
 
+  // Inpainting UNets (latents + mask + masked-image latents = 9 channels): runwayml's SD 1.5 inpainting and
+  // stabilityai's SD 2 inpainting configs (SD 2's UNet with in_channels 9, its 1024-wide text encoder).
   unet = parseUNetConfig(with(kSd15UNet, "in_channels", 9).dump(), "m/unet/config.json");
+  EXPECT_NO_THROW(validateModelConfigs(text, unet, vae));
+  unet = parseUNetConfig(with(kSd21UNet, "in_channels", 9).dump(), "m/unet/config.json");
+  EXPECT_NO_THROW(validateModelConfigs(parseClipTextConfig(with(with(kSd15Text, "hidden_size", 1024), "num_attention_heads", 16).dump(), "t"), unet, vae));
+
+  unet = parseUNetConfig(with(kSd15UNet, "in_channels", 8).dump(), "m/unet/config.json");
   msg = errorOf([&] { validateModelConfigs(text, unet, vae); });
-  EXPECT_NE(msg.find("in_channels is 9"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("in_channels is 8"), std::string::npos) << msg;
   EXPECT_NE(msg.find("latent_channels is 4"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("inpainting"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("9 for inpainting"), std::string::npos) << msg;
 
   unet = parseUNetConfig(kSd15UNet.dump(), "m/unet/config.json");
   EXPECT_NO_THROW(validateModelConfigs(text, unet, vae));

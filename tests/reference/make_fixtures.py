@@ -2,11 +2,12 @@
 """Writes the reference fixtures of tests/data/ with diffusers and transformers (torch on the CPU, fp32/fp64).
 
   python3 tests/reference/make_fixtures.py --out DIR
-      [--only rng,schedulers,models,components,pipelines,realsched,tf5text,prompts]
+      [--only rng,schedulers,models,components,pipelines,realsched,tf5text,prompts,img2img,inpaint]
 
 DIR receives tiny-sd1/, tiny-sd2/ (diffusers folders), tiny-sd1-ldm.safetensors, tiny-sd2-ldm.safetensors and
 fixtures/*.{json,safetensors} (realsched and tf5text: real_checkpoints.py, which also writes tiny-clip-tf5/;
-prompts: prompt_weighting.py, webui-syntax prompt conditioning);
+prompts: prompt_weighting.py, webui-syntax prompt conditioning; img2img and inpaint: image_to_image.py, which also
+writes tiny-sd1-inpaint/ and tiny-sd1-inpaint-unet-ldm.safetensors);
 docs/reference-fixtures.md says what each holds. It is run on the device machine
 by scripts/device/make-fixtures.sh (this machine has no torch). 'components' and 'pipelines' read the model
 folders that 'models' wrote into DIR; every section logs its progress, a failing section does not stop the
@@ -32,7 +33,8 @@ import ldm_names  # noqa: E402
 import tiny_models  # noqa: E402
 
 T0 = time.time()
-SECTIONS = ["rng", "schedulers", "models", "components", "pipelines", "realsched", "tf5text", "prompts"]
+SECTIONS = ["rng", "schedulers", "models", "components", "pipelines", "realsched", "tf5text", "prompts", "img2img",
+            "inpaint"]
 
 
 def log(msg):
@@ -594,6 +596,7 @@ def main():
         sys.exit(f"unknown sections: {sorted(unknown)}")
     args.out.mkdir(parents=True, exist_ok=True)
     log(f"versions: {versions()}, threads {torch.get_num_threads()}")
+    import image_to_image
     import prompt_weighting
     import real_checkpoints
     here = sys.modules[__name__]
@@ -601,7 +604,9 @@ def main():
              "components": make_components, "pipelines": make_pipelines,
              "realsched": lambda out: real_checkpoints.make_realsched(out, here),
              "tf5text": lambda out: real_checkpoints.make_tf5_text(out, here),
-             "prompts": lambda out: prompt_weighting.make_prompt_fixtures(out, here)}
+             "prompts": lambda out: prompt_weighting.make_prompt_fixtures(out, here),
+             "img2img": lambda out: image_to_image.make_img2img_fixtures(out, here),
+             "inpaint": lambda out: image_to_image.make_inpaint_fixtures(out, here)}
     failed = []
     for s in SECTIONS:
         if s not in wanted:

@@ -160,6 +160,24 @@ def build_components(spec):
                 scheduler=DDIMScheduler.from_config(spec["scheduler"]))
 
 
+# Inpainting UNets (9 input channels: latents, mask, masked-image latents), the shape of the base model's UNet
+# otherwise, as stable-diffusion-inpainting is SD 1.5's. Only the UNet is new: the pipeline uses the base model's
+# text encoder, tokenizer, VAE and scheduler.
+INPAINT = {
+    "sd1": dict(folder="tiny-sd1-inpaint", seed=1500),
+}
+
+
+def build_inpaint_unet(key):
+    """The 9-channel UNet of INPAINT[key], fp32, weights fp16-representable."""
+    from diffusers import UNet2DConditionModel
+    seed = INPAINT[key]["seed"]
+    torch.manual_seed(seed)  # only the constructor's default init draws from it; every parameter is re-drawn
+    unet = UNet2DConditionModel(**dict(TINY[key]["unet"], in_channels=9)).eval()
+    reinit_(unet, seed + 2)
+    return unet
+
+
 def openclip_extra_block(index, width, intermediate, seed):
     """One more OpenCLIP resblock (random) and text_projection/logit_scale, as SD 2.x checkpoints hold them."""
     g = torch.Generator().manual_seed(seed)
