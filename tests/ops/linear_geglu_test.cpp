@@ -12,6 +12,7 @@
 #include "ops/linear_geglu.h"
 #include "ops/linear_gemm.h"
 #include "tests/graph/tensor_fixture.h"
+#include "tests/ops/gemm_coop_test_support.h"
 
 namespace sdgen {
 namespace {
@@ -57,18 +58,10 @@ TEST(LinearGeglu, KernelCompilesToSpirv) {
   std::filesystem::remove_all(cache);
   SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
   for (const ops::GemmTile& tile : {ops::GemmTile::coopTile(64, 64, 32, 2, 2), ops::GemmTile::coopTile(128, 128, 32, 4, 4)}) {
-    ops::GemmInfo info;
-    info.aType = "Buf<26,F16Storage,1,0>";
-    info.sinkType = "BufSink<33,F16Storage>";
-    info.vectorA = info.vectorOut = true;
-    info.aMode = 1;
     KernelSource src;
-    src.generated = ops::gemmWrapperSource(info, tile, true, true);
-    src.capabilities = {"spvCooperativeMatrixKHR"};
+    src.generated = ops::gemmWrapperSource(test::coopGemmInfo(1), tile, true, true);
     src.label = "gemm coop geglu " + tile.describe();
-    std::vector<uint32_t> spirv;
-    EXPECT_NO_THROW(spirv = compiler.compile(src)) << src.label;
-    EXPECT_GT(spirv.size(), 100u) << src.label;
+    test::expectCompiles(compiler, src);
   }
   std::filesystem::remove_all(cache);
 }
@@ -111,15 +104,10 @@ TEST_P(LinearGegluTest, GatedOutputWhereSupported) {
         ref[m * c.inner + j] = v * 0.5 * g * (1.0 + std::erf(g / std::sqrt(2.0))) + rv[m * c.inner + j];
       }
     // fp16 operands: relative to the output's scale, as the other tensor-core tests.
-    const std::vector<float> got = read(out);
-    double err = 0, scale = 0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-      err = std::max(err, std::isfinite(got[i]) ? std::abs(got[i] - ref[i]) : INFINITY);
-      scale = std::max(scale, std::abs(ref[i]));
-    }
-    EXPECT_LE(err / scale, 5e-3) << "M " << c.m << " K " << c.k << " inner " << c.inner << " " << info.kernel;
+    const double rel = test::errorOfScale(read(out), ref);
+    EXPECT_LE(rel, 5e-3) << "M " << c.m << " K " << c.k << " inner " << c.inner << " " << info.kernel;
     std::printf("GEGLU epilogue M %lld K %lld inner %lld %s: relative error %.3g\n", (long long)c.m,
-                (long long)c.k, (long long)c.inner, info.kernel.c_str(), err / scale);
+                (long long)c.k, (long long)c.inner, info.kernel.c_str(), rel);
   }
 }
 

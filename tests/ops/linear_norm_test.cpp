@@ -13,6 +13,7 @@
 #include "ops/linear_norm.h"
 #include "ops/norm.h"
 #include "tests/graph/tensor_fixture.h"
+#include "tests/ops/gemm_coop_test_support.h"
 
 namespace sdgen {
 namespace {
@@ -60,18 +61,10 @@ TEST(LinearNorm, KernelCompilesToSpirv) {
   for (int split : {1, 4}) {
     ops::GemmTile tile = ops::GemmTile::coopTile(64, 64, 32, 2, 2);
     tile.splitK = split;
-    ops::GemmInfo info;
-    info.aType = "Buf<26,F16Storage,1,0>";
-    info.sinkType = "BufSink<33,F16Storage>";
-    info.vectorA = info.vectorOut = true;
-    info.aMode = 3;
     KernelSource src;
-    src.generated = ops::gemmWrapperSource(info, tile, true);
-    src.capabilities = {"spvCooperativeMatrixKHR"};
+    src.generated = ops::gemmWrapperSource(test::coopGemmInfo(3), tile, true);
     src.label = "gemm coop layer norm " + tile.describe();
-    std::vector<uint32_t> spirv;
-    EXPECT_NO_THROW(spirv = compiler.compile(src)) << src.label;
-    EXPECT_GT(spirv.size(), 100u) << src.label;
+    test::expectCompiles(compiler, src);
   }
   std::filesystem::remove_all(cache);
 }
@@ -123,15 +116,10 @@ TEST_P(LinearNormTest, FusedLayerNormMatchesFloat64) {
       continue;
     }
     // Tensor cores round the normalized A to fp16: relative to the output's scale, as the other coop tests.
-    const std::vector<float> got = read(out);
-    double err = 0, scale = 0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-      err = std::max(err, std::isfinite(got[i]) ? std::abs(got[i] - ref[i]) : INFINITY);
-      scale = std::max(scale, std::abs(ref[i]));
-    }
-    EXPECT_LE(err / scale, 5e-3) << "M " << c.m << " K " << c.k << " " << info.kernel;
+    const double rel = test::errorOfScale(read(out), ref);
+    EXPECT_LE(rel, 5e-3) << "M " << c.m << " K " << c.k << " " << info.kernel;
     std::printf("fused layer norm M %lld K %lld N %lld %s: relative error %.3g\n", (long long)c.m, (long long)c.k,
-                (long long)c.n, info.kernel.c_str(), err / scale);
+                (long long)c.n, info.kernel.c_str(), rel);
   }
 }
 

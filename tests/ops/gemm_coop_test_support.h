@@ -1,0 +1,45 @@
+#pragma once
+// Shared by the tensor-core GEMM tests (gemm_split_test, linear_geglu_test, linear_norm_test): its generated
+// kernels compiled to SPIR-V on any device, and the error measure of its fp16-operand results.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/slang_compiler.h"
+#include "ops/linear_gemm.h"
+
+namespace sdgen::test {
+
+// A GEMM whose A is a raw fp16 buffer (parameter word 26, after the 26-word header) and whose sink is an fp16
+// buffer (word 33), with bias, in A mode `aMode`.
+inline ops::GemmInfo coopGemmInfo(int aMode) {
+  ops::GemmInfo info;
+  info.aType = "Buf<26,F16Storage,1,0>";
+  info.sinkType = "BufSink<33,F16Storage>";
+  info.vectorA = info.vectorOut = true;
+  info.aMode = aMode;
+  return info;
+}
+
+inline void expectCompiles(SlangCompiler& compiler, KernelSource src, bool coopMatrix = true) {
+  if (coopMatrix) src.capabilities = {"spvCooperativeMatrixKHR"};
+  std::vector<uint32_t> spirv;
+  EXPECT_NO_THROW(spirv = compiler.compile(src)) << src.label;
+  EXPECT_GT(spirv.size(), 100u) << src.label;
+}
+
+// max |got - ref| / max |ref| (a non-finite element counts as infinite): tensor cores round A to fp16, so
+// their bar is relative to the output's scale.
+inline double errorOfScale(const std::vector<float>& got, const std::vector<double>& ref) {
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    err = std::max(err, std::isfinite(got[i]) ? std::abs(got[i] - ref[i]) : INFINITY);
+    scale = std::max(scale, std::abs(ref[i]));
+  }
+  return err / scale;
+}
+
+}  // namespace sdgen::test
