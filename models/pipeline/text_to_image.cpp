@@ -72,6 +72,13 @@ struct TextToImage::Impl {
   };
   std::map<int, TextStage> textStages;
 
+  // A recorded denoising step, and the graph run once per image before it: the cross-attention K/V
+  // projections of the text context (the same for every step), into `contextKv`, which the step reads.
+  struct StepGraphs {
+    std::vector<Allocation> contextKv;
+    std::unique_ptr<graph::CompiledGraph> context, step;
+  };
+
   // Everything of one latent size: persistent latents (fp32, NHWC), sampler state, the decode graph and the
   // recorded denoising steps per (guided, sampler kind, karras, context length: the text stage it reads).
   struct SizeStage {
@@ -79,7 +86,7 @@ struct TextToImage::Impl {
     Allocation latents, noise, history, update, image;
     Allocation mask, maskedLatents;  // inpainting UNets' extra inputs: [1, h, w, 1] and [1, h, w, C], fp32
     std::unique_ptr<graph::CompiledGraph> decode;
-    std::map<std::tuple<bool, int, bool, int64_t>, std::unique_ptr<graph::CompiledGraph>> steps;
+    std::map<std::tuple<bool, int, bool, int64_t>, StepGraphs> steps;
   };
   std::map<std::pair<int64_t, int64_t>, SizeStage> sizeStages;
 
@@ -115,7 +122,10 @@ struct TextToImage::Impl {
     for (const auto& [windows, st] : textStages)
       for (const auto& [skip, g] : st.encoders) r.components[0].arenaBytes += g->memoryPlan().peakBytes;
     for (const auto& [size, st] : sizeStages) {
-      for (const auto& [key, g] : st.steps) r.components[1].arenaBytes += g->memoryPlan().peakBytes;
+      for (const auto& [key, g] : st.steps) {
+        r.components[1].arenaBytes += g.step->memoryPlan().peakBytes + g.context->memoryPlan().peakBytes;
+        for (const Allocation& kv : g.contextKv) r.components[1].arenaBytes += kv.size();
+      }
       if (st.decode) r.components[2].arenaBytes += st.decode->memoryPlan().peakBytes;
     }
     r.convScratchBytes = scratch.bytesHeld();
@@ -201,12 +211,28 @@ struct TextToImage::Impl {
     return sizeStages.emplace(key, std::move(st)).first->second;
   }
 
-  graph::CompiledGraph& stepGraph(SizeStage& st, const sampling::Sampler& sampler, bool guided,
-                                  const graph::TensorView& context) {
+  StepGraphs& stepGraph(SizeStage& st, const sampling::Sampler& sampler, bool guided, const graph::TensorView& context) {
     auto key = std::make_tuple(guided, static_cast<int>(sampler.kind()), sampler.karras(), context.shape[1]);
     auto it = st.steps.find(key);
-    if (it != st.steps.end()) return *it->second;
+    if (it != st.steps.end()) return it->second;
     const int64_t h = st.h, w = st.w, c = latentChannels(), batch = guided ? 2 : 1;
+    StepGraphs sg;
+    std::vector<Value> contextKv;
+    {
+      graph::Graph g;
+      nn::Builder b(g, dtype, &scratch);
+      std::vector<graph::TensorId> outs;
+      std::map<graph::TensorId, graph::TensorView> bindings;
+      for (const graph::Shape& shape : unet->contextProjectionShapes(context.shape[0], context.shape[1])) {
+        sg.contextKv.push_back(ctx.allocate(uint64_t(graph::numel(shape)) * dtypeSize(dtype), "context K/V"));
+        const graph::TensorView view = graph::view(sg.contextKv.back(), dtype, shape);
+        outs.push_back(g.output("context kv " + std::to_string(outs.size()), shape, dtype));
+        bindings.emplace(outs.back(), view);
+        contextKv.push_back(external(view));
+      }
+      unet->buildContextProjections(b, external(context), outs);
+      sg.context = std::make_unique<graph::CompiledGraph>(ctx, g, bindings);
+    }
     const graph::Shape latentShape{1, h, w, c};
     graph::Graph g;
     nn::Builder b(g, dtype, &scratch);
@@ -228,7 +254,7 @@ struct TextToImage::Impl {
     }
     Value t{{batch, 1}, {}, [batch](const graph::Resolver&) { return graph::broadcast(graph::uniform(kTimestepSlot), {batch, 1}); }, 0};
     graph::TensorId prediction = g.intermediate("noise prediction", {batch, h, w, c}, dtype);
-    unet->build(b, input, t, external(context), prediction);
+    unet->build(b, input, t, external(context), prediction, &contextKv);
 
     graph::GraphNode update;
     update.label = "sampler step";
@@ -244,8 +270,8 @@ struct TextToImage::Impl {
       sampling::recordLatentUpdate(r.ctx, r.seq, *s, tensors, out);
     };
     g.addNode(std::move(update));
-    auto compiled = std::make_unique<graph::CompiledGraph>(ctx, g, std::map<graph::TensorId, graph::TensorView>{});
-    return *st.steps.emplace(key, std::move(compiled)).first->second;
+    sg.step = std::make_unique<graph::CompiledGraph>(ctx, g, std::map<graph::TensorId, graph::TensorView>{});
+    return st.steps.emplace(key, std::move(sg)).first->second;
   }
 
   // The init image and mask against the output size (docs/img2img.md: no resizing; -W/-H, when given, must
@@ -387,14 +413,20 @@ struct TextToImage::Impl {
     sampler->beginAt(firstStep);
     // The windows' embeddings [batch * chunks, 77, d] are, in memory, the context [batch, chunks * 77, d].
     const int64_t contextLength = int64_t(windows.contextLength());
-    graph::CompiledGraph& step =
+    StepGraphs& stepGraphs =
         stepGraph(ss, *sampler, guided, graph::view(ts.embeddings, dtype, {batch, contextLength, d}));
+    graph::CompiledGraph& step = *stepGraphs.step;
+    encoder.finishRecording();  // the graphs' kernels compile together (KernelRegistry's workers)
+    stepGraphs.context->finishRecording();
+    step.finishRecording();
+    ss.decode->finishRecording();
     timings.compileMs = msSince(compileStart);
 
     auto encodeStart = std::chrono::steady_clock::now();
     ctx.upload(ts.ids, 0, {reinterpret_cast<const uint8_t*>(windows.ids.data()), windows.ids.size() * 4});
     encoder.run();
     if (windows.weighted) applyEmphasis(ts.embeddings, windows);
+    stepGraphs.context->run();  // the cross-attention K/V of this text, read by every step
     timings.encodeMs = tokenizeMs + msSince(encodeStart);
 
     // The starting latents, from the generator in diffusers' order of draws (docs/img2img.md).
