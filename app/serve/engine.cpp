@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "app/png_writer.h"
+#include "app/serve/img2img_request.h"
 
 namespace sdgen::serve {
 
@@ -76,7 +77,7 @@ void Engine::dispatch() {
 }
 
 void Engine::run(const std::shared_ptr<Job>& job) {
-  const Txt2ImgRequest& r = job->request;
+  const ImageRequest& r = job->request;
   app::GenerationJob g;
   g.modelPath = r.model.path;
   g.batchCount = r.images();
@@ -92,6 +93,11 @@ void Engine::run(const std::shared_ptr<Job>& job) {
   q.sampler = r.sampler;
   q.karras = r.karras;
   q.clipSkip = r.clipSkip - 1;  // webui's 1 = the last layer; the pipeline counts layers skipped
+  if (r.img2img) {  // what the CLI's -i/--strength/--mask give the pipeline (app/generate.cpp)
+    q.initImage = r.img2img->initImage;
+    q.mask = r.img2img->mask;
+    q.strength = r.img2img->strength;
+  }
 
   job->started(index_);
   if (!worker_.start(std::move(g))) {  // cannot happen: this thread is the worker's only client and waits for it

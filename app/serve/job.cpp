@@ -13,7 +13,7 @@ const char* outcomeName(JobOutcome o) {
   return "?";
 }
 
-Job::Job(uint64_t id_, Txt2ImgRequest request_, uint64_t firstSeed_)
+Job::Job(uint64_t id_, ImageRequest request_, uint64_t firstSeed_)
     : id(id_), request(std::move(request_)), firstSeed(firstSeed_) {}
 
 void Job::cancel(JobOutcome why) {

@@ -33,10 +33,10 @@ class Job {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Job(uint64_t id, Txt2ImgRequest request, uint64_t firstSeed);
+  Job(uint64_t id, ImageRequest request, uint64_t firstSeed);
 
   const uint64_t id;
-  const Txt2ImgRequest request;
+  const ImageRequest request;
   const uint64_t firstSeed;  // image i gets firstSeed + i, as webui's all_seeds
   const Clock::time_point created = Clock::now();
 

@@ -64,7 +64,7 @@ class ServeTxt2Img : public ::testing::Test {
   ModelRegistry models{"", SDGEN_SOURCE_DIR "/tests/data"};  // the built-in model (with sdgen.json defaults)
   RequestLimits limits;
 
-  Txt2ImgRequest parse(const std::string& body) { return parseTxt2ImgRequest(json::parse(body), models, limits, 1); }
+  ImageRequest parse(const std::string& body) { return parseTxt2ImgRequest(json::parse(body), models, limits, 1); }
   std::vector<FieldError> errors(const std::string& body) {
     try {
       parse(body);
@@ -150,7 +150,7 @@ TEST(ServeInfotext, ReadsWhatThePngWriterWrites) {
 
 TEST(ServeJobQueue, BoundedRemovableAndShutDown) {
   JobQueue q(2);
-  auto job = [](uint64_t id) { return std::make_shared<Job>(id, Txt2ImgRequest{}, id); };
+  auto job = [](uint64_t id) { return std::make_shared<Job>(id, ImageRequest{}, id); };
   auto a = job(1), b = job(2);
   EXPECT_EQ(q.push(a), JobQueue::PushResult::Queued);
   EXPECT_EQ(q.push(b), JobQueue::PushResult::Queued);
@@ -169,7 +169,7 @@ TEST(ServeJobQueue, BoundedRemovableAndShutDown) {
 }
 
 TEST(ServeJob, FirstCancelReasonAndOneFinish) {
-  Job j(1, Txt2ImgRequest{}, 7);
+  Job j(1, ImageRequest{}, 7);
   EXPECT_FALSE(j.waitFinished(std::chrono::milliseconds(1)));
   j.cancel(JobOutcome::Interrupted);
   j.cancel(JobOutcome::Cancelled);
