@@ -184,6 +184,7 @@ void ApiServer::generate(const Request& req, Response& res, Mode mode) {
   log_.annotate(rid, {{"engine", s.engine}, {"outcome", outcomeName(s.outcome)}, {"done", s.images.size()},
                       {"wait_ms", s.engine >= 0 ? ms(job->created, s.started) : 0.0},
                       {"run_ms", s.engine >= 0 ? ms(s.started, s.finished) : 0.0}});
+  if (s.modelCacheHit) log_.annotate(rid, {{"model_cache", *s.modelCacheHit ? "hit" : "miss"}});
   switch (s.outcome) {
     case JobOutcome::Done:
     case JobOutcome::Interrupted: return reply(res, 200, imagesResponse(*job, s));

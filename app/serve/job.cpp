@@ -47,6 +47,11 @@ void Job::addImage(JobImage image) {
   state_.images.push_back(std::move(image));
 }
 
+void Job::setModelCache(bool hit) {
+  std::lock_guard lock(mutex_);
+  state_.modelCacheHit = hit;
+}
+
 void Job::finish(JobOutcome outcome, std::string error) {
   {
     std::lock_guard lock(mutex_);
