@@ -20,7 +20,7 @@ class ServeBench(unittest.TestCase):
         if os.path.exists(out):
             os.remove(out)
         p = subprocess.run([sys.executable, str(BENCH), "--sdgen", SDGEN, "--model", "builtin", "--size", "32",
-                            "--steps", "2", "--requests", "2", "--depths", "1,2", "--devices-list", "0;0,0",
+                            "--steps", "1", "--requests", "2", "--depths", "1,2", "--devices-list", "0;0,0",
                             "--work", WORKDIR, "--out", out], capture_output=True, text=True, timeout=600)
         self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
         with open(out) as f:
