@@ -12,6 +12,7 @@
 
 #include "app/generation_worker.h"
 #include "app/serve/job_queue.h"
+#include "app/serve/request_log.h"
 #include "engine/context.h"
 
 namespace sdgen::serve {
@@ -27,8 +28,10 @@ struct EngineStatus {
 class Engine {
  public:
   // Opens the device (nullopt: sdgen's usual choice) and starts loading `warmupModel` (empty: none) before
-  // taking jobs. Throws sdgen::Error when the device cannot be opened.
-  Engine(int index, std::optional<uint32_t> device, JobQueue& queue, const std::string& warmupModel);
+  // taking jobs. `modelCacheBytes`: the loaded models it keeps (--model-cache-mb). `log`: the model cache's
+  // hit, miss and eviction lines. Throws sdgen::Error when the device cannot be opened.
+  Engine(int index, std::optional<uint32_t> device, JobQueue& queue, const std::string& warmupModel,
+         uint64_t modelCacheBytes, RequestLog& log);
   ~Engine();  // the queue must be shut down first (so the dispatcher's pop returns); cancels a running job
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -43,9 +46,12 @@ class Engine {
   void dispatch();
   void run(const std::shared_ptr<Job>& job);
   void waitIdle();
+  // One "model_cache" log line for the job that just finished on the worker (job: null for the warm-up).
+  void logModelCache(const std::shared_ptr<Job>& job);
 
   const int index_;
   JobQueue& queue_;
+  RequestLog& log_;
   Context ctx_;
   app::GenerationWorker worker_;
   std::mutex mutex_;
