@@ -86,16 +86,15 @@ int chooseSplitK(const GemmTile& t, int64_t m, int64_t n, int64_t k, int64_t bat
   return int((slices + chunk - 1) / chunk);
 }
 
-// SDGEN_COOP_BIG_TILE="BM,BN,BK,WM,WN[,h|,H]": the tile of the large-problem bucket below, for measuring
-// candidates through whole layers and steps (--bench-conv2d, --profile-conv) without rebuilding; a developer
-// knob (docs/dispatch.md), checked like any forced tile.
-static std::optional<GemmTile> bigCoopTileOverride() {
-  const char* v = std::getenv("SDGEN_COOP_BIG_TILE");
+// SDGEN_COOP_BIG_TILE / SDGEN_COOP_SMALL_TILE = "BM,BN,BK,WM,WN[,h|,H]": the tile of the large-problem bucket
+// below, or of every other problem, for measuring candidates through whole layers and steps (--bench-conv2d,
+// --profile-conv) without rebuilding; developer knobs (docs/dispatch.md), checked like any forced tile.
+static std::optional<GemmTile> coopTileOverride(const char* variable) {
+  const char* v = std::getenv(variable);
   if (!v || !*v) return std::nullopt;
   int bm = 0, bn = 0, bk = 0, wm = 0, wn = 0;
   if (std::sscanf(v, "%d,%d,%d,%d,%d", &bm, &bn, &bk, &wm, &wn) != 5)
-    throw Error(std::string("SDGEN_COOP_BIG_TILE '") + std::string(v).substr(0, 64) +
-                "': expected BM,BN,BK,WM,WN[,h|,H]");
+    throw Error(std::string(variable) + " '" + std::string(v).substr(0, 64) + "': expected BM,BN,BK,WM,WN[,h|,H]");
   const std::string s(v);
   GemmTile t = GemmTile::coopTile(bm, bn, bk, wm, wn, s.find(",h") != std::string::npos);
   t.f16Accumulators = s.find(",H") != std::string::npos;
@@ -111,9 +110,10 @@ static GemmTile chooseCoopTile(int64_t m, int64_t n, int64_t k) {
   (void)k;
   const int64_t bigTiles = ((m + 127) / 128) * ((n + 127) / 128);
   if (m >= 2048 && bigTiles >= 240) {
-    if (std::optional<GemmTile> forced = bigCoopTileOverride()) return *forced;
+    if (std::optional<GemmTile> forced = coopTileOverride("SDGEN_COOP_BIG_TILE")) return *forced;
     return GemmTile::coopTile(128, 128, 32, 4, 2);
   }
+  if (std::optional<GemmTile> forced = coopTileOverride("SDGEN_COOP_SMALL_TILE")) return *forced;
   return GemmTile::coopTile(64, 64, 32, 2, 2);
 }
 
