@@ -290,7 +290,8 @@ ConvBenchSettings benchSettings(const CliOptions& o) {
     case PrecisionChoice::Auto: st.precisions = {DType::F32, DType::F16}; break;
   }
   if (o.benchAlgo == "all")  // coop rows say why where the device or the precision has no tensor cores
-    st.algos = {ops::ConvAlgo::General, ops::ConvAlgo::GemmV2, ops::ConvAlgo::Winograd, ops::ConvAlgo::Coop};
+    st.algos = {ops::ConvAlgo::General, ops::ConvAlgo::GemmV2, ops::ConvAlgo::Winograd, ops::ConvAlgo::Coop,
+                ops::ConvAlgo::Direct};
   else st.algos = {ops::parseConvAlgo(o.benchAlgo)};
   if (o.benchShape) {
     const ConvShapeArg& a = *o.benchShape;

@@ -87,6 +87,7 @@ Conv2dInfo conv2d(Context& ctx, CommandSequence& seq, const Expr& input, const C
       break;
     }
     case ConvAlgo::Coop: recordConvCoop(call, options.scratch); break;
+    case ConvAlgo::Direct: recordConvDirect(call); break;
     case ConvAlgo::Auto: throw Error(label + ": internal error: no algorithm planned");
   }
   return info;

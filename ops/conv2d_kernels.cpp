@@ -121,6 +121,22 @@ void recordConvGemmV2(const ConvCall& c, const ConvTile& t) {
            rangesOf(tensorsWritten(c.out)));
 }
 
+void recordConvDirect(const ConvCall& c) {
+  const ConvProblem& p = c.prob;
+  ParamBlock params = header(p, c.weights.gemm().address(), c.weights.bias().address());
+  ExprCodegen gen(params, {true, false});  // Cin % 4 == 0: the halo is read 4 channels at a time
+  std::string e = gen.emit(c.input), s = gen.emit(c.out);
+  c.info.nativeVectorNodes += gen.nativeVectorNodes();
+  c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
+  std::string src = wrapper({"conv.conv_direct"}, "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
+                            std::string("convDirectMain<E, S, ") + storageType(c.weights.storage()) + ">(group, local);");
+  auto reads = concat(rangesOf(tensorsRead(c.input)), rangesOf(tensorsRead(c.out)));
+  reads.push_back(rangeOf(c.weights.gemm()));
+  reads.push_back(rangeOf(c.weights.bias()));
+  dispatch(c, src, "direct 16x16", {uint32_t((p.wo + 15) / 16), uint32_t((p.ho + 15) / 16), uint32_t(p.n)}, params,
+           reads, rangesOf(tensorsWritten(c.out)));
+}
+
 void recordConvWinograd(const ConvCall& c, const ConvTile& t, const Allocation& scratch) {
   const ConvProblem& p = c.prob;
   const VkDeviceAddress v = scratch.address(), m = scratch.address() + p.winogradMOffset();

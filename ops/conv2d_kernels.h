@@ -29,6 +29,8 @@ void recordConvGemmV2(const ConvCall& call, const ConvTile& tile);
 void recordConvWinograd(const ConvCall& call, const ConvTile& tile, const Allocation& scratch);
 // ops/conv2d_coop.cpp: tensor cores; an input that is not a dense fp16 NHWC tensor is staged into `scratch`.
 void recordConvCoop(const ConvCall& call, Conv2dScratch* scratch);
+// shaders/conv/conv_direct.slang: Cout <= 4, kernels up to 3x3, stride 1, dilation 1, Cin % 4 == 0.
+void recordConvDirect(const ConvCall& call);
 bool convInputRawHalf(const graph::Expr& input);
 
 }  // namespace sdgen::ops

@@ -14,8 +14,9 @@
 namespace sdgen::ops {
 
 // Coop: implicit GEMM on tensor cores (the cooperative-matrix GEMM of shaders/linear/gemm_coop.slang, fp16).
-enum class ConvAlgo { Auto, General, GemmV2, Winograd, Coop };
-const char* convAlgoName(ConvAlgo a);             // "auto", "general", "gemm-v2", "winograd", "coop"
+// Direct: one output pixel per thread for at most 4 output channels (shaders/conv/conv_direct.slang).
+enum class ConvAlgo { Auto, General, GemmV2, Winograd, Coop, Direct };
+const char* convAlgoName(ConvAlgo a);  // "auto", "general", "gemm-v2", "winograd", "coop", "direct"
 ConvAlgo parseConvAlgo(const std::string& name);  // throws sdgen::Error listing the valid names
 
 // A workgroup tile of the GEMM core (shaders/conv/gemm_core.slang): BM x BN outputs, TM x TN per thread,

@@ -209,6 +209,52 @@ TEST_P(ConvTest, AlgorithmsAgree) {
             std::string("agreement-with-general ") + std::to_string(a));
 }
 
+template <class F>
+void expectError(F&& f, std::initializer_list<const char*> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no error thrown";
+  } catch (const Error& e) {
+    for (const char* p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+}
+
+// Few output channels (the UNet's and the VAE's conv_out): every geometry the contract allows, several 16 x 16
+// pixel blocks, partial blocks, channel slices past Cin (Cin 20: one full slice and a partial one), batch 2.
+TEST_P(ConvTest, DirectFewOutputChannels) {
+  checkCases({
+                 {"3x3, Cout 3, partial blocks", 1, 19, 35, 8, 3, k3},
+                 {"3x3, Cout 4, batch 2", 2, 17, 16, 20, 4, k3},
+                 {"3x3 padding 0, Cout 1", 1, 18, 20, 4, 1, geometry(3, 3, 1, 1, 0, 0)},
+                 {"1x1, Cout 2", 1, 9, 21, 12, 2, Conv2dParams::square(1)},
+                 {"2x3 uneven padding", 1, 10, 12, 4, 3, geometry(2, 3, 1, 1, 1, 0)},
+             },
+             ConvAlgo::Direct);
+}
+
+// A computed input (silu(x) + shift: evaluated once per halo element) and a residual sink; what the contract
+// rules out is refused by name.
+TEST_P(ConvTest, DirectFusedAndContract) {
+  Expr x = input({1, 20, 18, 16}, 40), shift = input({16}, 41), residual = input({1, 20, 18, 3}, 42);
+  Expr in = silu(x) + shift;
+  Layer l = layer(3, 16, k3, 43);
+  auto ref = reference(in, l);
+  auto res = test::evalReference(residual, mem_);
+  for (size_t i = 0; i < ref.size(); ++i) ref[i] += res[i];
+  TensorView out = output({1, 20, 18, 3});
+  CommandSequence seq(ctx());
+  auto info = ops::conv2d(ctx(), seq, in, *l.gpu, residualAdd(bufferSink(out), residual), options(ConvAlgo::Direct));
+  seq.run();
+  EXPECT_EQ(info.algo, ConvAlgo::Direct);
+  compare(read(out), ref, "direct fused");
+
+  Layer wide = layer(5, 8, k3, 44), strided = layer(3, 8, Conv2dParams::square(3, 2), 45);
+  Layer odd = layer(3, 6, k3, 46);
+  expectError([&] { check(input({1, 8, 8, 8}, 47), wide, ConvAlgo::Direct); }, {"algorithm direct", "Cout = 5"});
+  expectError([&] { check(input({1, 8, 8, 8}, 48), strided, ConvAlgo::Direct); }, {"algorithm direct", "stride 1"});
+  expectError([&] { check(input({1, 8, 8, 6}, 49), odd, ConvAlgo::Direct); }, {"algorithm direct", "Cin = 6"});
+}
+
 TEST_P(ConvTest, FusedInputAndResidualSink) {
   // in = silu(x) + per-channel shift; out = conv(in) + residual.
   Expr x = input({1, 6, 7, 8}, 20), shift = input({8}, 21), residual = input({1, 6, 7, 12}, 22);
@@ -288,15 +334,6 @@ TEST_P(ConvTest, ChainedWinogradConvsShareScratch) {
 }
 
 // Runs `f` and checks that it throws sdgen::Error whose message contains every string in `parts`.
-template <class F>
-void expectError(F&& f, std::initializer_list<const char*> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no error thrown";
-  } catch (const Error& e) {
-    for (const char* p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
 
 // Tensor cores (algorithm coop, fp16 weights): 3x3 stride 1 and 2, 1x1, partial tiles, a computed input
 // (staged into fp16 scratch) and a plain one (read raw), a residual sink, against float64; on devices without
