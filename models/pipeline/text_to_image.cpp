@@ -396,9 +396,14 @@ struct TextToImage::Impl {
     SizeStage& ss = sizeStage(height / scale, width / scale);
     // The scheduler file read as diffusers' from_config reads it for this sampler's class; Karras sigmas when
     // asked for, or when that config turns them on (only Euler's and DPM++'s classes take use_karras_sigmas).
-    const models::SchedulerConfig schedule =
+    models::SchedulerConfig schedule =
         models::schedulerConfigFor(files.scheduler, sampling::diffusersSchedulerClass(req.sampler));
-    const bool karras = req.karras || schedule.useKarrasSigmas;
+    if (req.sgmUniform) schedule.timestepSpacing = "trailing";
+    const bool karras = req.karras || (schedule.useKarrasSigmas && !req.exponential);
+    // A schedule asked for replaces the file's (Sampler::create refuses Karras with exponential, and exponential
+    // sigmas for samplers without them).
+    if (req.exponential) schedule.useExponentialSigmas = true;
+    else if (karras) schedule.useExponentialSigmas = false;
     auto sampler = sampling::Sampler::create(schedule, {req.sampler, karras}, req.steps, kFirstSamplerSlot);
     // Image to image starts where strength puts it (diffusers' get_timesteps and set_begin_index).
     const int firstStep = req.initImage ? firstStepForStrength(req.steps, req.strength) : 0;

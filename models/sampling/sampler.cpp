@@ -12,6 +12,11 @@ std::unique_ptr<Sampler> Sampler::create(const models::SchedulerConfig& config, 
   if (options.karras && !samplerTakesKarras(options.kind))
     throw Error(std::string("sampler ") + samplerFlagName(options.kind) +
                 " has no Karras-sigma variant (every sampler but ddim and lcm has one)");
+  if (config.useExponentialSigmas && !samplerTakesExponential(options.kind))
+    throw Error(std::string("sampler ") + samplerFlagName(options.kind) +
+                " has no exponential-sigma schedule (euler, heun, dpm2, dpm2_a, lms, dpmpp_sde have one)");
+  if (config.useExponentialSigmas && options.karras)
+    throw Error("the Karras and exponential sigma schedules exclude each other");
   const TrainingSchedule training = trainingSchedule(config);  // validates the config
   switch (options.kind) {
     case SamplerKind::Ddim:

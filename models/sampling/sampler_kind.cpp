@@ -70,6 +70,11 @@ const char* diffusersSchedulerClass(SamplerKind kind) {
 
 bool samplerTakesKarras(SamplerKind kind) { return kind != SamplerKind::Ddim && kind != SamplerKind::Lcm; }
 
+bool samplerTakesExponential(SamplerKind kind) {
+  return kind == SamplerKind::Euler || kind == SamplerKind::Heun || kind == SamplerKind::Dpm2 ||
+         kind == SamplerKind::Dpm2Ancestral || kind == SamplerKind::Lms || kind == SamplerKind::DpmPPSde;
+}
+
 const char* samplerFlagNames() {
   return "ddim, euler, euler_a, dpmpp_2m, heun, dpm2, dpm2_a, dpmpp_2s_a, dpmpp_sde, dpmpp_2m_sde, lms, unipc, lcm";
 }

@@ -38,6 +38,9 @@ std::string samplerDisplayName(SamplerKind kind, bool karras);
 const char* diffusersSchedulerClass(SamplerKind kind);
 // Whether the sampler has a Karras-sigma variant (all but DDIM and LCM).
 bool samplerTakesKarras(SamplerKind kind);
+// Whether diffusers' scheduler class for it takes use_exponential_sigmas with the interpolated-sigma schedule
+// sdgen implements (euler, heun, dpm2, dpm2_a, lms, dpmpp_sde).
+bool samplerTakesExponential(SamplerKind kind);
 // "ddim, euler, euler_a, ..." for usage messages
 const char* samplerFlagNames();
 
