@@ -189,30 +189,42 @@ struct Refusal {
 };
 
 TEST(SchedulerConfigRule, RefusalsNameFileFieldValueAndClass) {
+  const char* kSingle = "DPMSolverSinglestepScheduler";
+  const char* kUniPC = "UniPCMultistepScheduler";
+  const char* kLcm = "LCMScheduler";
   const Refusal refusals[] = {
-      {"thresholding", true, "true", {kDdim, kDpm}},
+      {"thresholding", true, "true", {kDdim, kDpm, kSingle, kUniPC, kLcm}},
       {"interpolation_type", "log_linear", "\"log_linear\"", {kEuler}},
       {"timestep_type", "continuous", "\"continuous\"", {kEuler}},
-      {"use_exponential_sigmas", true, "true", {kEuler, kDpm}},
-      {"final_sigmas_type", "sigma_min", "\"sigma_min\"", {kEuler, kDpm}},
-      {"solver_order", 3, "3", {kDpm}},
-      {"algorithm_type", "dpmsolver", "\"dpmsolver\"", {kDpm}},
-      {"solver_type", "heun", "\"heun\"", {kDpm}},
+      // Exponential sigmas: implemented for the interpolated-sigma classes, refused by the DPM-Solver/UniPC ones.
+      {"use_exponential_sigmas", true, "true", {kDpm, kSingle, kUniPC}},
+      {"use_beta_sigmas", true, "true",
+       {kEuler, kDpm, kSingle, kUniPC, "HeunDiscreteScheduler", "KDPM2DiscreteScheduler",
+        "KDPM2AncestralDiscreteScheduler", "LMSDiscreteScheduler", "DPMSolverSDEScheduler"}},
+      {"final_sigmas_type", "sigma_min", "\"sigma_min\"", {kEuler, kDpm, kSingle, kUniPC}},
+      {"solver_order", 4, "4", {kDpm, kSingle, kUniPC}},
+      {"algorithm_type", "dpmsolver", "\"dpmsolver\"", {kDpm, kSingle}},
+      {"solver_type", "heun", "\"heun\"", {kDpm, kSingle, kUniPC}},
       {"use_lu_lambdas", true, "true", {kDpm}},
-      {"variance_type", "learned_range", "\"learned_range\"", {kDpm}},
-      {"lambda_min_clipped", -5.1, "-5.1", {kDpm}},
+      {"variance_type", "learned_range", "\"learned_range\"", {kDpm, kSingle}},
+      {"lambda_min_clipped", -5.1, "-5.1", {kDpm, kSingle}},
+      {"predict_x0", false, "false", {kUniPC}},
+      {"lower_order_final", false, "false", {kUniPC}},
+      {"noise_sampler_seed", 7, "7", {"DPMSolverSDEScheduler"}},
   };
   for (const Refusal& r : refusals) {
     const std::string text = with(kSd15, r.field, r.value);
     SchedulerFile f = parseSchedulerFile(text, kFile);  // loading accepts it: some sampler may not read it
-    for (const char* cls : {kDdim, kEuler, kEulerA, kDpm}) {
+    for (const char* cls : {kDdim, kEuler, kEulerA, kDpm, kSingle, kUniPC, kLcm, "HeunDiscreteScheduler",
+                            "KDPM2DiscreteScheduler", "KDPM2AncestralDiscreteScheduler", "LMSDiscreteScheduler",
+                            "DPMSolverSDEScheduler"}) {
       const bool refused = std::find(r.refusedBy.begin(), r.refusedBy.end(), cls) != r.refusedBy.end();
       if (!refused) {
         EXPECT_NO_THROW(schedulerConfigFor(f, cls)) << r.field << " " << cls;
         continue;
       }
       const std::string msg = errorOf([&] { schedulerConfigFor(f, cls); });
-      for (const std::string part : {std::string(kFile), std::string(r.field), std::string(r.shown), std::string(cls)})
+      for (const std::string& part : {std::string(kFile), std::string(r.field), std::string(r.shown), std::string(cls)})
         EXPECT_NE(msg.find(part), std::string::npos) << "'" << part << "' not in: " << msg;
     }
   }
