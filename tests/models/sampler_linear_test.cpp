@@ -26,14 +26,33 @@ constexpr uint32_t kFakeModelSlot = 0, kFirstSamplerSlot = 3;
 const Shape kShape = {1, 4, 4, 4};
 constexpr size_t kCount = 64;
 
-std::unique_ptr<LinearSampler> makeLinear(const nlohmann::json& run, uint32_t firstSlot) {
+std::unique_ptr<Sampler> makeFromRun(const nlohmann::json& run, uint32_t firstSlot) {
   const test::NamedSampler named = test::samplerFromName(run.at("sampler"));
   const models::SchedulerConfig config = test::linearConfigFromJson(run.at("config"), named.exponential);
-  auto sampler = Sampler::create(config, named.options, run.at("steps"), firstSlot);
-  auto* linear = dynamic_cast<LinearSampler*>(sampler.get());
-  if (!linear) return nullptr;
-  sampler.release();
-  return std::unique_ptr<LinearSampler>(linear);
+  return Sampler::create(config, named.options, run.at("steps"), firstSlot);
+}
+
+// The fixture loop on the host: from the weights for a LinearSampler, with sampling_test_util.h's float64
+// reference step for the others (euler_exp: Euler with exponential sigmas).
+std::vector<std::vector<double>> hostTrajectory(const nlohmann::json& run, const Sampler& sampler) {
+  if (const auto* linear = dynamic_cast<const LinearSampler*>(&sampler)) return test::hostReplay(*linear, kCount);
+  const test::NamedSampler named = test::samplerFromName(run.at("sampler"));
+  const models::SchedulerConfig config = test::linearConfigFromJson(run.at("config"), named.exponential);
+  TorchCpuGenerator generator(11);
+  std::vector<double> x;
+  for (float v : generator.randn(kCount)) x.push_back(static_cast<double>(v * sampler.initNoiseSigma()));
+  test::ReferenceSampler reference(config, sampler);
+  std::vector<std::vector<double>> out;
+  for (int step = 0; step < sampler.steps(); ++step) {
+    std::vector<double> model;
+    for (double v : reference.scaleModelInput(x, step)) model.push_back(0.3 * v + test::fakeModelOffset(sampler.timestep(step)));
+    std::vector<double> noise;
+    if (sampler.needsNoise())
+      for (float v : generator.randn(kCount)) noise.push_back(v);
+    x = reference.step(model, step, x, noise);
+    out.push_back(x);
+  }
+  return out;
 }
 
 // The largest |got - want| / max(1, |want|).
@@ -71,8 +90,7 @@ TEST(LinearSamplerSchedule, FixtureTimestepsSigmasAndInitialScale) {
       EXPECT_ANY_THROW(Sampler::create({}, named.options, run.at("steps"), 0));
       continue;
     }
-    const auto sampler = makeLinear(run, 0);
-    ASSERT_TRUE(sampler);
+    const auto sampler = makeFromRun(run, 0);
     const std::vector<double> timesteps = run.at("timesteps");
     ASSERT_EQ(sampler->evaluations(), static_cast<int>(timesteps.size()));
     for (size_t e = 0; e < timesteps.size(); ++e) {
@@ -101,8 +119,8 @@ TEST(LinearSamplerSchedule, HostReplayMatchesDiffusersStepByStep) {
     if (run.contains("error")) continue;
     const std::string id = run.at("id");
     SCOPED_TRACE(id);
-    const auto sampler = makeLinear(run, 0);
-    const std::vector<std::vector<double>> host = test::hostReplay(*sampler, kCount);
+    const auto sampler = makeFromRun(run, 0);
+    const std::vector<std::vector<double>> host = hostTrajectory(run, *sampler);
     const std::vector<float> want = tensors.readAsF32(run.at("tensors").at("x_steps").get<std::string>());
     ASSERT_EQ(want.size(), host.size() * kCount);
     for (size_t e = 0; e < host.size(); ++e) {
@@ -168,7 +186,9 @@ TEST_F(LinearSamplerStep, GpuMatchesDiffusersFixture) {
     // The 4-step runs of every sampler and mode (the host replay covers all step counts).
     if (run.contains("error") || run.at("steps") != 4) continue;
     SCOPED_TRACE(run.at("id").get<std::string>());
-    const auto sampler = makeLinear(run, kFirstSamplerSlot);
+    const auto made = makeFromRun(run, kFirstSamplerSlot);
+    const auto* sampler = dynamic_cast<const LinearSampler*>(made.get());
+    if (!sampler) continue;  // euler_exp: Euler's update, covered by sampling_step_test.cpp; its trajectory above
     const std::vector<std::vector<double>> gpu = runGpu(*sampler);
     const std::vector<float> want = tensors.readAsF32(run.at("tensors").at("x_steps").get<std::string>());
     ASSERT_EQ(want.size(), gpu.size() * kCount);
