@@ -339,14 +339,15 @@ struct TextToImage::Impl {
     return start;
   }
 
-  // Inpainting with an ordinary UNet, after step `step` (diffusers' StableDiffusionInpaintPipeline with 4 input
-  // channels): latents = (1 - mask) * add_noise(image latents, noise, next step) + mask * latents, the image
-  // latents unnoised after the last step. On the host: one latent readback and upload per step.
-  void blendKeptLatents(const Start& start, const sampling::Sampler& sampler, int step, SizeStage& ss) {
+  // Inpainting with an ordinary UNet, after evaluation `evaluation` (diffusers' StableDiffusionInpaintPipeline with
+  // 4 input channels, after every scheduler.step call): latents = (1 - mask) * add_noise(image latents, noise,
+  // next timestep) + mask * latents, the image latents unnoised after the last one. On the host: one latent
+  // readback and upload per evaluation.
+  void blendKeptLatents(const Start& start, const sampling::Sampler& sampler, int evaluation, SizeStage& ss) {
     const size_t c = size_t(latentChannels()), n = start.imageLatents.size();
     std::vector<float> latents = downloadFloats(ctx, ss.latents, n, DType::F32);
-    const bool last = step + 1 == sampler.steps();
-    const sampling::NoiseLevel level = last ? sampling::NoiseLevel{1, 0} : sampler.noising(step + 1);
+    const bool last = evaluation + 1 == sampler.evaluations();
+    const sampling::NoiseLevel level = last ? sampling::NoiseLevel{1, 0} : sampler.noisingAfter(evaluation);
     for (size_t i = 0; i < n; ++i) {
       const float m = start.blendMask[i / c];
       const float kept = last ? start.imageLatents[i]
@@ -437,8 +438,8 @@ struct TextToImage::Impl {
     previewFit.channels = int(c);
     const LatentRgbProjection projection = hooks.preview ? previewFit.solve() : LatentRgbProjection{};
     std::vector<float> currentLatents;
-    // One replay per UNet evaluation (multi-evaluation samplers run several per step); progress, previews and
-    // the inpainting blend after each step's last evaluation.
+    // One replay per UNet evaluation (multi-evaluation samplers run several per step); progress and previews after
+    // each step's last evaluation, the inpainting blend after every evaluation (as diffusers after every step()).
     const int steps = sampler->steps(), run = steps - firstStep;
     const int firstEvaluation = sampler->firstEvaluation(firstStep), evaluations = sampler->evaluations();
     auto stepStart = std::chrono::steady_clock::now();
@@ -452,9 +453,9 @@ struct TextToImage::Impl {
         std::memcpy(ss.noise.mapped(), n.data(), n.size() * 4);  // the previous step has finished reading it
       }
       step.run();
+      if (!start.blendMask.empty()) blendKeptLatents(start, *sampler, e, ss);
       const bool stepDone = e + 1 == evaluations || sampler->stepOfEvaluation(e + 1) != i;
       if (!stepDone) continue;
-      if (!start.blendMask.empty()) blendKeptLatents(start, *sampler, i, ss);
       timings.stepMs.push_back(msSince(stepStart));
       stepStart = std::chrono::steady_clock::now();
       if (progress) progress(i - firstStep + 1, run);

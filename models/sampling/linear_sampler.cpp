@@ -67,6 +67,12 @@ Expr LinearSampler::nextValue(int target, const Expr& latents, const Expr& model
   return sum;
 }
 
+NoiseLevel LinearSampler::noisingAfter(int evaluation) const {
+  checkEvaluation(evaluation);
+  if (evaluations() == steps()) return Sampler::noisingAfter(evaluation);
+  return {1.0, sigmas_.at(size_t(evaluation + 2) / 2)};
+}
+
 void LinearSampler::beginAt(int step) {
   checkStep(step);
   install(plan(step), step);

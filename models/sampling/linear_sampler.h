@@ -63,6 +63,9 @@ class LinearSampler : public Sampler {
   graph::Expr nextValue(int target, const graph::Expr& latents, const graph::Expr& modelOutput,
                         const graph::Expr& noise, const std::vector<graph::Expr>& registers) const;
   void beginAt(int step) override;
+  // The 2N - 1 samplers (Heun, DPM2, DPM2 a, DPM++ SDE): diffusers' add_noise takes its interleaved sigmas at the
+  // next step_index, [s0, s1, s1, s2, s2, ...][e + 1] = s_{(e + 2) / 2} (the step's sigma, not the midpoint's).
+  NoiseLevel noisingAfter(int evaluation) const override;
 
  protected:
   LinearSampler(const SamplerOptions& options, uint32_t firstUniformSlot, int registers, bool usesNoise)

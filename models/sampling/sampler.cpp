@@ -105,6 +105,11 @@ NoiseLevel Sampler::noising(int step) const {
   return noising_.at(static_cast<size_t>(step));
 }
 
+NoiseLevel Sampler::noisingAfter(int evaluation) const {
+  checkEvaluation(evaluation);
+  return noising(stepOfEvaluation(evaluation) + 1);
+}
+
 const std::vector<double>& Sampler::stepCoefficients(int step) const {
   checkStep(step);
   return coefficients_[static_cast<size_t>(step)];

@@ -90,6 +90,9 @@ class Sampler {
 
   // diffusers' scheduler.add_noise at `step` (0-based, of steps()).
   NoiseLevel noising(int step) const;
+  // add_noise after evaluation `evaluation` has run and before the next (the inpainting blend): the scheduler's
+  // sigma at its next step_index. Single-evaluation samplers: noising(step + 1). Not after the last evaluation.
+  virtual NoiseLevel noisingAfter(int evaluation) const;
   // The generation starts at `step` instead of 0 (call once, before the first step is recorded or run).
   virtual void beginAt(int step) { checkStep(step); }
 
