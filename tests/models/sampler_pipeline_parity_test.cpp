@@ -63,5 +63,40 @@ TEST_F(SamplerPipelineParity, EveryNewSamplerMatchesDiffusers) {
   }
 }
 
+// No diffusers fixture has an init image for these samplers: image to image and inpainting must run from the
+// step strength selects (progress counts the steps run), keep the latents finite and, with an all-black mask
+// (keep everything), give back the init image's own reconstruction whatever the sampler.
+TEST_F(SamplerPipelineParity, ImageToImageAndInpaintingStartMidSchedule) {
+  pipeline::TextToImage t2i(ctx(), {.modelPath = test::dataPath("tiny-sd1")});
+  pipeline::GenerationRequest req;
+  req.prompt = "a red circle";
+  req.steps = 4;
+  req.width = req.height = 16;
+  req.seed = 9;
+  pipeline::RgbImage init{16, 16, std::vector<uint8_t>(16 * 16 * 3)};
+  for (size_t i = 0; i < init.rgb.size(); ++i) init.rgb[i] = uint8_t((i * 37) % 251);
+  req.initImage = init;
+  req.strength = 0.5f;  // int(4 * 0.5) = 2 steps run, from step 2
+  std::vector<float> kept;
+  for (auto kind : {sampling::SamplerKind::Euler, sampling::SamplerKind::Heun, sampling::SamplerKind::DpmPPSde,
+                    sampling::SamplerKind::UniPC}) {
+    SCOPED_TRACE(sampling::samplerFlagName(kind));
+    req.sampler = kind;
+    req.mask.reset();
+    int calls = 0;
+    pipeline::Image img = t2i.generate(req, [&](int step, int steps) {
+      EXPECT_EQ(step, ++calls);
+      EXPECT_EQ(steps, 2);
+    });
+    EXPECT_EQ(calls, 2);
+    for (float v : img.pixels) ASSERT_TRUE(std::isfinite(v));
+    req.mask = pipeline::RgbImage{16, 16, std::vector<uint8_t>(16 * 16 * 3, 0)};
+    const pipeline::Image inpainted = t2i.generate(req);
+    if (kept.empty()) kept = inpainted.pixels;
+    ASSERT_EQ(inpainted.pixels.size(), kept.size());
+    for (size_t i = 0; i < kept.size(); ++i) ASSERT_NEAR(inpainted.pixels[i], kept[i], 1e-5) << i;
+  }
+}
+
 }  // namespace
 }  // namespace sdgen
