@@ -98,6 +98,49 @@ TEST(SchedulerConfigRule, Sd15FileGivesEachClassItsOwnDefaults) {
   EXPECT_EQ(timesteps(kDpm, sampling::SamplerKind::DpmPP2M), (std::vector<float>{999, 749, 500, 250}));
 }
 
+// The classes of the samplers of issue 21 on the SD 1.5 file: their own defaults where the file is silent (LCM's
+// "leading", every other class's "linspace"; UniPC's solver_order 2, bh2; LCM's 50 original steps).
+TEST(SchedulerConfigRule, Sd15FileForTheNewSamplerClasses) {
+  SchedulerFile f = parseSchedulerFile(kSd15, kFile);
+  for (auto kind : {sampling::SamplerKind::Heun, sampling::SamplerKind::Dpm2, sampling::SamplerKind::Dpm2Ancestral,
+                    sampling::SamplerKind::DpmPP2SAncestral, sampling::SamplerKind::DpmPPSde,
+                    sampling::SamplerKind::DpmPP2MSde, sampling::SamplerKind::Lms, sampling::SamplerKind::UniPC,
+                    sampling::SamplerKind::Lcm}) {
+    const char* cls = sampling::diffusersSchedulerClass(kind);
+    SCOPED_TRACE(cls);
+    const SchedulerConfig c = schedulerConfigFor(f, cls);
+    EXPECT_EQ(c.className, cls);
+    EXPECT_EQ(c.stepsOffset, 1);
+    EXPECT_EQ(c.timestepSpacing, kind == sampling::SamplerKind::Lcm ? "leading" : "linspace");
+    EXPECT_FALSE(c.clipSample);
+    EXPECT_FALSE(c.useExponentialSigmas);
+    EXPECT_NO_THROW(sampling::Sampler::create(c, {kind, false}, 4, 0));
+  }
+  const SchedulerConfig unipc = schedulerConfigFor(f, "UniPCMultistepScheduler");
+  EXPECT_EQ(unipc.solverOrder, 2);
+  EXPECT_EQ(unipc.solverType, "bh2");
+  EXPECT_TRUE(unipc.lowerOrderFinal);
+  EXPECT_TRUE(unipc.disableCorrector.empty());
+  const SchedulerConfig lcm = schedulerConfigFor(f, "LCMScheduler");
+  EXPECT_EQ(lcm.originalInferenceSteps, 50);
+  EXPECT_EQ(lcm.timestepScaling, 10.0);
+  // Heun's 4 linspace steps: 999, 666, 333, 0 interleaved as diffusers lists them.
+  const auto heun = sampling::Sampler::create(schedulerConfigFor(f, "HeunDiscreteScheduler"),
+                                              {sampling::SamplerKind::Heun, false}, 4, 0);
+  std::vector<float> evaluations;
+  for (int e = 0; e < heun->evaluations(); ++e) evaluations.push_back(heun->evaluationTimestep(e));
+  EXPECT_EQ(evaluations, (std::vector<float>{999, 666, 666, 333, 333, 0, 0}));
+  const SchedulerConfig exponential =
+      schedulerConfigFor(parseSchedulerFile(with(kSd15, "use_exponential_sigmas", true), kFile), "LMSDiscreteScheduler");
+  EXPECT_TRUE(exponential.useExponentialSigmas);
+  test::expectErrorContaining(
+      [&] { schedulerConfigFor(parseSchedulerFile(with(with(kSd15, "use_exponential_sigmas", true), "use_karras_sigmas", true), kFile), "HeunDiscreteScheduler"); },
+      "cannot both be true");
+  test::expectErrorContaining(
+      [&] { schedulerConfigFor(parseSchedulerFile(with(kSd15, "disable_corrector", "x"), kFile), "UniPCMultistepScheduler"); },
+      "disable_corrector");
+}
+
 TEST(SchedulerConfigRule, Sd21FileKeepsVPredictionEverywhere) {
   for (const char* cls : {kDdim, kEuler, kEulerA, kDpm}) {
     SchedulerConfig c = resolve(kSd21, cls);
