@@ -85,18 +85,24 @@ TEST(LinearSamplerSchedule, FixtureTimestepsSigmasAndInitialScale) {
   ASSERT_FALSE(runs.empty());
   for (const auto& run : runs) {
     SCOPED_TRACE(run.at("id").get<std::string>());
-    if (run.contains("error")) {  // diffusers refuses it: so must sdgen
-      const test::NamedSampler named = test::samplerFromName(run.at("sampler"));
-      EXPECT_ANY_THROW(Sampler::create({}, named.options, run.at("steps"), 0));
+    // A run diffusers could not make (e.g. DPMSolverSDEScheduler without torchsde on the fixture machine) is a
+    // fixture defect: regenerate it (tests/reference/sampler_fixtures.py).
+    if (run.contains("error")) {
+      ADD_FAILURE() << "the fixture has no result for this run: " << run.at("error").get<std::string>();
       continue;
     }
     const auto sampler = makeFromRun(run, 0);
     const std::vector<double> timesteps = run.at("timesteps");
     ASSERT_EQ(sampler->evaluations(), static_cast<int>(timesteps.size()));
+    const test::NamedSampler named = test::samplerFromName(run.at("sampler"));
     for (size_t e = 0; e < timesteps.size(); ++e) {
-      // Integer timesteps must be identical; the fractional ones (remapped sigmas, interpolated midpoints)
-      // come from NumPy's float32 log table: equal to ~1e-4.
-      const double tolerance = timesteps[e] == std::floor(timesteps[e]) ? 0.0 : 2e-3;
+      // The timesteps of spaced steps must be identical; those _sigma_to_t gives (Karras and exponential sigmas,
+      // the midpoint evaluations of DPM2, DPM2 a and DPM++ SDE) come from NumPy's float32 log table: equal to
+      // ~1e-4 (the UNet cannot tell).
+      const int step = sampler->stepOfEvaluation(int(e));
+      const bool midpoint = e > 0 && sampler->stepOfEvaluation(int(e) - 1) == step && named.options.kind != SamplerKind::Heun;
+      const bool remapped = named.options.karras || named.exponential || midpoint;
+      const double tolerance = remapped ? 2e-3 : 0.0;
       EXPECT_NEAR(sampler->evaluationTimestep(int(e)), timesteps[e], tolerance) << "evaluation " << e;
     }
     if (!run.at("sigmas").is_null() && !sampler->sigmas().empty()) {
