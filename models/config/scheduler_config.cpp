@@ -247,10 +247,12 @@ SchedulerConfig schedulerConfigFor(const SchedulerFile& file, const std::string&
   }
   if (name == "UniPCMultistepScheduler") {
     c.solverOrder = j.integer("solver_order");
-    if (c.solverOrder < 1 || c.solverOrder > 3) j.unsupported("solver_order", "sdgen's UniPC is of order 1, 2 or 3" + by);
+    if (c.solverOrder < 1 || c.solverOrder > 3)
+      j.unsupported("solver_order", "sdgen's UniPC is of order 1, 2 or 3" + by);
     j.refuseUnlessEquals("predict_x0", true, "UniPC with noise prediction (predict_x0 false)" + by);
     c.solverType = j.string("solver_type");
-    if (c.solverType != "bh1" && c.solverType != "bh2") j.unsupported("solver_type", "sdgen implements bh1 and bh2" + by);
+    if (c.solverType != "bh1" && c.solverType != "bh2")
+      j.unsupported("solver_type", "sdgen implements bh1 and bh2" + by);
     c.lowerOrderFinal = j.boolean("lower_order_final");
     if (!c.lowerOrderFinal) j.unsupported("lower_order_final", "sdgen's UniPC lowers the order at the end (true)" + by);
     j.refuseIfSet("solver_p", "a separate predictor scheduler" + by);
@@ -262,7 +264,8 @@ SchedulerConfig schedulerConfigFor(const SchedulerFile& file, const std::string&
       c.disableCorrector.push_back(v.get<int>());
     }
   }
-  if (name == "DPMSolverSDEScheduler") j.refuseIfSet("noise_sampler_seed", "a Brownian-tree seed (docs/samplers.md)" + by);
+  if (name == "DPMSolverSDEScheduler")
+    j.refuseIfSet("noise_sampler_seed", "a Brownian-tree seed (docs/samplers.md)" + by);
   if (name == "LCMScheduler") {
     c.originalInferenceSteps = j.integer("original_inference_steps");
     c.timestepScaling = j.number("timestep_scaling");

@@ -81,12 +81,14 @@ class DpmSolverSdeSampler final : public LinearSampler {
         // The estimate the first-order term uses: m0 (multistep), or the pair's first estimate m1 (singlestep).
         const Combination previous = singlestep ? R(2) : R(1);
         const Combination d0 = singlestep && secondOrder ? previous : m0;
-        moved = start * (t.sigma / s0.sigma * std::exp(-h)) + d0 * (t.alpha * growth) + N() * (t.sigma * std::sqrt(growth));
+        moved = start * (t.sigma / s0.sigma * std::exp(-h)) + d0 * (t.alpha * growth) +
+                N() * (t.sigma * std::sqrt(growth));
         if (secondOrder) {
-          // multistep: h0 = lambda_s0 - lambda_s1 over the previous step; singlestep: the pair's, from its start.
+          // r0 = h0 / h, h0 = lambda_s0 - lambda_s1 over the previous step (multistep: h from s0; singlestep: h
+          // from the pair's start s1).
           const double lambdaS0 = vp(sigmas_[size_t(i)]).lambda;
           const double lambdaS1 = vp(sigmas_[size_t(i) - 1]).lambda;
-          const double r0 = singlestep ? (lambdaS0 - lambdaS1) / h : (lambdaS0 - lambdaS1) / h;
+          const double r0 = (lambdaS0 - lambdaS1) / h;
           moved = moved + (m0 - previous) * (0.5 * t.alpha * growth / r0);
         }
       }

@@ -2,7 +2,7 @@
 // (KDPM2AncestralDiscreteScheduler): second-order k-diffusion samplers that evaluate the UNet twice per step,
 // except the last step (to sigma 0), which is one Euler evaluation: N steps are 2N - 1 evaluations, as diffusers'
 // interleaved timesteps list them. Each keeps one saved tensor R1 between a step's two evaluations.
-//   Heun   (step):   d1 = (x - x0(x, sigma)) / sigma;  x_mid = x + d1 dt;   R1 = x + d1 dt / 2      (dt = sigma' - sigma)
+//   Heun   (step):   d1 = (x - x0(x, sigma)) / sigma;  x_mid = x + d1 dt;  R1 = x + d1 dt / 2  (dt = sigma' - sigma)
 //          (second): d2 = (x_mid - x0(x_mid, sigma')) / sigma';  x' = R1 + d2 dt / 2
 //   DPM2   (step):   x_mid = x + d1 (sigma_i - sigma), sigma_i = exp(lerp(log sigma', log sigma, 0.5));  R1 = x
 //          (second): d2 = (x_mid - x0(x_mid, sigma_i)) / sigma_i;  x' = R1 + d2 (sigma' - sigma)

@@ -67,7 +67,8 @@ int Sampler::firstEvaluation(int step) const {
   if (evaluationSteps_.empty()) return step;
   for (size_t e = 0; e < evaluationSteps_.size(); ++e)
     if (evaluationSteps_[e] == step) return static_cast<int>(e);
-  throw Error("sampler " + std::string(samplerFlagName(kind())) + ": step " + std::to_string(step) + " has no evaluation");
+  throw Error("sampler " + std::string(samplerFlagName(kind())) + ": step " + std::to_string(step) +
+              " has no evaluation");
 }
 
 int Sampler::stepOfEvaluation(int evaluation) const {
