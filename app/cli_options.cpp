@@ -214,6 +214,17 @@ constexpr Flag kFlags[] = {
        s.options.karras = true;
        s.options.given.karras = true;
      }},
+    {nullptr, "--schedule", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       // webui's schedule types that the diffusers schedulers have.
+       s.options.karras = v == "karras";
+       s.options.exponential = v == "exponential";
+       s.options.sgmUniform = v == "sgm_uniform";
+       if (v != "automatic" && v != "karras" && v != "exponential" && v != "sgm_uniform")
+         throw UsageError(f + ": unknown schedule " + quoted(v) +
+                          "; accepted: automatic, karras, exponential, sgm_uniform");
+       s.options.given.karras = true;
+     }},
     {nullptr, "--clip-skip", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
        s.options.clipSkip =
@@ -456,7 +467,9 @@ std::string usageText() {
   s += "  -W, --width N               multiple of 8 (default: the model's)\n";
   s += "  -H, --height N              multiple of 8 (default: the model's)\n";
   s += "      --sampler NAME          " + std::string(sampling::samplerFlagNames()) + " (default euler_a)\n";
-  s += "      --karras                Karras noise schedule (sigmas)\n";
+  s += "      --karras                Karras noise schedule (sigmas); the same as --schedule karras\n";
+  s += "      --schedule NAME         automatic, karras, exponential (euler, heun, dpm2, dpm2_a, lms,\n"
+       "                              dpmpp_sde) or sgm_uniform (trailing timesteps)\n";
   s += "      --clip-skip N           1 = last CLIP layer (default), 2 = penultimate, ...\n";
   s += "  -i, --init-img FILE         image to image: start from this PNG/JPEG (8-bit RGB or grey, no alpha); the\n";
   s += "                              output has its size (-W/-H, if given, must match; docs/img2img.md)\n";

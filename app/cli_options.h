@@ -37,6 +37,8 @@ struct CliOptions {
   int width = 0, height = 0;     // 0: the model's default
   sampling::SamplerKind sampler = sampling::SamplerKind::EulerAncestral;
   bool karras = false;
+  // --schedule exponential | sgm_uniform (webui's schedule types; --schedule karras is --karras).
+  bool exponential = false, sgmUniform = false;
   int clipSkip = 1;  // stable-diffusion-webui's convention: 1 = last CLIP layer, 2 = penultimate, ...
   // --prompt-syntax: webui's emphasis syntax and chunked long prompts (default), or the text as written.
   prompt::PromptSyntax promptSyntax = prompt::PromptSyntax::Webui;

@@ -73,6 +73,8 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
     request.height = options.height;
     request.sampler = options.sampler;
     request.karras = options.karras;
+    request.exponential = options.exponential;
+    request.sgmUniform = options.sgmUniform;
     request.clipSkip = options.clipSkip - 1;  // webui's 1 = last layer; the pipeline counts layers skipped
     request.promptSyntax = options.promptSyntax;
     request.initImage = initImage;
@@ -91,6 +93,8 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
     params.steps = options.steps;
     params.sampler = options.sampler;
     params.karras = options.karras;
+    params.exponential = options.exponential;
+    params.sgmUniform = options.sgmUniform;
     params.cfgScale = options.cfgScale;
     params.seed = plan[i].seed;
     params.width = image.width;

@@ -51,6 +51,8 @@ std::string formatGenerationParams(const GenerationParams& p) {
   if (!p.negativePrompt.empty()) s += "\nNegative prompt: " + p.negativePrompt;
   s += "\nSteps: " + std::to_string(p.steps);
   s += ", Sampler: " + quoteParamValue(sampling::samplerDisplayName(p.sampler, p.karras));
+  if (p.exponential) s += ", Schedule type: Exponential";
+  if (p.sgmUniform) s += ", Schedule type: SGM Uniform";
   s += ", CFG scale: " + formatFloat(p.cfgScale);
   s += ", Seed: " + std::to_string(p.seed);
   s += ", Size: " + std::to_string(p.width) + "x" + std::to_string(p.height);

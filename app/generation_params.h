@@ -19,6 +19,7 @@ struct GenerationParams {
   int steps = 0;
   sampling::SamplerKind sampler = sampling::SamplerKind::EulerAncestral;
   bool karras = false;
+  bool exponential = false, sgmUniform = false;  // written as webui does: "Schedule type: Exponential"
   float cfgScale = 0;
   uint64_t seed = 0;
   int width = 0, height = 0;

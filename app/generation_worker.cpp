@@ -172,6 +172,8 @@ void GenerationWorker::runJob(const GenerationJob& job) {
       p.steps = request.steps;
       p.sampler = request.sampler;
       p.karras = request.karras;
+      p.exponential = request.exponential;
+      p.sgmUniform = request.sgmUniform;
       p.cfgScale = request.cfgScale;
       p.seed = request.seed;
       p.width = image.width;

@@ -17,8 +17,6 @@ namespace sdgen::gui {
 
 namespace {
 
-constexpr sampling::SamplerKind kSamplers[] = {sampling::SamplerKind::Ddim, sampling::SamplerKind::Euler,
-                                               sampling::SamplerKind::EulerAncestral, sampling::SamplerKind::DpmPP2M};
 constexpr float kControlsWidth = 390.f, kThumbSize = 88.f;
 const ImVec4 kErrorColor(1.f, 0.42f, 0.42f, 1.f), kInfoColor(0.55f, 0.85f, 0.55f, 1.f);
 
@@ -306,12 +304,20 @@ void GuiApp::drawControls(GenerationWorker& worker) {
   ImGui::SliderInt("Steps", &steps_, 1, 150, "%d", ImGuiSliderFlags_AlwaysClamp);
   ImGui::SliderFloat("CFG scale", &cfgScale_, 0.f, 30.f, "%.1f", ImGuiSliderFlags_AlwaysClamp);
   if (ImGui::BeginCombo("Sampler", sampling::samplerDisplayName(sampler_, false).c_str())) {
-    for (auto k : kSamplers)
-      if (ImGui::Selectable(sampling::samplerDisplayName(k, false).c_str(), k == sampler_)) sampler_ = k;
+    size_t count = 0;
+    const sampling::SamplerKind* kinds = sampling::allSamplerKinds(&count);
+    for (size_t i = 0; i < count; ++i)
+      if (ImGui::Selectable(sampling::samplerDisplayName(kinds[i], false).c_str(), kinds[i] == sampler_))
+        sampler_ = kinds[i];
     ImGui::EndCombo();
   }
   ImGui::SameLine();
+  // DDIM and LCM have no Karras variant: the box is off and disabled for them.
+  const bool karrasAllowed = sampling::samplerTakesKarras(sampler_);
+  if (!karrasAllowed) karras_ = false;
+  if (!karrasAllowed) ImGui::BeginDisabled();
   ImGui::Checkbox("Karras", &karras_);
+  if (!karrasAllowed) ImGui::EndDisabled();
   if (randomSeed_) ImGui::BeginDisabled();
   ImGui::InputScalar("Seed", ImGuiDataType_U64, &seed_);
   if (randomSeed_) ImGui::EndDisabled();

@@ -133,7 +133,8 @@ void ApiServer::routes() {
   server_.Get("/sdapi/v1/samplers", [](const Request&, Response& res) { reply(res, 200, webuiSamplerList()); });
   server_.Get("/sdapi/v1/schedulers", [](const Request&, Response& res) {
     json list = json::array();
-    for (auto [name, label] : {std::pair{"automatic", "Automatic"}, {"uniform", "Uniform"}, {"karras", "Karras"}})
+    for (auto [name, label] : {std::pair{"automatic", "Automatic"}, {"uniform", "Uniform"}, {"karras", "Karras"},
+                               {"exponential", "Exponential"}, {"sgm_uniform", "SGM Uniform"}})
       list.push_back({{"name", name}, {"label", label}, {"aliases", nullptr}, {"default_rho", -1},
                       {"need_inner_model", false}});
     reply(res, 200, list);

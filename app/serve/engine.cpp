@@ -113,6 +113,8 @@ void Engine::run(const std::shared_ptr<Job>& job) {
   q.height = r.height;
   q.sampler = r.sampler;
   q.karras = r.karras;
+  q.exponential = r.exponential;
+  q.sgmUniform = r.sgmUniform;
   q.clipSkip = r.clipSkip - 1;  // webui's 1 = the last layer; the pipeline counts layers skipped
   if (r.img2img) {  // what the CLI's -i/--strength/--mask give the pipeline (app/generate.cpp)
     q.initImage = r.img2img->initImage;

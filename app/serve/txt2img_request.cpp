@@ -31,6 +31,21 @@ const std::vector<SamplerName>& samplerNames() {
       {"DDIM", {"ddim"}, SamplerKind::Ddim, false},
       {"DPM++ 2M", {"k_dpmpp_2m", "dpmpp_2m"}, SamplerKind::DpmPP2M, false},
       {"DPM++ 2M Karras", {"k_dpmpp_2m_ka"}, SamplerKind::DpmPP2M, true},
+      {"DPM++ SDE", {"k_dpmpp_sde", "dpmpp_sde"}, SamplerKind::DpmPPSde, false},
+      {"DPM++ SDE Karras", {"k_dpmpp_sde_ka"}, SamplerKind::DpmPPSde, true},
+      {"DPM++ 2M SDE", {"k_dpmpp_2m_sde", "dpmpp_2m_sde"}, SamplerKind::DpmPP2MSde, false},
+      {"DPM++ 2M SDE Karras", {"k_dpmpp_2m_sde_ka"}, SamplerKind::DpmPP2MSde, true},
+      {"DPM++ 2S a", {"k_dpmpp_2s_a", "dpmpp_2s_a"}, SamplerKind::DpmPP2SAncestral, false},
+      {"DPM++ 2S a Karras", {"k_dpmpp_2s_a_ka"}, SamplerKind::DpmPP2SAncestral, true},
+      {"LMS", {"k_lms", "lms"}, SamplerKind::Lms, false},
+      {"LMS Karras", {"k_lms_ka"}, SamplerKind::Lms, true},
+      {"Heun", {"k_heun", "heun"}, SamplerKind::Heun, false},
+      {"DPM2", {"k_dpm_2", "dpm2"}, SamplerKind::Dpm2, false},
+      {"DPM2 Karras", {"k_dpm_2_ka"}, SamplerKind::Dpm2, true},
+      {"DPM2 a", {"k_dpm_2_a", "dpm2_a"}, SamplerKind::Dpm2Ancestral, false},
+      {"DPM2 a Karras", {"k_dpm_2_a_ka"}, SamplerKind::Dpm2Ancestral, true},
+      {"UniPC", {"unipc"}, SamplerKind::UniPC, false},
+      {"LCM", {"k_lcm", "lcm"}, SamplerKind::Lcm, false},
   };
   return names;
 }
@@ -165,9 +180,15 @@ void parseCommonFields(const json& body, std::vector<FieldError>& errors, ImageR
     const std::string& v = *s;
     if (v == "karras" || v == "Karras") r.karras = true;
     else if (v == "uniform" || v == "Uniform") r.karras = false;
+    else if (v == "exponential" || v == "Exponential") r.exponential = true;
+    else if (v == "sgm_uniform" || v == "SGM Uniform") r.sgmUniform = true;
     else if (v != "automatic" && v != "Automatic")
-      f.fail("scheduler", "scheduler: unknown schedule type '" + shorten(v) + "'; accepted: 'automatic', 'uniform', 'karras'",
+      f.fail("scheduler", "scheduler: unknown schedule type '" + shorten(v) +
+                              "'; accepted: 'automatic', 'uniform', 'karras', 'exponential', 'sgm_uniform'",
              "value_error", f.get("scheduler"));
+    if (r.exponential && r.karras)
+      f.fail("scheduler", "scheduler: 'exponential' with a Karras sampler name; pick one schedule", "value_error",
+             f.get("scheduler"));
   }
   if (auto v = f.boolean("send_images")) r.sendImages = *v;
 
@@ -209,7 +230,7 @@ json requestParameters(const ImageRequest& r) {
       {"width", r.width},
       {"height", r.height},
       {"sampler_name", sampling::samplerDisplayName(r.sampler, false)},
-      {"scheduler", r.karras ? "karras" : "automatic"},
+      {"scheduler", r.karras ? "karras" : r.exponential ? "exponential" : r.sgmUniform ? "sgm_uniform" : "automatic"},
       {"send_images", r.sendImages},
       {"save_images", false},
       {"override_settings", {{"sd_model_checkpoint", r.model.title}, {"CLIP_stop_at_last_layers", r.clipSkip}}},

@@ -36,6 +36,7 @@ struct ImageRequest {
   int width = 512, height = 512;
   sampling::SamplerKind sampler = sampling::SamplerKind::Euler;
   bool karras = false;
+  bool exponential = false, sgmUniform = false;  // scheduler "exponential" / "sgm_uniform"
   int clipSkip = 1;  // webui's CLIP_stop_at_last_layers: 1 = the last layer
   bool sendImages = true;
   ModelEntry model;  // resolved: override_settings.sd_model_checkpoint, else the server's current model

@@ -87,6 +87,13 @@ struct SchedulerConfig {
   double clipSampleRange = 1.0;                // DDIM: x0 is clamped to [-range, range] when clipSample
   bool useKarrasSigmas = false;                // Euler, DPM++ 2M: the config asks for Karras sigmas
   std::optional<double> sigmaMin, sigmaMax;    // Euler, DPM++ 2M: the Karras range (default: the schedule's)
+  bool useExponentialSigmas = false;           // the k-diffusion classes, DPM-Solver, UniPC: exponential sigmas
+  int solverOrder = 2;                         // UniPC (1..3)
+  std::string solverType = "bh2";              // UniPC: "bh1" | "bh2"
+  bool lowerOrderFinal = true;                 // UniPC
+  std::vector<int> disableCorrector;           // UniPC: steps whose corrector is skipped
+  int originalInferenceSteps = 50;             // LCM: the distillation schedule the timesteps are picked from
+  double timestepScaling = 10.0;               // LCM: boundary-condition scaling
   std::string className;                       // the diffusers class it was resolved for
   std::string source;  // the scheduler_config.json it came from, or "defaults for CHECKPOINT" (messages)
 };

@@ -42,6 +42,13 @@ struct Param {
       {"trained_betas", "null"}, {"prediction_type", "\"epsilon\""}, {"steps_offset", "0"},                  \
       {"rescale_betas_zero_snr", "false"}
 
+// The same for the classes whose __init__ has no rescale_betas_zero_snr.
+#define SDGEN_KDIFF_PARAMS                                                                                   \
+  {"num_train_timesteps", nullptr}, {"beta_start", nullptr}, {"beta_end", nullptr}, {"beta_schedule", nullptr}, \
+      {"trained_betas", "null"}, {"prediction_type", "\"epsilon\""}, {"steps_offset", "0"}
+#define SDGEN_SIGMA_SCHEDULE_PARAMS \
+  {"use_karras_sigmas", "false"}, {"use_exponential_sigmas", "false"}, {"use_beta_sigmas", "false"}
+
 struct SchedulerClass {
   const char* name;
   std::vector<Param> params;  // __init__ parameters of diffusers 0.42.1 with their defaults
@@ -67,10 +74,44 @@ const std::vector<SchedulerClass>& schedulerClasses() {
         {"use_lu_lambdas", "false"}, {"use_flow_sigmas", "false"}, {"flow_shift", "1.0"},
         {"final_sigmas_type", "\"zero\""}, {"lambda_min_clipped", "-Infinity"}, {"variance_type", "null"},
         {"use_dynamic_shifting", "false"}, {"time_shift_type", "\"exponential\""}}},
+      {"HeunDiscreteScheduler",
+       {SDGEN_KDIFF_PARAMS, SDGEN_SIGMA_SCHEDULE_PARAMS, {"clip_sample", "false"}, {"clip_sample_range", "1.0"},
+        {"timestep_spacing", "\"linspace\""}}},
+      {"KDPM2DiscreteScheduler", {SDGEN_KDIFF_PARAMS, SDGEN_SIGMA_SCHEDULE_PARAMS, {"timestep_spacing", "\"linspace\""}}},
+      {"KDPM2AncestralDiscreteScheduler",
+       {SDGEN_KDIFF_PARAMS, SDGEN_SIGMA_SCHEDULE_PARAMS, {"timestep_spacing", "\"linspace\""}}},
+      {"LMSDiscreteScheduler", {SDGEN_KDIFF_PARAMS, SDGEN_SIGMA_SCHEDULE_PARAMS, {"timestep_spacing", "\"linspace\""}}},
+      {"DPMSolverSDEScheduler",
+       {SDGEN_KDIFF_PARAMS, SDGEN_SIGMA_SCHEDULE_PARAMS, {"noise_sampler_seed", "null"},
+        {"timestep_spacing", "\"linspace\""}}},
+      // No timestep_spacing nor steps_offset in its __init__: its timesteps are always linspace; the entry here
+      // only lets the common fields be read.
+      {"DPMSolverSinglestepScheduler",
+       {SDGEN_KDIFF_PARAMS, {"timestep_spacing", "\"linspace\""}, {"solver_order", "2"}, {"thresholding", "false"},
+        {"dynamic_thresholding_ratio", "0.995"}, {"sample_max_value", "1.0"}, {"algorithm_type", "\"dpmsolver++\""},
+        {"solver_type", "\"midpoint\""}, {"lower_order_final", "false"}, SDGEN_SIGMA_SCHEDULE_PARAMS,
+        {"use_flow_sigmas", "false"}, {"flow_shift", "1.0"}, {"final_sigmas_type", "\"zero\""},
+        {"lambda_min_clipped", "-Infinity"}, {"variance_type", "null"}, {"use_dynamic_shifting", "false"},
+        {"time_shift_type", "\"exponential\""}}},
+      {"UniPCMultistepScheduler",
+       {SDGEN_COMMON_PARAMS, {"solver_order", "2"}, {"thresholding", "false"}, {"dynamic_thresholding_ratio", "0.995"},
+        {"sample_max_value", "1.0"}, {"predict_x0", "true"}, {"solver_type", "\"bh2\""},
+        {"lower_order_final", "true"}, {"disable_corrector", "[]"}, {"solver_p", "null"}, SDGEN_SIGMA_SCHEDULE_PARAMS,
+        {"use_flow_sigmas", "false"}, {"flow_shift", "1.0"}, {"timestep_spacing", "\"linspace\""},
+        {"final_sigmas_type", "\"zero\""}, {"use_dynamic_shifting", "false"},
+        {"time_shift_type", "\"exponential\""}, {"sigma_min", "null"}, {"sigma_max", "null"},
+        {"shift_terminal", "null"}}},
+      {"LCMScheduler",
+       {SDGEN_COMMON_PARAMS, {"original_inference_steps", "50"}, {"clip_sample", "false"},
+        {"clip_sample_range", "1.0"}, {"set_alpha_to_one", "true"}, {"thresholding", "false"},
+        {"dynamic_thresholding_ratio", "0.995"}, {"sample_max_value", "1.0"}, {"timestep_spacing", "\"leading\""},
+        {"timestep_scaling", "10.0"}}},
   };
   return classes;
 }
 #undef SDGEN_COMMON_PARAMS
+#undef SDGEN_KDIFF_PARAMS
+#undef SDGEN_SIGMA_SCHEDULE_PARAMS
 
 const SchedulerClass& findClass(std::string_view name) {
   std::string known;
@@ -135,7 +176,8 @@ SchedulerConfig schedulerConfigFor(const SchedulerFile& file, const std::string&
   if (c.betaSchedule != "linear" && c.betaSchedule != "scaled_linear")
     j.unsupported("beta_schedule", "sdgen implements \"scaled_linear\" and \"linear\"");
   j.refuseIfSet("trained_betas", "explicit beta lists");
-  j.refuseUnlessEquals("rescale_betas_zero_snr", false, "zero-terminal-SNR rescaling");
+  if (takes(cls, "rescale_betas_zero_snr"))
+    j.refuseUnlessEquals("rescale_betas_zero_snr", false, "zero-terminal-SNR rescaling");
   c.predictionType = j.string("prediction_type");
   if (c.predictionType != "epsilon" && c.predictionType != "v_prediction")
     j.unsupported("prediction_type", "sdgen implements \"epsilon\" and \"v_prediction\"");
@@ -147,8 +189,8 @@ SchedulerConfig schedulerConfigFor(const SchedulerFile& file, const std::string&
   if (c.timestepSpacing != "leading" && c.timestepSpacing != "trailing" && c.timestepSpacing != "linspace")
     j.unsupported("timestep_spacing", "sdgen implements \"leading\", \"trailing\" and \"linspace\"");
 
-  if (takes(cls, "clip_sample")) {  // DDIM
-    c.setAlphaToOne = j.boolean("set_alpha_to_one");
+  if (takes(cls, "clip_sample")) {  // DDIM, Heun, LCM
+    if (takes(cls, "set_alpha_to_one")) c.setAlphaToOne = j.boolean("set_alpha_to_one");
     // The pipeline's other shim: clip_sample true in the config becomes false, so whatever the file sets ends up
     // false; a defaulted true (DDIM's) is dropped by from_config and applies.
     c.clipSample = j.boolean("clip_sample") && !file.fields.count("clip_sample");
@@ -158,13 +200,23 @@ SchedulerConfig schedulerConfigFor(const SchedulerFile& file, const std::string&
   if (takes(cls, "thresholding")) j.refuseUnlessEquals("thresholding", false, "dynamic thresholding" + by);
   // Euler types these `bool | None`: null reads as false, as Python's truth test does.
   auto flag = [&](const char* field) { return j.present(field) && j.boolean(field); };
-  if (takes(cls, "use_karras_sigmas")) {  // Euler, DPM++
+  const std::string_view name = cls.name;
+  if (takes(cls, "use_karras_sigmas")) {  // every class but DDIM, Euler a and LCM
     c.useKarrasSigmas = flag("use_karras_sigmas");
-    if (flag("use_exponential_sigmas")) j.unsupported("use_exponential_sigmas", "exponential sigma schedules" + by);
+    // Exponential sigmas where sdgen's schedule has them: the interpolated-sigma (k-diffusion) classes.
+    const bool exponentialOk = name == "EulerDiscreteScheduler" || name == "HeunDiscreteScheduler" ||
+                               name == "KDPM2DiscreteScheduler" || name == "KDPM2AncestralDiscreteScheduler" ||
+                               name == "LMSDiscreteScheduler" || name == "DPMSolverSDEScheduler";
+    c.useExponentialSigmas = flag("use_exponential_sigmas");
+    if (c.useExponentialSigmas && !exponentialOk)
+      j.unsupported("use_exponential_sigmas", "exponential sigma schedules" + by);
+    if (c.useExponentialSigmas && c.useKarrasSigmas)
+      j.fail("use_exponential_sigmas", "and use_karras_sigmas cannot both be true (diffusers refuses it too)");
     if (flag("use_beta_sigmas")) j.unsupported("use_beta_sigmas", "beta sigma schedules" + by);
-    j.refuseUnlessEquals("final_sigmas_type", "zero", "a final sigma other than 0" + by);
-    c.sigmaMin = j.optionalNumber("sigma_min");
-    c.sigmaMax = j.optionalNumber("sigma_max");
+    if (takes(cls, "final_sigmas_type"))
+      j.refuseUnlessEquals("final_sigmas_type", "zero", "a final sigma other than 0" + by);
+    if (j.present("sigma_min") || takes(cls, "sigma_min")) c.sigmaMin = j.optionalNumber("sigma_min");
+    if (j.present("sigma_max") || takes(cls, "sigma_max")) c.sigmaMax = j.optionalNumber("sigma_max");
     if ((c.sigmaMin && !(*c.sigmaMin > 0)) || (c.sigmaMax && !(*c.sigmaMax > c.sigmaMin.value_or(0))))
       j.fail(c.sigmaMin && !(*c.sigmaMin > 0) ? "sigma_min" : "sigma_max",
              "must satisfy 0 < sigma_min < sigma_max where given");
@@ -173,19 +225,50 @@ SchedulerConfig schedulerConfigFor(const SchedulerFile& file, const std::string&
     j.refuseUnlessEquals("interpolation_type", "linear", "log-linear sigma interpolation" + by);
     j.refuseUnlessEquals("timestep_type", "discrete", "continuous timesteps" + by);
   }
-  if (takes(cls, "solver_order")) {  // DPM++ 2M
-    j.refuseUnlessEquals("solver_order", 2, "sdgen's DPM++ 2M is of order 2" + by);
-    j.refuseUnlessEquals("algorithm_type", "dpmsolver++", "sdgen's DPM++ 2M is \"dpmsolver++\"" + by);
-    j.refuseUnlessEquals("solver_type", "midpoint", "sdgen's DPM++ 2M uses the \"midpoint\" update" + by);
-    j.boolean("lower_order_final");  // with final sigma 0 the last step is first order either way
-    j.boolean("euler_at_final");
-    j.refuseUnlessEquals("use_lu_lambdas", false, "uniform-lambda steps" + by);
+  if (takes(cls, "use_flow_sigmas")) {
     j.refuseUnlessEquals("use_flow_sigmas", false, "flow-matching sigmas" + by);
     j.refuseUnlessEquals("use_dynamic_shifting", false, "dynamic shifting" + by);
+  }
+  if (name == "DPMSolverMultistepScheduler" || name == "DPMSolverSinglestepScheduler") {  // DPM++ 2M (SDE), 2S a
+    j.refuseUnlessEquals("solver_order", 2, "sdgen's DPM-Solver samplers are of order 2" + by);
+    // The sampler picks the algorithm (dpmpp_2m: dpmsolver++, dpmpp_2m_sde / dpmpp_2s_a: sde-dpmsolver++), as
+    // Class.from_config(config, algorithm_type=...) does; a config may hold either.
+    const std::string algorithm = j.string("algorithm_type");
+    if (algorithm != "dpmsolver++" && algorithm != "sde-dpmsolver++")
+      j.unsupported("algorithm_type", "sdgen implements \"dpmsolver++\" and \"sde-dpmsolver++\"" + by);
+    j.refuseUnlessEquals("solver_type", "midpoint", "sdgen's DPM-Solver samplers use the \"midpoint\" update" + by);
+    j.boolean("lower_order_final");  // with final sigma 0 the last step is first order either way
+    if (takes(cls, "euler_at_final")) j.boolean("euler_at_final");
+    if (takes(cls, "use_lu_lambdas")) j.refuseUnlessEquals("use_lu_lambdas", false, "uniform-lambda steps" + by);
     j.refuseIfSet("variance_type", "learned variances" + by);
     const json& lambda = j.raw("lambda_min_clipped");
     if (!lambda.is_number() || !std::isinf(lambda.get<double>()) || lambda.get<double>() > 0)
       j.unsupported("lambda_min_clipped", "sdgen clips no lambda (-Infinity)" + by);
+  }
+  if (name == "UniPCMultistepScheduler") {
+    c.solverOrder = j.integer("solver_order");
+    if (c.solverOrder < 1 || c.solverOrder > 3)
+      j.unsupported("solver_order", "sdgen's UniPC is of order 1, 2 or 3" + by);
+    j.refuseUnlessEquals("predict_x0", true, "UniPC with noise prediction (predict_x0 false)" + by);
+    c.solverType = j.string("solver_type");
+    if (c.solverType != "bh1" && c.solverType != "bh2")
+      j.unsupported("solver_type", "sdgen implements bh1 and bh2" + by);
+    c.lowerOrderFinal = j.boolean("lower_order_final");
+    if (!c.lowerOrderFinal) j.unsupported("lower_order_final", "sdgen's UniPC lowers the order at the end (true)" + by);
+    j.refuseIfSet("solver_p", "a separate predictor scheduler" + by);
+    j.refuseIfSet("shift_terminal", "terminal shifting" + by);
+    const json& disabled = j.raw("disable_corrector");
+    if (!disabled.is_array()) j.fail("disable_corrector", "must be a list of step indices");
+    for (const json& v : disabled) {
+      if (!v.is_number_integer()) j.fail("disable_corrector", "must be a list of step indices");
+      c.disableCorrector.push_back(v.get<int>());
+    }
+  }
+  if (name == "DPMSolverSDEScheduler")
+    j.refuseIfSet("noise_sampler_seed", "a Brownian-tree seed (docs/samplers.md)" + by);
+  if (name == "LCMScheduler") {
+    c.originalInferenceSteps = j.integer("original_inference_steps");
+    c.timestepScaling = j.number("timestep_scaling");
   }
   validateSchedulerConfig(c);
   return c;

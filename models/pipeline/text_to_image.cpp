@@ -17,6 +17,7 @@
 #include "models/pipeline/image_encoding.h"
 #include "models/prompt/conditioning_windows.h"
 #include "models/prompt/emphasis.h"
+#include "models/sampling/linear_sampler.h"
 #include "models/sampling/sampler.h"
 #include "models/sampling/step_recorder.h"
 #include "models/sampling/torch_generator.h"
@@ -80,13 +81,15 @@ struct TextToImage::Impl {
   };
 
   // Everything of one latent size: persistent latents (fp32, NHWC), sampler state, the decode graph and the
-  // recorded denoising steps per (guided, sampler kind, karras, context length: the text stage it reads).
+  // recorded denoising steps per (guided, sampler kind, karras, context length: the text stage it reads, saved
+  // tensors of a LinearSampler).
   struct SizeStage {
     int64_t h = 0, w = 0;
     Allocation latents, noise, history, update, image;
+    std::vector<Allocation> registers, registerScratch;  // LinearSampler state, grown to the largest K used
     Allocation mask, maskedLatents;  // inpainting UNets' extra inputs: [1, h, w, 1] and [1, h, w, C], fp32
     std::unique_ptr<graph::CompiledGraph> decode;
-    std::map<std::tuple<bool, int, bool, int64_t>, StepGraphs> steps;
+    std::map<std::tuple<bool, int, bool, int64_t, int>, StepGraphs> steps;
   };
   std::map<std::pair<int64_t, int64_t>, SizeStage> sizeStages;
 
@@ -211,11 +214,22 @@ struct TextToImage::Impl {
     return sizeStages.emplace(key, std::move(st)).first->second;
   }
 
+  static int savedTensorCount(const sampling::Sampler& sampler) {
+    const auto* linear = dynamic_cast<const sampling::LinearSampler*>(&sampler);
+    return linear ? linear->registerCount() : 0;
+  }
+
   StepGraphs& stepGraph(SizeStage& st, const sampling::Sampler& sampler, bool guided, const graph::TensorView& context) {
-    auto key = std::make_tuple(guided, static_cast<int>(sampler.kind()), sampler.karras(), context.shape[1]);
+    auto key = std::make_tuple(guided, static_cast<int>(sampler.kind()), sampler.karras(), context.shape[1],
+                               savedTensorCount(sampler));
     auto it = st.steps.find(key);
     if (it != st.steps.end()) return it->second;
     const int64_t h = st.h, w = st.w, c = latentChannels(), batch = guided ? 2 : 1;
+    const uint64_t latentBytes = uint64_t(h) * w * c * 4;
+    while (st.registers.size() < size_t(savedTensorCount(sampler))) {
+      st.registers.push_back(ctx.allocate(latentBytes, "sampler saved state"));
+      st.registerScratch.push_back(ctx.allocate(latentBytes, "sampler saved-state scratch"));
+    }
     StepGraphs sg;
     std::vector<Value> contextKv;
     {
@@ -263,6 +277,10 @@ struct TextToImage::Impl {
                                           graph::view(st.noise, DType::F32, latentShape),
                                           graph::view(st.history, DType::F32, latentShape),
                                           graph::view(st.update, DType::F32, latentShape)};
+    for (size_t i = 0; i < st.registers.size(); ++i) {
+      tensors.registers.push_back(graph::view(st.registers[i], DType::F32, latentShape));
+      tensors.registerScratch.push_back(graph::view(st.registerScratch[i], DType::F32, latentShape));
+    }
     const sampling::Sampler* s = &sampler;  // used while recording (in the CompiledGraph constructor) only
     update.record = [=](graph::NodeRecorder& r) {
       Expr pred = graph::buffer(r.tensors.view(prediction));
@@ -347,14 +365,15 @@ struct TextToImage::Impl {
     return start;
   }
 
-  // Inpainting with an ordinary UNet, after step `step` (diffusers' StableDiffusionInpaintPipeline with 4 input
-  // channels): latents = (1 - mask) * add_noise(image latents, noise, next step) + mask * latents, the image
-  // latents unnoised after the last step. On the host: one latent readback and upload per step.
-  void blendKeptLatents(const Start& start, const sampling::Sampler& sampler, int step, SizeStage& ss) {
+  // Inpainting with an ordinary UNet, after evaluation `evaluation` (diffusers' StableDiffusionInpaintPipeline with
+  // 4 input channels, after every scheduler.step call): latents = (1 - mask) * add_noise(image latents, noise,
+  // next timestep) + mask * latents, the image latents unnoised after the last one. On the host: one latent
+  // readback and upload per evaluation.
+  void blendKeptLatents(const Start& start, const sampling::Sampler& sampler, int evaluation, SizeStage& ss) {
     const size_t c = size_t(latentChannels()), n = start.imageLatents.size();
     std::vector<float> latents = downloadFloats(ctx, ss.latents, n, DType::F32);
-    const bool last = step + 1 == sampler.steps();
-    const sampling::NoiseLevel level = last ? sampling::NoiseLevel{1, 0} : sampler.noising(step + 1);
+    const bool last = evaluation + 1 == sampler.evaluations();
+    const sampling::NoiseLevel level = last ? sampling::NoiseLevel{1, 0} : sampler.noisingAfter(evaluation);
     for (size_t i = 0; i < n; ++i) {
       const float m = start.blendMask[i / c];
       const float kept = last ? start.imageLatents[i]
@@ -404,9 +423,14 @@ struct TextToImage::Impl {
     SizeStage& ss = sizeStage(height / scale, width / scale);
     // The scheduler file read as diffusers' from_config reads it for this sampler's class; Karras sigmas when
     // asked for, or when that config turns them on (only Euler's and DPM++'s classes take use_karras_sigmas).
-    const models::SchedulerConfig schedule =
+    models::SchedulerConfig schedule =
         models::schedulerConfigFor(files.scheduler, sampling::diffusersSchedulerClass(req.sampler));
-    const bool karras = req.karras || schedule.useKarrasSigmas;
+    if (req.sgmUniform) schedule.timestepSpacing = "trailing";
+    const bool karras = req.karras || (schedule.useKarrasSigmas && !req.exponential);
+    // A schedule asked for replaces the file's (Sampler::create refuses Karras with exponential, and exponential
+    // sigmas for samplers without them).
+    if (req.exponential) schedule.useExponentialSigmas = true;
+    else if (karras) schedule.useExponentialSigmas = false;
     auto sampler = sampling::Sampler::create(schedule, {req.sampler, karras}, req.steps, kFirstSamplerSlot);
     // Image to image starts where strength puts it (diffusers' get_timesteps and set_begin_index).
     const int firstStep = req.initImage ? firstStepForStrength(req.steps, req.strength) : 0;
@@ -436,26 +460,36 @@ struct TextToImage::Impl {
     const Start start = startingLatents(req, *sampler, firstStep, generator, ss, width, height);
     timings.encodeMs += msSince(imageStart);
     uploadFloats(ctx, ss.latents, start.latents);
+    // Every saved tensor and the noise start as zeros: the first evaluation weights them by 0.
     std::vector<float> zeros(start.latents.size(), 0.f);
     uploadFloats(ctx, ss.history, zeros);
+    for (const Allocation& r : ss.registers) uploadFloats(ctx, r, zeros);
+    std::memset(ss.noise.mapped(), 0, zeros.size() * 4);
 
     step.setUniform(kGuidanceSlot, req.cfgScale);
     previewFit.channels = int(c);
     const LatentRgbProjection projection = hooks.preview ? previewFit.solve() : LatentRgbProjection{};
     std::vector<float> currentLatents;
+    // One replay per UNet evaluation (multi-evaluation samplers run several per step); progress and previews after
+    // each step's last evaluation, the inpainting blend after every evaluation (as diffusers after every step()).
     const int steps = sampler->steps(), run = steps - firstStep;
-    for (int i = firstStep; i < steps; ++i) {
+    const int firstEvaluation = sampler->firstEvaluation(firstStep), evaluations = sampler->evaluations();
+    auto stepStart = std::chrono::steady_clock::now();
+    for (int e = firstEvaluation; e < evaluations; ++e) {
+      const int i = sampler->stepOfEvaluation(e);
       checkCancel(i - firstStep, run);
-      auto stepStart = std::chrono::steady_clock::now();
-      step.setUniform(kTimestepSlot, sampler->timestep(i));
-      sampler->setStepUniforms(i, [&](uint32_t slot, float v) { step.setUniform(slot, v); });
-      if (sampler->needsNoise()) {
+      step.setUniform(kTimestepSlot, sampler->evaluationTimestep(e));
+      sampler->setEvaluationUniforms(e, [&](uint32_t slot, float v) { step.setUniform(slot, v); });
+      if (sampler->drawsNoise(e)) {
         std::vector<float> n = nchwToNhwc(generator.randn(size_t(c * h * w)), int(c), int(h), int(w));
         std::memcpy(ss.noise.mapped(), n.data(), n.size() * 4);  // the previous step has finished reading it
       }
       step.run();
-      if (!start.blendMask.empty()) blendKeptLatents(start, *sampler, i, ss);
+      if (!start.blendMask.empty()) blendKeptLatents(start, *sampler, e, ss);
+      const bool stepDone = e + 1 == evaluations || sampler->stepOfEvaluation(e + 1) != i;
+      if (!stepDone) continue;
       timings.stepMs.push_back(msSince(stepStart));
+      stepStart = std::chrono::steady_clock::now();
       if (progress) progress(i - firstStep + 1, run);
       if (hooks.preview) {
         currentLatents = downloadFloats(ctx, ss.latents, size_t(h * w * c), DType::F32);

@@ -44,6 +44,9 @@ struct GenerationRequest {
   int width = 0, height = 0;  // 0: the model's default (UNet sample size x VAE scale factor)
   sampling::SamplerKind sampler = sampling::SamplerKind::EulerAncestral;
   bool karras = false;
+  // Exponential sigmas (use_exponential_sigmas; euler, heun, dpm2, dpm2_a, lms, dpmpp_sde) and webui's
+  // "SGM Uniform" schedule (timestep_spacing "trailing").
+  bool exponential = false, sgmUniform = false;
   int clipSkip = 0;  // 0: the text encoder's last layer; 1: the penultimate, ...
   // Webui: emphasis syntax, BREAK and prompts of any length in 77-token windows (models/prompt/); Plain: the
   // text as written, truncated to one window.

@@ -17,6 +17,11 @@
 //                recordLatentUpdate (step_recorder.h) records exactly this.
 // Before the first step: L = randn(latent shape) * initNoiseSigma().
 //
+// Multi-evaluation samplers (Heun, DPM2, DPM2 a, DPM++ SDE: diffusers' order-2 schedulers, whose timesteps list
+// one entry per UNet evaluation) and the other LinearSampler kinds (linear_sampler.h) replay the recorded step
+// once per EVALUATION: evaluations() in all, with evaluationTimestep(e), setEvaluationUniforms(e) and, where
+// drawsNoise(e), fresh noise. Single-evaluation samplers have evaluation i = step i.
+//
 // Image to image starts later (diffusers' get_timesteps + set_begin_index): beginAt(t) before the first step
 // makes step t the first one run (DPM++ 2M: first order, as diffusers' scheduler has no history yet), and the
 // initial latents are noising(t).signal * image latents + noising(t).noise * noise (the scheduler's add_noise).
@@ -61,6 +66,16 @@ class Sampler {
 
   virtual bool needsNoise() const { return false; }
   virtual bool needsHistory() const { return false; }
+
+  // UNet evaluations: evaluations() in all; step `s` runs evaluations firstEvaluation(s) .. firstEvaluation(s+1)-1.
+  int evaluations() const;
+  int firstEvaluation(int step) const;
+  int stepOfEvaluation(int evaluation) const;
+  float evaluationTimestep(int evaluation) const;
+  // Whether the caller draws fresh noise (TorchCpuGenerator::randn) before replaying `evaluation`.
+  virtual bool drawsNoise(int /*evaluation*/) const { return needsNoise(); }
+  void setEvaluationUniforms(int evaluation, const std::function<void(uint32_t slot, float value)>& set) const;
+  const std::vector<double>& evaluationCoefficients(int evaluation) const;
   uint32_t firstUniformSlot() const { return firstSlot_; }
   uint32_t uniformCount() const { return static_cast<uint32_t>(coefficients_.empty() ? 0 : coefficients_[0].size()); }
 
@@ -75,6 +90,9 @@ class Sampler {
 
   // diffusers' scheduler.add_noise at `step` (0-based, of steps()).
   NoiseLevel noising(int step) const;
+  // add_noise after evaluation `evaluation` has run and before the next (the inpainting blend): the scheduler's
+  // sigma at its next step_index. Single-evaluation samplers: noising(step + 1). Not after the last evaluation.
+  virtual NoiseLevel noisingAfter(int evaluation) const;
   // The generation starts at `step` instead of 0 (call once, before the first step is recorded or run).
   virtual void beginAt(int step) { checkStep(step); }
 
@@ -87,6 +105,7 @@ class Sampler {
   Sampler(const SamplerOptions& options, uint32_t firstUniformSlot) : options_(options), firstSlot_(firstUniformSlot) {}
   graph::Expr coefficient(uint32_t index) const { return graph::uniform(firstSlot_ + index); }
   void checkStep(int step) const;
+  void checkEvaluation(int evaluation) const;
   // The latents-shaped operands a sampler needs must be present and match.
   static void requireOperand(const graph::Expr& latents, const graph::Expr& operand, const char* name,
                              const char* sampler);
@@ -95,7 +114,10 @@ class Sampler {
   uint32_t firstSlot_ = 0;
   std::vector<float> timesteps_, sigmas_;
   float initNoiseSigma_ = 1.0f;
-  std::vector<std::vector<double>> coefficients_;  // [step][uniform index]
+  std::vector<std::vector<double>> coefficients_;  // [evaluation][uniform index]
+  // Multi-evaluation samplers: per evaluation, the timestep and the step it belongs to (empty: one per step).
+  std::vector<float> evaluationTimesteps_;
+  std::vector<int> evaluationSteps_;
   std::vector<NoiseLevel> noising_;                 // [step]
 };
 

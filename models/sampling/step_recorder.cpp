@@ -3,6 +3,7 @@
 #include <string>
 
 #include "engine/error.h"
+#include "models/sampling/linear_sampler.h"
 #include "ops/elementwise.h"
 
 namespace sdgen::sampling {
@@ -24,6 +25,31 @@ ops::ElementwiseOptions labelled(const char* label) {
   return o;
 }
 
+int recordLinearUpdate(Context& ctx, CommandSequence& seq, const LinearSampler& sampler,
+                       const LatentUpdateTensors& tensors, const graph::Expr& modelOutput, const graph::Expr& noise) {
+  const int k = sampler.registerCount();
+  if (static_cast<int>(tensors.registers.size()) < k || static_cast<int>(tensors.registerScratch.size()) < k)
+    throw Error(std::string("latent update (sampler ") + samplerFlagName(sampler.kind()) + "): it needs " +
+                std::to_string(k) + " saved-state and " + std::to_string(k) + " scratch tensors, got " +
+                std::to_string(tensors.registers.size()) + " and " + std::to_string(tensors.registerScratch.size()));
+  std::vector<graph::Expr> registers;
+  for (int i = 0; i < k; ++i) {
+    requireTensor(tensors.latents, tensors.registers[size_t(i)], "saved-state", sampler);
+    requireTensor(tensors.latents, tensors.registerScratch[size_t(i)], "scratch", sampler);
+    registers.push_back(graph::buffer(tensors.registers[size_t(i)]));
+  }
+  const graph::Expr latents = graph::buffer(tensors.latents);
+  for (int i = 0; i < k; ++i)
+    ops::elementwise(ctx, seq, sampler.nextValue(i + 1, latents, modelOutput, noise, registers),
+                     graph::bufferSink(tensors.registerScratch[size_t(i)]), labelled("sampler state"));
+  ops::elementwise(ctx, seq, sampler.nextValue(0, latents, modelOutput, noise, registers),
+                   graph::bufferSink(tensors.latents), labelled("sampler step"));
+  for (int i = 0; i < k; ++i)
+    ops::elementwise(ctx, seq, graph::buffer(tensors.registerScratch[size_t(i)]),
+                     graph::bufferSink(tensors.registers[size_t(i)]), labelled("sampler state copy"));
+  return 2 * k + 1;
+}
+
 }  // namespace
 
 int recordLatentUpdate(Context& ctx, CommandSequence& seq, const Sampler& sampler,
@@ -34,6 +60,8 @@ int recordLatentUpdate(Context& ctx, CommandSequence& seq, const Sampler& sample
     requireTensor(tensors.latents, tensors.noise, "noise", sampler);
     noise = graph::buffer(tensors.noise);
   }
+  if (const auto* linear = dynamic_cast<const LinearSampler*>(&sampler))
+    return recordLinearUpdate(ctx, seq, *linear, tensors, modelOutput, noise);
   if (!sampler.needsHistory()) {
     ops::elementwise(ctx, seq, sampler.nextLatents(latents, modelOutput, noise, history),
                      graph::bufferSink(tensors.latents), labelled("sampler step"));

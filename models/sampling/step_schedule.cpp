@@ -101,29 +101,40 @@ StepSchedule ddimSchedule(const models::SchedulerConfig& config, const TrainingS
   return s;
 }
 
-StepSchedule eulerSchedule(const models::SchedulerConfig& config, const TrainingSchedule& training, int steps,
-                           bool karras) {
-  checkSteps(config, steps, "Euler");
+std::vector<double> exponentialSigmas(double sigmaMin, double sigmaMax, int steps) {
+  std::vector<double> sigmas;
+  for (double v : numpy_like::linspace(std::log(sigmaMax), std::log(sigmaMin), steps)) sigmas.push_back(std::exp(v));
+  return sigmas;
+}
+
+StepSchedule interpolatedSigmaSchedule(const models::SchedulerConfig& config, const TrainingSchedule& training,
+                                       int steps, const SigmaScheduleOptions& options) {
+  checkSteps(config, steps, options.sampler);
   const int n = config.numTrainTimesteps;
   std::vector<double> t;
   if (config.timestepSpacing == "linspace") {
-    for (double v : numpy_like::linspace(0, n - 1, steps)) t.insert(t.begin(), static_cast<float>(v));
+    for (double v : numpy_like::linspace(0, n - 1, steps))
+      t.insert(t.begin(), options.float32Linspace ? static_cast<float>(v) : v);
   } else if (config.timestepSpacing == "leading") {
     t = leadingDescending(steps, n / steps);
     for (double& v : t) v += config.stepsOffset;
   } else {
     t = trailing(n, n, steps);
   }
-  checkTimesteps(config, t, steps, "Euler");
+  checkTimesteps(config, t, steps, options.sampler);
 
   const std::vector<double> table = toDouble(training.sigmas);
   std::vector<double> sigmas;
   for (double v : t) sigmas.push_back(numpy_like::interpUnitGrid(v, table));
-  if (karras) {
-    sigmas = karrasSigmas(config.sigmaMin.value_or(sigmas.back()), config.sigmaMax.value_or(sigmas.front()),
-                          static_cast<int>(sigmas.size()));
+  if (options.karras || options.exponential) {
+    const double lo = config.sigmaMin.value_or(sigmas.back()), hi = config.sigmaMax.value_or(sigmas.front());
+    const int count = static_cast<int>(sigmas.size());
+    sigmas = options.karras ? karrasSigmas(lo, hi, count) : exponentialSigmas(lo, hi, count);
     const std::vector<float> logSigmas = logOf(training.sigmas);
-    for (size_t i = 0; i < sigmas.size(); ++i) t[i] = sigmaToTimestep(sigmas[i], logSigmas);
+    for (size_t i = 0; i < sigmas.size(); ++i) {
+      t[i] = sigmaToTimestep(sigmas[i], logSigmas);
+      if (options.karras && options.roundRemappedTimesteps) t[i] = roundHalfEven(t[i]);
+    }
   }
 
   StepSchedule s;
@@ -133,6 +144,12 @@ StepSchedule eulerSchedule(const models::SchedulerConfig& config, const Training
   const float maxSigma = *std::max_element(s.sigmas.begin(), s.sigmas.end());
   s.initNoiseSigma = config.timestepSpacing == "leading" ? std::sqrt(maxSigma * maxSigma + 1.0f) : maxSigma;
   return s;
+}
+
+StepSchedule eulerSchedule(const models::SchedulerConfig& config, const TrainingSchedule& training, int steps,
+                           bool karras) {
+  return interpolatedSigmaSchedule(config, training, steps,
+                                   {.karras = karras, .exponential = !karras && config.useExponentialSigmas});
 }
 
 StepSchedule dpmSolverSchedule(const models::SchedulerConfig& config, const TrainingSchedule& training, int steps,

@@ -22,6 +22,21 @@ struct StepSchedule {
 StepSchedule ddimSchedule(const models::SchedulerConfig& config, const TrainingSchedule& training, int steps);
 StepSchedule eulerSchedule(const models::SchedulerConfig& config, const TrainingSchedule& training, int steps,
                            bool karras);
+// The interpolated-sigma schedule of the k-diffusion schedulers (Euler, Heun, KDPM2, KDPM2 ancestral, LMS,
+// DPMSolverSDE): timesteps by spacing, sigmas np.interp'ed from the training table at them, optionally remapped
+// to Karras or exponential sigmas between the config's sigma_min/sigma_max (default: the ends of that list) with
+// timesteps from _sigma_to_t; init_noise_sigma the largest sigma (sqrt(max^2 + 1) with "leading" spacing).
+struct SigmaScheduleOptions {
+  bool karras = false, exponential = false;
+  bool roundRemappedTimesteps = false;  // KDPM2's: np.array([_sigma_to_t(...)]).round() for Karras
+  bool float32Linspace = true;          // np.linspace(..., dtype=np.float32); DPMSolverSDE's is float64
+  const char* sampler = "Euler";        // for messages
+};
+StepSchedule interpolatedSigmaSchedule(const models::SchedulerConfig& config, const TrainingSchedule& training,
+                                       int steps, const SigmaScheduleOptions& options);
+// exp(linspace(log(max), log(min), steps)) (diffusers' _convert_to_exponential).
+std::vector<double> exponentialSigmas(double sigmaMin, double sigmaMax, int steps);
+
 StepSchedule dpmSolverSchedule(const models::SchedulerConfig& config, const TrainingSchedule& training, int steps,
                                bool karras);
 

@@ -264,7 +264,9 @@ TEST(CliOptionsErrors, SizeNotAMultipleOfEight) {
 }
 
 TEST(CliOptionsErrors, UnknownSamplerAndPrecision) {
-  expectUsageError({"-p", "x", "--sampler", "lms"}, {"--sampler", "'lms'", "ddim, euler, euler_a, dpmpp_2m"});
+  expectUsageError({"-p", "x", "--sampler", "k_lms"}, {"--sampler", "'k_lms'", "ddim, euler, euler_a, dpmpp_2m, heun"});
+  expectUsageError({"-p", "x", "--schedule", "polyexponential"},
+                   {"--schedule", "'polyexponential'", "automatic, karras, exponential, sgm_uniform"});
   expectUsageError({"-p", "x", "--sampler", "Euler"}, {"--sampler", "'Euler'"});
   expectUsageError({"-p", "x", "--precision", "bf16"}, {"--precision", "'bf16'", "auto, fp32, fp16"});
 }

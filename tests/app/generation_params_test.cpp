@@ -63,6 +63,19 @@ TEST(GenerationParams, SamplerNamesAndKarras) {
   EXPECT_NE(formatGenerationParams(p).find(", Sampler: DDIM, "), std::string::npos);
   p.sampler = SamplerKind::Euler;
   EXPECT_NE(formatGenerationParams(p).find(", Sampler: Euler, "), std::string::npos);
+  // The samplers of issue 21 in webui's spelling; webui 1.9's "Schedule type" for the non-Karras schedules.
+  const std::pair<SamplerKind, const char*> names[] = {
+      {SamplerKind::Heun, "Heun"},          {SamplerKind::Dpm2, "DPM2"},          {SamplerKind::Dpm2Ancestral, "DPM2 a"},
+      {SamplerKind::DpmPP2SAncestral, "DPM++ 2S a"}, {SamplerKind::DpmPPSde, "DPM++ SDE"},
+      {SamplerKind::DpmPP2MSde, "DPM++ 2M SDE"}, {SamplerKind::Lms, "LMS"}, {SamplerKind::UniPC, "UniPC"},
+      {SamplerKind::Lcm, "LCM"}};
+  for (const auto& [kind, name] : names) {
+    p.sampler = kind;
+    EXPECT_NE(formatGenerationParams(p).find(", Sampler: " + std::string(name) + ", "), std::string::npos) << name;
+  }
+  p.sampler = SamplerKind::Heun;
+  p.exponential = true;
+  EXPECT_NE(formatGenerationParams(p).find(", Sampler: Heun, Schedule type: Exponential, CFG scale"), std::string::npos);
 }
 
 TEST(GenerationParams, QuotingLikeWebui) {

@@ -192,7 +192,7 @@ TEST(ModelDefaults, InvalidValuesNameTheFileAndField) {
   };
   expectError(R"({"defaults": {"width": 100}})", "'defaults.width' must be a multiple of 8");
   expectError(R"({"defaults": {"steps": 0}})", "'defaults.steps' must be an integer from 1 to 1000");
-  expectError(R"({"defaults": {"sampler": "lms"}})", "'defaults.sampler' must be one of");
+  expectError(R"({"defaults": {"sampler": "k_lms"}})", "'defaults.sampler' must be one of");
   expectError(R"({"defaults": {"karras": "yes"}})", "'defaults.karras' must be true or false");
   expectError(R"({"defaults": {"cfg_scale": "high"}})", "'defaults.cfg_scale' must be a number");
   expectError(R"({"defaults": 3})", "'defaults' must be an object");

@@ -85,6 +85,7 @@ class ReferenceSampler {
       case SamplerKind::Euler:
       case SamplerKind::EulerAncestral: return euler(out, step, x, noise);
       case SamplerKind::DpmPP2M: return dpm(out, step, x);
+      default: break;  // the LinearSampler kinds: sampler_linear_test.cpp
     }
     return {};
   }

@@ -98,6 +98,49 @@ TEST(SchedulerConfigRule, Sd15FileGivesEachClassItsOwnDefaults) {
   EXPECT_EQ(timesteps(kDpm, sampling::SamplerKind::DpmPP2M), (std::vector<float>{999, 749, 500, 250}));
 }
 
+// The classes of the samplers of issue 21 on the SD 1.5 file: their own defaults where the file is silent (LCM's
+// "leading", every other class's "linspace"; UniPC's solver_order 2, bh2; LCM's 50 original steps).
+TEST(SchedulerConfigRule, Sd15FileForTheNewSamplerClasses) {
+  SchedulerFile f = parseSchedulerFile(kSd15, kFile);
+  for (auto kind : {sampling::SamplerKind::Heun, sampling::SamplerKind::Dpm2, sampling::SamplerKind::Dpm2Ancestral,
+                    sampling::SamplerKind::DpmPP2SAncestral, sampling::SamplerKind::DpmPPSde,
+                    sampling::SamplerKind::DpmPP2MSde, sampling::SamplerKind::Lms, sampling::SamplerKind::UniPC,
+                    sampling::SamplerKind::Lcm}) {
+    const char* cls = sampling::diffusersSchedulerClass(kind);
+    SCOPED_TRACE(cls);
+    const SchedulerConfig c = schedulerConfigFor(f, cls);
+    EXPECT_EQ(c.className, cls);
+    EXPECT_EQ(c.stepsOffset, 1);
+    EXPECT_EQ(c.timestepSpacing, kind == sampling::SamplerKind::Lcm ? "leading" : "linspace");
+    EXPECT_FALSE(c.clipSample);
+    EXPECT_FALSE(c.useExponentialSigmas);
+    EXPECT_NO_THROW(sampling::Sampler::create(c, {kind, false}, 4, 0));
+  }
+  const SchedulerConfig unipc = schedulerConfigFor(f, "UniPCMultistepScheduler");
+  EXPECT_EQ(unipc.solverOrder, 2);
+  EXPECT_EQ(unipc.solverType, "bh2");
+  EXPECT_TRUE(unipc.lowerOrderFinal);
+  EXPECT_TRUE(unipc.disableCorrector.empty());
+  const SchedulerConfig lcm = schedulerConfigFor(f, "LCMScheduler");
+  EXPECT_EQ(lcm.originalInferenceSteps, 50);
+  EXPECT_EQ(lcm.timestepScaling, 10.0);
+  // Heun's 4 linspace steps: 999, 666, 333, 0 interleaved as diffusers lists them.
+  const auto heun = sampling::Sampler::create(schedulerConfigFor(f, "HeunDiscreteScheduler"),
+                                              {sampling::SamplerKind::Heun, false}, 4, 0);
+  std::vector<float> evaluations;
+  for (int e = 0; e < heun->evaluations(); ++e) evaluations.push_back(heun->evaluationTimestep(e));
+  EXPECT_EQ(evaluations, (std::vector<float>{999, 666, 666, 333, 333, 0, 0}));
+  const SchedulerConfig exponential =
+      schedulerConfigFor(parseSchedulerFile(with(kSd15, "use_exponential_sigmas", true), kFile), "LMSDiscreteScheduler");
+  EXPECT_TRUE(exponential.useExponentialSigmas);
+  test::expectErrorContaining(
+      [&] { schedulerConfigFor(parseSchedulerFile(with(with(kSd15, "use_exponential_sigmas", true), "use_karras_sigmas", true), kFile), "HeunDiscreteScheduler"); },
+      "cannot both be true");
+  test::expectErrorContaining(
+      [&] { schedulerConfigFor(parseSchedulerFile(with(kSd15, "disable_corrector", "x"), kFile), "UniPCMultistepScheduler"); },
+      "disable_corrector");
+}
+
 TEST(SchedulerConfigRule, Sd21FileKeepsVPredictionEverywhere) {
   for (const char* cls : {kDdim, kEuler, kEulerA, kDpm}) {
     SchedulerConfig c = resolve(kSd21, cls);
@@ -189,30 +232,42 @@ struct Refusal {
 };
 
 TEST(SchedulerConfigRule, RefusalsNameFileFieldValueAndClass) {
+  const char* kSingle = "DPMSolverSinglestepScheduler";
+  const char* kUniPC = "UniPCMultistepScheduler";
+  const char* kLcm = "LCMScheduler";
   const Refusal refusals[] = {
-      {"thresholding", true, "true", {kDdim, kDpm}},
+      {"thresholding", true, "true", {kDdim, kDpm, kSingle, kUniPC, kLcm}},
       {"interpolation_type", "log_linear", "\"log_linear\"", {kEuler}},
       {"timestep_type", "continuous", "\"continuous\"", {kEuler}},
-      {"use_exponential_sigmas", true, "true", {kEuler, kDpm}},
-      {"final_sigmas_type", "sigma_min", "\"sigma_min\"", {kEuler, kDpm}},
-      {"solver_order", 3, "3", {kDpm}},
-      {"algorithm_type", "dpmsolver", "\"dpmsolver\"", {kDpm}},
-      {"solver_type", "heun", "\"heun\"", {kDpm}},
+      // Exponential sigmas: implemented for the interpolated-sigma classes, refused by the DPM-Solver/UniPC ones.
+      {"use_exponential_sigmas", true, "true", {kDpm, kSingle, kUniPC}},
+      {"use_beta_sigmas", true, "true",
+       {kEuler, kDpm, kSingle, kUniPC, "HeunDiscreteScheduler", "KDPM2DiscreteScheduler",
+        "KDPM2AncestralDiscreteScheduler", "LMSDiscreteScheduler", "DPMSolverSDEScheduler"}},
+      {"final_sigmas_type", "sigma_min", "\"sigma_min\"", {kEuler, kDpm, kSingle, kUniPC}},
+      {"solver_order", 4, "4", {kDpm, kSingle, kUniPC}},
+      {"algorithm_type", "dpmsolver", "\"dpmsolver\"", {kDpm, kSingle}},
+      {"solver_type", "heun", "\"heun\"", {kDpm, kSingle, kUniPC}},
       {"use_lu_lambdas", true, "true", {kDpm}},
-      {"variance_type", "learned_range", "\"learned_range\"", {kDpm}},
-      {"lambda_min_clipped", -5.1, "-5.1", {kDpm}},
+      {"variance_type", "learned_range", "\"learned_range\"", {kDpm, kSingle}},
+      {"lambda_min_clipped", -5.1, "-5.1", {kDpm, kSingle}},
+      {"predict_x0", false, "false", {kUniPC}},
+      {"lower_order_final", false, "false", {kUniPC}},
+      {"noise_sampler_seed", 7, "7", {"DPMSolverSDEScheduler"}},
   };
   for (const Refusal& r : refusals) {
     const std::string text = with(kSd15, r.field, r.value);
     SchedulerFile f = parseSchedulerFile(text, kFile);  // loading accepts it: some sampler may not read it
-    for (const char* cls : {kDdim, kEuler, kEulerA, kDpm}) {
+    for (const char* cls : {kDdim, kEuler, kEulerA, kDpm, kSingle, kUniPC, kLcm, "HeunDiscreteScheduler",
+                            "KDPM2DiscreteScheduler", "KDPM2AncestralDiscreteScheduler", "LMSDiscreteScheduler",
+                            "DPMSolverSDEScheduler"}) {
       const bool refused = std::find(r.refusedBy.begin(), r.refusedBy.end(), cls) != r.refusedBy.end();
       if (!refused) {
         EXPECT_NO_THROW(schedulerConfigFor(f, cls)) << r.field << " " << cls;
         continue;
       }
       const std::string msg = errorOf([&] { schedulerConfigFor(f, cls); });
-      for (const std::string part : {std::string(kFile), std::string(r.field), std::string(r.shown), std::string(cls)})
+      for (const std::string& part : {std::string(kFile), std::string(r.field), std::string(r.shown), std::string(cls)})
         EXPECT_NE(msg.find(part), std::string::npos) << "'" << part << "' not in: " << msg;
     }
   }

@@ -102,10 +102,22 @@ TEST_F(ServeTxt2Img, WebuiFields) {
   EXPECT_EQ(r.clipSkip, 2);
   EXPECT_FALSE(parse(R"({"seed": -1})").seed);
   EXPECT_TRUE(parse(R"({"sampler_index": "k_euler", "scheduler": "karras"})").karras);
+  // The samplers of issue 21 under webui's names and aliases, and its exponential / SGM Uniform schedules.
+  const std::pair<const char*, sampling::SamplerKind> names[] = {
+      {"DPM++ 2M SDE", sampling::SamplerKind::DpmPP2MSde}, {"k_dpmpp_2m_sde", sampling::SamplerKind::DpmPP2MSde},
+      {"DPM2 a", sampling::SamplerKind::Dpm2Ancestral},     {"k_dpm_2", sampling::SamplerKind::Dpm2},
+      {"LMS", sampling::SamplerKind::Lms},                  {"UniPC", sampling::SamplerKind::UniPC},
+      {"LCM", sampling::SamplerKind::Lcm},                  {"Heun", sampling::SamplerKind::Heun},
+      {"DPM++ 2S a", sampling::SamplerKind::DpmPP2SAncestral}, {"DPM++ SDE", sampling::SamplerKind::DpmPPSde}};
+  for (const auto& [name, kind] : names)
+    EXPECT_EQ(parse(json{{"sampler_name", name}}.dump()).sampler, kind) << name;
+  EXPECT_TRUE(parse(R"({"sampler_name": "DPM++ SDE Karras"})").karras);
+  EXPECT_TRUE(parse(R"({"sampler_name": "Heun", "scheduler": "exponential"})").exponential);
+  EXPECT_TRUE(parse(R"({"sampler_name": "Euler", "scheduler": "SGM Uniform"})").sgmUniform);
 }
 
 TEST_F(ServeTxt2Img, EveryBadFieldIsReportedWithItsRange) {
-  auto e = errors(R"({"steps": "20", "width": 30, "height": 100000, "sampler_name": "LMS", "tiling": true})");
+  auto e = errors(R"({"steps": "20", "width": 30, "height": 100000, "sampler_name": "LMS Exponential", "tiling": true})");
   ASSERT_EQ(e.size(), 5u);
   EXPECT_EQ(e[0].loc, (std::vector<json>{"body", "steps"}));
   EXPECT_EQ(e[0].msg, "steps: expected an integer from 1 to 1000");
