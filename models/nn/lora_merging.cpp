@@ -36,10 +36,13 @@ std::optional<lora::Component> LoraMerging::componentOf(const models::WeightSour
 }
 
 std::vector<LowRankUpdate> LoraMerging::updates(const LoraSite& site, const lora::LoraTargets& targets) const {
-  std::vector<LowRankUpdate> out;
   const std::vector<lora::WeightDelta>* deltas = targets.find(site.component, site.name());
-  if (!deltas) return out;
-  for (const lora::WeightDelta& d : *deltas) {
+  return deltas ? loraUpdates(site, *deltas) : std::vector<LowRankUpdate>{};
+}
+
+std::vector<LowRankUpdate> loraUpdates(const LoraSite& site, const std::vector<lora::WeightDelta>& deltas) {
+  std::vector<LowRankUpdate> out;
+  for (const lora::WeightDelta& d : deltas) {
     LowRankUpdate u;
     u.rank = static_cast<uint32_t>(d.rank);
     u.scale = d.scale;

@@ -38,6 +38,10 @@ struct LoraSite {
   const std::string& name() const { return raw.name; }
 };
 
+// The updates of `deltas` for the site's packed source: the LoRA factors as they are, or rearranged for the
+// GEGLU interleave and the Winograd filters (see above).
+std::vector<LowRankUpdate> loraUpdates(const LoraSite& site, const std::vector<lora::WeightDelta>& deltas);
+
 class LoraMerging {
  public:
   // The weights of `source` belong to `component` (set before its network is built).
