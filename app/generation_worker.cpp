@@ -96,9 +96,14 @@ void GenerationWorker::runJob(const GenerationJob& job) {
       pipeline::LoadOptions load;
       load.modelPath = job.modelPath;
       load.precision = resolvePrecision(PrecisionChoice::Auto, ctx_.info());
+      load.loras = job.loras;  // merged while the weights stream in
+      load.loraDir = job.loraDir;
       pipeline_ = std::make_unique<pipeline::TextToImage>(ctx_, load);
       loadedModel_ = job.modelPath;
     }
+    // A changed LoRA set is re-merged into the loaded weights by the next generation, not reloaded.
+    pipeline_->setLoraDirectory(job.loraDir);
+    pipeline_->setLoras(job.loras);
     for (int i = 0; i < job.batchCount; ++i) {
       pipeline::GenerationRequest request = job.request;
       request.seed = job.request.seed + uint64_t(i);

@@ -15,11 +15,13 @@ ContextOptions contextOptions(std::optional<uint32_t> device) {
 constexpr std::chrono::milliseconds kPoll{50};  // how soon a cancel reaches the worker
 }  // namespace
 
-Engine::Engine(int index, std::optional<uint32_t> device, JobQueue& queue, const std::string& warmupModel)
-    : index_(index), queue_(queue), ctx_(contextOptions(device)), worker_(ctx_) {
+Engine::Engine(int index, std::optional<uint32_t> device, JobQueue& queue, const std::string& warmupModel,
+               std::string loraDir)
+    : index_(index), loraDir_(std::move(loraDir)), queue_(queue), ctx_(contextOptions(device)), worker_(ctx_) {
   if (!warmupModel.empty()) {
     app::GenerationJob load;  // no images: only loads the model, so the first request does not wait for it
     load.modelPath = warmupModel;
+    load.loraDir = loraDir_;
     load.batchCount = 0;
     worker_.start(std::move(load));
   }
@@ -79,6 +81,7 @@ void Engine::run(const std::shared_ptr<Job>& job) {
   const Txt2ImgRequest& r = job->request;
   app::GenerationJob g;
   g.modelPath = r.model.path;
+  g.loraDir = loraDir_;  // the prompt's LoRA tags: re-merged into the loaded model when they change
   g.batchCount = r.images();
   g.webuiClipSkip = r.clipSkip;
   pipeline::GenerationRequest& q = g.request;

@@ -28,7 +28,9 @@ class Engine {
  public:
   // Opens the device (nullopt: sdgen's usual choice) and starts loading `warmupModel` (empty: none) before
   // taking jobs. Throws sdgen::Error when the device cannot be opened.
-  Engine(int index, std::optional<uint32_t> device, JobQueue& queue, const std::string& warmupModel);
+  // Prompts' <lora:NAME:SCALE> tags are looked up in `loraDir` (empty: a tag is an error of its request).
+  Engine(int index, std::optional<uint32_t> device, JobQueue& queue, const std::string& warmupModel,
+         std::string loraDir = "");
   ~Engine();  // the queue must be shut down first (so the dispatcher's pop returns); cancels a running job
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -45,6 +47,7 @@ class Engine {
   void waitIdle();
 
   const int index_;
+  const std::string loraDir_;
   JobQueue& queue_;
   Context ctx_;
   app::GenerationWorker worker_;

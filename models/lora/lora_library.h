@@ -26,6 +26,7 @@ class LoraLibrary {
  public:
   explicit LoraLibrary(std::string directory = "") : dir_(std::move(directory)) {}
   const std::string& directory() const { return dir_; }
+  void setDirectory(std::string directory) { dir_ = std::move(directory); }
 
   // webui's lookup of <lora:NAME>: DIR/NAME.safetensors, else the first NAME.safetensors in DIR's subfolders
   // (sorted, at most a few levels deep). Throws naming the tag and the folder when there is none.

@@ -547,5 +547,6 @@ void TextToImage::setLoras(const std::vector<lora::LoraSpec>& loras) {
   impl_->baseLoras = loras;
 }
 const std::vector<lora::LoraSpec>& TextToImage::mergedLoras() const { return impl_->mergedLoras; }
+void TextToImage::setLoraDirectory(const std::string& dir) { impl_->loraLibrary.setDirectory(dir); }
 
 }  // namespace sdgen::pipeline

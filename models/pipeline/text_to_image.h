@@ -136,6 +136,8 @@ class TextToImage {
   // (unreadable files, LoRAs for another model: sdgen::Error, the current set stays); merged by the next
   // generate(), which re-packs only the weights the old or new set touches.
   void setLoras(const std::vector<lora::LoraSpec>& loras);
+  // The folder later prompt tags are looked up in (LoadOptions::loraDir).
+  void setLoraDirectory(const std::string& dir);
   // The LoRAs merged into the weights now (the last generation's, tags included).
   const std::vector<lora::LoraSpec>& mergedLoras() const;
 
