@@ -106,10 +106,12 @@ void LoraMerging::queue(WeightStream& stream, const LoraSite& site, std::vector<
 
 void LoraMerging::remerge(WeightStream& stream, lora::LoraTargets next) {
   for (const LoraSite& site : sites_) {
-    if (!targets_.find(site.component, site.name()) && !next.find(site.component, site.name())) continue;
+    if (!allDirty_ && !targets_.find(site.component, site.name()) && !next.find(site.component, site.name()))
+      continue;
     queue(stream, site, updates(site, next));
   }
   targets_ = std::move(next);
+  allDirty_ = false;
 }
 
 }  // namespace sdgen::nn

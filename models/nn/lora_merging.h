@@ -64,6 +64,8 @@ class LoraMerging {
   // Queues, on `stream`, every site the current or `next` targets touch, packed again from its checkpoint bytes
   // with `next`'s updates, and makes `next` current. The caller flushes.
   void remerge(WeightStream& stream, lora::LoraTargets next);
+  // After a remerge whose flush failed: which sites hold what is unknown, so the next remerge packs them all.
+  void markAllDirty() { allDirty_ = true; }
 
  private:
   std::vector<LowRankUpdate> updates(const LoraSite& site, const lora::LoraTargets& targets) const;
@@ -72,6 +74,7 @@ class LoraMerging {
   std::map<const models::WeightSource*, lora::Component> components_;
   lora::LoraTargets targets_;
   std::vector<LoraSite> sites_;
+  bool allDirty_ = false;
 };
 
 }  // namespace sdgen::nn

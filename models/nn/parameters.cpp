@@ -39,8 +39,14 @@ ParameterStore::Transaction::~Transaction() {
 
 void ParameterStore::remergeLoras(lora::LoraTargets targets) {
   if (stream_.pending() > 0) throw Error("LoRA re-merge with weights still queued");
-  lora_.remerge(stream_, std::move(targets));
-  stream_.flush();
+  try {
+    lora_.remerge(stream_, std::move(targets));
+    stream_.flush();
+  } catch (...) {
+    stream_.discard();
+    lora_.markAllDirty();  // some weights may hold the old set, some the new
+    throw;
+  }
 }
 
 std::vector<LowRankUpdate> ParameterStore::loraSite(const models::ScopedWeights& w,

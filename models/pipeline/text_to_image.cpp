@@ -67,6 +67,7 @@ struct TextToImage::Impl {
   std::unique_ptr<ImageEncoder> imageEncoder;  // made on the first image-to-image generation
   lora::LoraLibrary loraLibrary;
   std::vector<lora::LoraSpec> baseLoras, mergedLoras;  // asked for (without prompt tags); merged now
+  bool lorasMixed = false;  // a re-merge failed: the next generation re-merges whatever the set
 
   // Text encoding per number of 77-token windows (guidance halves x prompt chunks): ids in, embeddings out (the
   // buffers the recorded denoising steps read), with one recorded encoder per clip skip writing the same
@@ -134,12 +135,13 @@ struct TextToImage::Impl {
   }
   // Makes `specs` the merged set (nothing to do when it already is).
   void useLoras(const std::vector<lora::LoraSpec>& specs) {
-    if (specs == mergedLoras) return;
+    if (specs == mergedLoras && !lorasMixed) return;
     lora::LoraTargets targets = resolveLoras(specs);
     checkMerged(targets);
-    mergedLoras.clear();  // unknown while the weights are re-packed (an error there leaves them mixed)
+    lorasMixed = true;  // until the re-packing succeeds (a failure leaves some weights old, some new)
     params.remergeLoras(std::move(targets));
     mergedLoras = specs;
+    lorasMixed = false;
   }
 
   std::vector<ComponentMemory> components;  // weights and load time, filled while loading

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 
@@ -251,6 +253,27 @@ TEST_F(LoraPipeline, ErrorsLeaveTheModelUsable) {
   test::expectErrorContaining(
       [&] { pipeline::TextToImage(ctx(), {.modelPath = test::dataPath("tiny-sd1"), .loras = {{norm, 1.f, 1.f}}}); },
       "norm.safetensors");
+}
+
+TEST_F(LoraPipeline, AFailedRemergeIsRepairedByTheNextOne) {
+  // The checkpoint shrinks while a re-merge streams it (a file replaced under a running GUI): that generation
+  // fails naming the file; with the file back, the next generation re-packs every weight, whatever the set.
+  const fs::path model = dir_->file("shrinking");
+  fs::copy(test::dataPath("tiny-sd1"), model, fs::copy_options::recursive);
+  const std::string unetFile = (model / "unet" / "diffusion_pytorch_model.safetensors").string();
+  std::string bytes;
+  {
+    std::ifstream in(unetFile, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  pipeline::TextToImage t2i(ctx(), {.modelPath = model.string()});
+  const pipeline::Image none = render(t2i);
+  fs::resize_file(unetFile, bytes.size() / 2);
+  t2i.setLoras({{kohyaPath(), 0.7f, 0.7f}});
+  test::expectErrorContaining([&] { t2i.generate(request()); }, unetFile);
+  std::ofstream(unetFile, std::ios::binary | std::ios::in | std::ios::out).write(bytes.data(), std::streamsize(bytes.size()));
+  t2i.setLoras({});
+  EXPECT_EQ(render(t2i).pixels, none.pixels);
 }
 
 }  // namespace
