@@ -66,14 +66,14 @@ std::vector<LowRankUpdate> ParameterStore::loraSite(const models::ScopedWeights&
 }
 
 void ParameterStore::queue(const models::ScopedWeights& w, const std::string& leaf, std::span<const int64_t> shape,
-                           const Allocation& dst, DType storage, const ops::PackLayout& layout) {
+                           const Allocation& dst, DType storage, const ops::PackLayout& layout, bool isLoraSite) {
   if (std::optional<models::RawWeight> raw = w.raw(leaf, shape)) {
     std::vector<LowRankUpdate> updates;
-    if (leaf == "weight") updates = loraSite(w, raw, {.dst = &dst, .storage = storage, .layout = layout});
+    if (isLoraSite) updates = loraSite(w, raw, {.dst = &dst, .storage = storage, .layout = layout});
     stream_.pack(std::move(*raw), dst, storage, layout, std::move(updates));
     return;
   }
-  if (leaf == "weight") loraSite(w, std::nullopt, {});
+  if (isLoraSite) loraSite(w, std::nullopt, {});
   // A source that only converts (none in sdgen's formats today): its fp32 values take the same packing.
   stream_.pack(w.read(leaf, shape), dst, storage, layout, w.name(leaf));
 }
@@ -91,7 +91,7 @@ const ops::Conv2dWeights& ParameterStore::conv(const models::ScopedWeights& w, i
       std::make_unique<ops::Conv2dWeights>(ops::Conv2dWeights::allocate(ctx_, cout, cin, p, o)));
   const ops::PackLayout gemm = ops::PackLayout::convGemm(cout, cin, p.kh, p.kw);
   if (!c.hasWinograd()) {
-    queue(w, "weight", shape, c.gemm(), storage_, gemm);
+    queue(w, "weight", shape, c.gemm(), storage_, gemm, true);
   } else {
     // The F(4,3) filter transform in double stays on the host (ops/conv2d_weights.h: why U is fp32); the gemm
     // layout is still packed on the device from the file's bytes.
@@ -173,7 +173,7 @@ const ops::LinearWeights& ParameterStore::linearConcat(const std::vector<models:
     const bool last = i + 1 == parts.size();
     std::vector<int64_t> shape = linearShape(parts[i], k, n[i]);
     queue(parts[i], "weight", shape, l.weightMemory(), storage_,
-          ops::PackLayout::linearPart(n[i], k, offset, l.paddedOut(), last));
+          ops::PackLayout::linearPart(n[i], k, offset, l.paddedOut(), last), true);
     if (bias) {
       const int64_t biasShape[] = {n[i]};
       queue(parts[i], "bias", biasShape, l.biasMemory(), DType::F32,

@@ -93,8 +93,9 @@ class ParameterStore {
 
  private:
   // Queues `w`'s tensor "leaf" of `shape` (also the squeezed [n, k] form of a [n, k, 1, 1] kernel) into `dst`.
+  // `loraSite`: a conv or linear weight, which LoRAs may change (norms, embeddings and biases are not).
   void queue(const models::ScopedWeights& w, const std::string& leaf, std::span<const int64_t> shape,
-             const Allocation& dst, DType storage, const ops::PackLayout& layout);
+             const Allocation& dst, DType storage, const ops::PackLayout& layout, bool loraSite = false);
   // Records a LoRA site when `w`'s source belongs to a LoRA-capable component (else nullopt, no updates).
   // `raw` must be the weight's checkpoint bytes; a weight without them cannot take a LoRA (an error when one
   // targets it).

@@ -247,6 +247,15 @@ TEST_F(LoraPipeline, ErrorsLeaveTheModelUsable) {
   w.write(norm);
   const std::string msg = test::errorOf([&] { t2i.setLoras({{norm, 1.f, 1.f}}); });
   EXPECT_NE(msg.find("do not fit"), std::string::npos) << msg;  // conv_norm_out.weight is [32]
+  test::SafetensorsWriter emb;  // the token embedding: a weight of fitting shape, but no layer LoRAs adapt
+  emb.add("lora_te_text_model_embeddings_token_embedding.lora_down.weight", {2, 32}, std::vector<float>(64, 0.25f));
+  emb.add("lora_te_text_model_embeddings_token_embedding.lora_up.weight", {49408, 2},
+          std::vector<float>(49408 * 2, 0.25f));
+  const std::string embedding = dir_->file("embedding.safetensors");
+  emb.write(embedding);
+  test::expectErrorContaining([&] { t2i.setLoras({{embedding, 1.f, 1.f}}); },
+                              "1 adapted weights are not ones sdgen merges into (text encoder weight "
+                              "'text_model.embeddings.token_embedding.weight')");
   test::expectErrorContaining([&] { t2i.setLoras({{dir_->file("absent.safetensors"), 1.f, 1.f}}); },
                               "absent.safetensors");
   EXPECT_EQ(render(t2i).pixels, none.pixels);
