@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 
 #include "engine/error.h"
 
@@ -87,6 +88,15 @@ std::vector<LoraChoice> LoraLibrary::choose(const std::vector<LoraSpec>& specs) 
   std::vector<LoraChoice> out;
   for (const LoraSpec& s : specs) out.push_back({file(s.path), s.unetScale, s.textScale});
   return out;
+}
+
+void LoraLibrary::keepOnly(const std::vector<const std::vector<LoraSpec>*>& sets) {
+  for (auto it = files_.begin(); it != files_.end();) {
+    bool used = false;
+    for (const auto* set : sets)
+      for (const LoraSpec& s : *set) used = used || s.path == it->first;
+    it = used ? std::next(it) : files_.erase(it);
+  }
 }
 
 }  // namespace sdgen::lora

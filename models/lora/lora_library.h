@@ -1,7 +1,8 @@
 #pragma once
 // The LoRAs a pipeline may use: files named on the command line (--lora FILE[:SCALE]) or by webui prompt tags
-// (<lora:NAME:SCALE>, looked up in --lora-dir), each read once and kept in host memory for the life of the
-// pipeline, so that changing the set re-merges without reading a file again.
+// (<lora:NAME:SCALE>, looked up in --lora-dir), each read once and kept in host memory while the pipeline uses
+// it, so that re-merging (a scale changed, a LoRA added) reads no file again. A long-lived process that goes
+// through many LoRAs keeps only those of its current sets (keepOnly).
 #include <map>
 #include <memory>
 #include <string>
@@ -35,6 +36,8 @@ class LoraLibrary {
   // The parsed file (read on first use).
   std::shared_ptr<const LoraFile> file(const std::string& path);
   std::vector<LoraChoice> choose(const std::vector<LoraSpec>& specs);
+  // Forgets the files no spec of `sets` names (they are read again when chosen again).
+  void keepOnly(const std::vector<const std::vector<LoraSpec>*>& sets);
 
  private:
   std::string dir_;

@@ -142,6 +142,7 @@ struct TextToImage::Impl {
     params.remergeLoras(std::move(targets));
     mergedLoras = specs;
     lorasMixed = false;
+    loraLibrary.keepOnly({&mergedLoras, &baseLoras});
   }
 
   std::vector<ComponentMemory> components;  // weights and load time, filled while loading

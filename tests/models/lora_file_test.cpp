@@ -236,6 +236,20 @@ TEST_F(LoraFiles, ALoraMadeForSd2IsRefusedOnSd1) {
   test::expectErrorContaining([&] { resolve(path); }, "a LoRA for another model (SD 2.x, SDXL)");
 }
 
+TEST_F(LoraFiles, TheLibraryReadsEachFileOnceWhileItIsUsed) {
+  test::SafetensorsWriter w;
+  addKohya(w, kohya("lora_unet_", kToQ), {4, 32}, {32, 4}, 4.f);
+  const std::string path = write(w, "cached.safetensors");
+  lora::LoraLibrary lib;
+  auto first = lib.file(path);
+  EXPECT_EQ(lib.file(path), first);  // the same parsed file: not read again
+  const std::vector<lora::LoraSpec> current = {{path, 0.5f, 0.5f}};
+  lib.keepOnly({&current});
+  EXPECT_EQ(lib.file(path), first);
+  lib.keepOnly({});
+  EXPECT_NE(lib.file(path), first);  // forgotten, read again
+}
+
 TEST(LoraArguments, FileAndScale) {
   lora::LoraSpec s = lora::parseLoraArgument("/x/style.safetensors:0.7", "--lora");
   EXPECT_EQ(s.path, "/x/style.safetensors");
