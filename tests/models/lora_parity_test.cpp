@@ -57,6 +57,13 @@ TEST_F(LoraParity, DiffusersFusedLorasRenderTheSameImages) {
     std::printf("    %-6s mean |sdgen - diffusers| = %.2e\n", id.c_str(), sum / double(want.size()));
     EXPECT_LE(sum / double(want.size()), 1.0 / 255) << id;
     EXPECT_LE(sumU8 / double(want.size()), 1.0 / 255) << id;
+    if (id == "both") {  // the same two LoRAs as webui prompt tags, found in --lora-dir: the same image
+      pipeline::TextToImage tagged(ctx(), {.modelPath = test::dataPath("tiny-sd1"),
+                                           .loraDir = test::dataPath("fixtures")});
+      pipeline::GenerationRequest withTags = req;
+      withTags.prompt += " <lora:lora_sd1_kohya_locon:0.6> <lora:lora_sd1_peft:-0.5>";
+      EXPECT_EQ(tagged.generate(withTags).pixels, img.pixels);
+    }
     ++runs;
   }
   EXPECT_EQ(runs, 5);  // kohya, peft, plain, both, none

@@ -190,6 +190,19 @@ TEST_F(LoraPipeline, TwoLorasMatchTheirFloat64MergeIntoTheWeights) {
   EXPECT_EQ(withLoras.mergedLoras().size(), 2u);
 }
 
+TEST_F(LoraPipeline, HalfPrecisionStorageTakesTheMergedWeights) {
+  // fp16 storage: the merge runs in fp32 and the packing rounds once, as loading the merged model does.
+  const std::string merged = mergedModel("merged_f16", {{kohya_, 0.7f}});
+  pipeline::TextToImage reference(ctx(), {.modelPath = merged, .precision = DType::F16});
+  pipeline::TextToImage withLora(ctx(), {.modelPath = test::dataPath("tiny-sd1"), .precision = DType::F16,
+                                         .loras = {{kohyaPath(), 0.7f, 0.7f}}});
+  pipeline::TextToImage plain(ctx(), {.modelPath = test::dataPath("tiny-sd1"), .precision = DType::F16});
+  const pipeline::Image want = render(reference), got = render(withLora), none = render(plain);
+  EXPECT_GT(meanAbs(none.pixels, want.pixels), 5.0 / 255);
+  std::printf("    fp16: mean |LoRA - merged model| = %.2e\n", meanAbs(got.pixels, want.pixels));
+  EXPECT_LE(meanAbs(got.pixels, want.pixels), 1.0 / 255 / 4);  // a few fp16 roundings may differ by one unit
+}
+
 TEST_F(LoraPipeline, ScaleZeroIsBitIdenticalToNoLora) {
   pipeline::TextToImage plain(ctx(), {.modelPath = test::dataPath("tiny-sd1")});
   pipeline::TextToImage zero(ctx(), {.modelPath = test::dataPath("tiny-sd1"), .loras = {{kohyaPath(), 0.f, 0.f}}});
