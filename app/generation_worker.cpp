@@ -5,10 +5,12 @@
 #include <utility>
 
 #include "app/generation_plan.h"
+#include "engine/error.h"
 
 namespace sdgen::app {
 
-GenerationWorker::GenerationWorker(Context& ctx) : ctx_(ctx), thread_([this] { loop(); }) {}
+GenerationWorker::GenerationWorker(Context& ctx, uint64_t modelCacheBytes)
+    : ctx_(ctx), models_(modelCacheBytes), thread_([this] { loop(); }) {}
 
 GenerationWorker::~GenerationWorker() {
   {
@@ -54,6 +56,51 @@ std::vector<WorkerEvent> GenerationWorker::waitEvents(std::chrono::milliseconds 
   return std::exchange(events_, {});
 }
 
+std::optional<ModelCacheReport> GenerationWorker::takeModelReport() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(modelReport_, std::nullopt);
+}
+
+namespace {
+// What a loaded model holds on the device: its share of the cache budget.
+uint64_t deviceBytes(const pipeline::TextToImage& model) {
+  const pipeline::MemoryReport r = model.memoryReport();
+  uint64_t bytes = r.convScratchBytes;
+  for (const auto& c : r.components) bytes += c.weightBytes + c.arenaBytes;
+  return bytes;
+}
+}  // namespace
+
+pipeline::TextToImage& GenerationWorker::model(const GenerationJob& job, ModelCacheReport& report) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto load = [&] {
+    {
+      std::lock_guard lock(mutex_);
+      progress_.phase = "loading model";
+    }
+    pipeline::LoadOptions options;
+    options.modelPath = job.modelPath;
+    options.precision = resolvePrecision(PrecisionChoice::Auto, ctx_.info());
+    options.loras = job.loras;  // merged while the weights stream in
+    options.loraDir = job.loraDir;
+    return std::make_unique<pipeline::TextToImage>(ctx_, options);
+  };
+  ModelCache<pipeline::TextToImage>::Acquired got;
+  try {
+    got = models_.acquire(job.modelPath, modelFileBytes(job.modelPath), load);
+  } catch (const OutOfMemoryError&) {
+    // The estimate was short (or the device is shared): free every other model and try once more.
+    report.evicted = models_.keys();
+    models_.clear();
+    got = models_.acquire(job.modelPath, 0, load);
+  }
+  report.model = job.modelPath;
+  report.hit = got.hit;
+  report.evicted.insert(report.evicted.end(), got.evicted.begin(), got.evicted.end());
+  if (!got.hit) report.loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return *got.model;
+}
+
 void GenerationWorker::post(WorkerEvent event) {
   {
     std::lock_guard lock(mutex_);
@@ -85,25 +132,15 @@ void GenerationWorker::loop() {
 
 void GenerationWorker::runJob(const GenerationJob& job) {
   // Every engine failure ends here as a message: a bad model, a bad size, out of device memory, a lost device.
-  // The pipeline is dropped after an error so the next job starts from a fresh load.
+  // The job's model is dropped after an error so the next job for it starts from a fresh load.
+  ModelCacheReport report;
+  report.model = job.modelPath;
+  report.budgetBytes = models_.budget();
   try {
-    if (!pipeline_ || loadedModel_ != job.modelPath) {
-      {
-        std::lock_guard lock(mutex_);
-        progress_.phase = "loading model";
-      }
-      pipeline_.reset();
-      pipeline::LoadOptions load;
-      load.modelPath = job.modelPath;
-      load.precision = resolvePrecision(PrecisionChoice::Auto, ctx_.info());
-      load.loras = job.loras;  // merged while the weights stream in
-      load.loraDir = job.loraDir;
-      pipeline_ = std::make_unique<pipeline::TextToImage>(ctx_, load);
-      loadedModel_ = job.modelPath;
-    }
+    pipeline::TextToImage* const textToImage = &model(job, report);
     // A changed LoRA set is re-merged into the loaded weights by the next generation, not reloaded.
-    pipeline_->setLoraDirectory(job.loraDir);
-    pipeline_->setLoras(job.loras);
+    textToImage->setLoraDirectory(job.loraDir);
+    textToImage->setLoras(job.loras);
     for (int i = 0; i < job.batchCount; ++i) {
       pipeline::GenerationRequest request = job.request;
       request.seed = job.request.seed + uint64_t(i);
@@ -131,7 +168,7 @@ void GenerationWorker::runJob(const GenerationJob& job) {
         };
       }
       auto t0 = std::chrono::steady_clock::now();
-      pipeline::Image image = pipeline_->generate(request, hooks);
+      pipeline::Image image = textToImage->generate(request, hooks);
       GenerationResult result;
       result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       GenerationParams& p = result.params;
@@ -144,7 +181,7 @@ void GenerationWorker::runJob(const GenerationJob& job) {
       p.seed = request.seed;
       p.width = image.width;
       p.height = image.height;
-      p.modelName = pipeline_->modelName();
+      p.modelName = textToImage->modelName();
       p.clipSkip = job.webuiClipSkip;
       p.promptSyntax = request.promptSyntax;
       if (request.initImage) p.denoisingStrength = request.strength;
@@ -154,15 +191,33 @@ void GenerationWorker::runJob(const GenerationJob& job) {
       result.image = std::move(image);
       post(WorkerEvent{WorkerEvent::Kind::Result, std::move(result), warnings});
     }
+    finishReport(report, textToImage);
   } catch (const pipeline::Cancelled& e) {
+    finishReport(report, nullptr);
     post(WorkerEvent{WorkerEvent::Kind::Cancelled, std::nullopt, e.what()});
   } catch (const std::bad_alloc&) {
-    pipeline_.reset();
+    models_.drop(job.modelPath);
+    finishReport(report, nullptr);
     post(WorkerEvent{WorkerEvent::Kind::Error, std::nullopt, "out of host memory"});
+  } catch (const lora::LoraError& e) {  // a bad LoRA set leaves the model as it was: keep it loaded
+    finishReport(report, nullptr);
+    post(WorkerEvent{WorkerEvent::Kind::Error, std::nullopt, e.what()});
   } catch (const std::exception& e) {
-    pipeline_.reset();
+    models_.drop(job.modelPath);
+    finishReport(report, nullptr);
     post(WorkerEvent{WorkerEvent::Kind::Error, std::nullopt, e.what()});
   }
+}
+
+void GenerationWorker::finishReport(ModelCacheReport& report, const pipeline::TextToImage* measured) {
+  if (measured) {  // its arenas grew with the job: measure, then evict others if that broke the budget
+    auto evicted = models_.resize(report.model, deviceBytes(*measured));
+    report.evicted.insert(report.evicted.end(), evicted.begin(), evicted.end());
+  }
+  report.cached = models_.keys();
+  report.cachedBytes = models_.totalBytes();
+  std::lock_guard lock(mutex_);
+  modelReport_ = std::move(report);
 }
 
 }  // namespace sdgen::app

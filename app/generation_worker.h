@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "app/generation_params.h"
+#include "app/model_cache.h"
 #include "engine/context.h"
 #include "models/pipeline/text_to_image.h"
 
@@ -44,6 +45,16 @@ struct WorkerEvent {
   std::string message;  // Error: what failed; Cancelled: where it stopped; Result: warnings, if any
 };
 
+// How the last job got its model (sdgen serve logs it): from the cache, or loaded, and what that evicted.
+struct ModelCacheReport {
+  std::string model;     // the job's modelPath
+  bool hit = false;
+  double loadMs = 0;     // 0 for a hit
+  std::vector<std::string> evicted;  // model paths, before the load and after the job
+  std::vector<std::string> cached;   // what stays loaded, most recently used first
+  uint64_t cachedBytes = 0, budgetBytes = 0;
+};
+
 struct WorkerProgress {
   std::string phase;  // "loading model", "generating", "" when idle
   int image = 0, images = 0;  // 1-based image of the batch
@@ -53,7 +64,9 @@ struct WorkerProgress {
 
 class GenerationWorker {
  public:
-  explicit GenerationWorker(Context& ctx);
+  // modelCacheBytes: the budget of loaded models kept between jobs (app/model_cache.h); 0 keeps only the model
+  // of the last job.
+  explicit GenerationWorker(Context& ctx, uint64_t modelCacheBytes = 0);
   ~GenerationWorker();  // cancels a running job (stops after the current step) and joins
   GenerationWorker(const GenerationWorker&) = delete;
   GenerationWorker& operator=(const GenerationWorker&) = delete;
@@ -68,6 +81,8 @@ class GenerationWorker {
   std::vector<WorkerEvent> takeEvents();
   // Blocks until there are events or `timeout` passed, then takes them (possibly none).
   std::vector<WorkerEvent> waitEvents(std::chrono::milliseconds timeout);
+  // The model report of the last job, once (set before its Finished event).
+  std::optional<ModelCacheReport> takeModelReport();
 
  private:
   void loop();
@@ -75,8 +90,10 @@ class GenerationWorker {
   void post(WorkerEvent event);
 
   Context& ctx_;
-  std::unique_ptr<pipeline::TextToImage> pipeline_;  // kept between jobs; dropped after an error
-  std::string loadedModel_;
+  pipeline::TextToImage& model(const GenerationJob& job, ModelCacheReport& report);
+  void finishReport(ModelCacheReport& report, const pipeline::TextToImage* measured);
+
+  ModelCache<pipeline::TextToImage> models_;  // kept between jobs; a model is dropped after its job's error
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
@@ -88,6 +105,7 @@ class GenerationWorker {
   WorkerProgress progress_;
   std::chrono::steady_clock::time_point firstStepTime_;
   std::optional<pipeline::LatentPreview> preview_;
+  std::optional<ModelCacheReport> modelReport_;
   std::vector<WorkerEvent> events_;
   std::thread thread_;  // last: starts after everything above exists
 };

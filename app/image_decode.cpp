@@ -137,7 +137,7 @@ Header checkJpeg(std::span<const uint8_t> b, const std::string& source) {
 
 }  // namespace
 
-pipeline::RgbImage decodeImage(std::span<const uint8_t> bytes, const std::string& source) {
+pipeline::RgbImage decodeImage(std::span<const uint8_t> bytes, const std::string& source, int64_t maxPixels) {
   if (bytes.size() > ImageLimits::kMaxFileBytes)
     throw Error("'" + source + "' is " + std::to_string(bytes.size()) + " bytes; sdgen reads images of at most " +
                 std::to_string(ImageLimits::kMaxFileBytes) + " bytes");
@@ -148,6 +148,10 @@ pipeline::RgbImage decodeImage(std::span<const uint8_t> bytes, const std::string
     h = checkJpeg(bytes, source);
   else
     throw Error("'" + source + "' is not a PNG or JPEG image" + (bytes.empty() ? " (it is empty)" : ""));
+  if (int64_t(h.width) * h.height > maxPixels)
+    throw Error("'" + source + "' is " + std::to_string(h.width) + "x" + std::to_string(h.height) + " = " +
+                std::to_string(int64_t(h.width) * h.height) + " pixels; at most " + std::to_string(maxPixels) +
+                " are read here");
   int w = 0, hh = 0, channels = 0;
   stbi_uc* pixels = stbi_load_from_memory(bytes.data(), int(bytes.size()), &w, &hh, &channels, 3);
   if (!pixels) throw Error("cannot decode '" + source + "': " + std::string(stbi_failure_reason()));

@@ -17,8 +17,10 @@ struct ImageLimits {
   static constexpr uint64_t kMaxFileBytes = 256ull << 20;
 };
 
-// Throws sdgen::Error naming `source` (a path, or e.g. "the init_images[0] field").
-pipeline::RgbImage decodeImage(std::span<const uint8_t> bytes, const std::string& source);
+// Throws sdgen::Error naming `source` (a path, or e.g. "the init_images[0] field"). `maxPixels`: a tighter bound
+// on width x height (sdgen serve's --max-pixels), checked from the header before any pixel is decoded.
+pipeline::RgbImage decodeImage(std::span<const uint8_t> bytes, const std::string& source,
+                               int64_t maxPixels = int64_t(ImageLimits::kMaxSide) * ImageLimits::kMaxSide);
 
 // decodeImage of the file at `path`; also refuses directories, unreadable files and files over kMaxFileBytes.
 pipeline::RgbImage readImageFile(const std::string& path);

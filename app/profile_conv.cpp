@@ -210,8 +210,26 @@ ProfileReport profileConv(Context& ctx, const ProfileSettings& st) {
               return graph::broadcast(graph::uniform(kTimestepSlot), {batch, 1});
             }, 0};
     graph::TensorId out = g.output("noise prediction", {batch, h, w, c}, dtype);
-    unet.build(b, sample, t, external(graph::view(context, dtype, {batch, seq, ctxDim})), out);
+    // As the generator runs it: the cross-attention K/V of the text, computed once per image before the steps
+    // (not part of the step profiled here), read by the step.
+    const graph::TensorView contextView = graph::view(context, dtype, {batch, seq, ctxDim});
+    std::vector<Allocation> kvMemory;
+    std::vector<Value> contextKv;
+    graph::Graph kvGraph;
+    std::vector<graph::TensorId> kvOuts;
+    std::map<graph::TensorId, graph::TensorView> kvBindings;
+    for (const graph::Shape& shape : unet.contextProjectionShapes(batch, seq)) {
+      kvMemory.push_back(ctx.allocate(uint64_t(graph::numel(shape)) * dtypeSize(dtype), "profile context K/V"));
+      kvOuts.push_back(kvGraph.output("context kv " + std::to_string(kvOuts.size()), shape, dtype));
+      kvBindings.emplace(kvOuts.back(), graph::view(kvMemory.back(), dtype, shape));
+      contextKv.push_back(external(kvBindings.at(kvOuts.back())));
+    }
+    nn::Builder kvBuilder(kvGraph, dtype, &scratch);
+    unet.buildContextProjections(kvBuilder, external(contextView), kvOuts);
+    graph::CompiledGraph kvCompiled(ctx, kvGraph, kvBindings);
+    unet.build(b, sample, t, external(contextView), out, &contextKv);
     graph::CompiledGraph compiled(ctx, g, {{out, graph::view(prediction, dtype, {batch, h, w, c})}}, true);
+    kvCompiled.run();
     compiled.setUniform(kTimestepSlot, kTimestep);
     runTimed(compiled);
     ProfiledGraph pg = summarize("unet step", g, compiled, unetSource.convWeights(), dtype);

@@ -27,8 +27,6 @@ CommandSequence::CommandSequence(Context& ctx, SequenceOptions options) : ctx_(c
   uniforms_ = ctx.memory().allocate(MemoryKind::Params, std::max(1u, options_.uniformSlots) * 4, "uniform slots");
   std::memset(uniforms_.mapped(), 0, uniforms_.size());
 
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  vkCheck(vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
   // Order this submission after everything earlier on the queue (a replay reads what the last one wrote).
   barrier(BarrierSpec{VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
                       VK_ACCESS_2_MEMORY_WRITE_BIT, VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT});
@@ -44,16 +42,33 @@ CommandSequence::~CommandSequence() {
 }
 
 void CommandSequence::barrier(const std::optional<BarrierSpec>& b) {
-  if (!b) return;
-  VkMemoryBarrier2 mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-  mb.srcStageMask = b->srcStages;
-  mb.srcAccessMask = b->srcAccess;
-  mb.dstStageMask = b->dstStages;
-  mb.dstAccessMask = b->dstAccess;
-  VkDependencyInfo di{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-  di.memoryBarrierCount = 1;
-  di.pMemoryBarriers = &mb;
-  vkCmdPipelineBarrier2(cmd_, &di);
+  if (b) ops_.push_back(*b);
+}
+
+void CommandSequence::emit(const Op& op) {
+  if (const auto* b = std::get_if<BarrierSpec>(&op)) {
+    VkMemoryBarrier2 mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+    mb.srcStageMask = b->srcStages;
+    mb.srcAccessMask = b->srcAccess;
+    mb.dstStageMask = b->dstStages;
+    mb.dstAccessMask = b->dstAccess;
+    VkDependencyInfo di{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    di.memoryBarrierCount = 1;
+    di.pMemoryBarriers = &mb;
+    vkCmdPipelineBarrier2(cmd_, &di);
+  } else if (const auto* d = std::get_if<DispatchOp>(&op)) {
+    vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, d->kernel.wait().handle());
+    vkCmdPushConstants(cmd_, ctx_.kernels().layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof d->pc, &d->pc);
+    vkCmdDispatch(cmd_, d->groups[0], d->groups[1], d->groups[2]);
+  } else if (const auto* c = std::get_if<CopyOp>(&op)) {
+    vkCmdCopyBuffer(cmd_, c->src, c->dst, 1, &c->region);
+  } else if (const auto* f = std::get_if<FillOp>(&op)) {
+    vkCmdFillBuffer(cmd_, f->dst, f->offset, f->size, f->value);
+  } else if (const auto* r = std::get_if<ResetQueriesOp>(&op)) {
+    vkCmdResetQueryPool(cmd_, r->pool, 0, kQueriesPerPool);  // re-executed on every replay
+  } else if (const auto* t = std::get_if<TimestampOp>(&op)) {
+    vkCmdWriteTimestamp2(cmd_, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, t->pool, t->index);
+  }
 }
 
 void CommandSequence::timestamp() {
@@ -65,9 +80,9 @@ void CommandSequence::timestamp() {
     VkQueryPool qp;
     vkCheck(vkCreateQueryPool(ctx_.device().handle(), &qi, nullptr, &qp), "vkCreateQueryPool");
     queryPools_.push_back(qp);
-    vkCmdResetQueryPool(cmd_, qp, 0, kQueriesPerPool);  // re-executed on every replay
+    ops_.push_back(ResetQueriesOp{qp});
   }
-  vkCmdWriteTimestamp2(cmd_, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, queryPools_[pool], index);
+  ops_.push_back(TimestampOp{queryPools_[pool], index});
   queryCount_++;
 }
 
@@ -86,21 +101,18 @@ VkDeviceAddress CommandSequence::storeParams(std::span<const uint32_t> params) {
   return addr;
 }
 
-void CommandSequence::dispatch(const ComputePipeline& pipeline, std::array<uint32_t, 3> groups,
+void CommandSequence::dispatch(const KernelRef& kernel, std::array<uint32_t, 3> groups,
                                std::span<const uint32_t> params, std::span<const MemRange> reads,
                                std::span<const MemRange> writes, const std::string& label) {
   if (ended_) throw Error("CommandSequence: dispatch after end()");
   const auto& limits = ctx_.device().info().maxWorkgroupCount;
   for (int i = 0; i < 3; ++i)
     if (groups[i] == 0 || groups[i] > limits[i])
-      throw Error("dispatch of " + pipeline.name() + ": workgroup count " + std::to_string(groups[i]) +
+      throw Error("dispatch of " + kernel.name() + ": workgroup count " + std::to_string(groups[i]) +
                   " on axis " + std::to_string(i) + " outside 1.." + std::to_string(limits[i]));
   barrier(hazards_.access(reads, writes, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT));
-  PushConstants pc{storeParams(params), uniforms_.address()};
-  vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.handle());
-  vkCmdPushConstants(cmd_, ctx_.kernels().layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
-  vkCmdDispatch(cmd_, groups[0], groups[1], groups[2]);
-  labels_.push_back(label.empty() ? pipeline.name() : label);
+  ops_.push_back(DispatchOp{kernel, PushConstants{storeParams(params), uniforms_.address()}, groups});
+  labels_.push_back(label.empty() ? kernel.name() : label);
   dispatches_++;
   if (options_.timestamps) timestamp();
 }
@@ -113,8 +125,7 @@ void CommandSequence::copy(const Allocation& src, uint64_t srcOffset, const Allo
   MemRange r = range(src, srcOffset, size), w = range(dst, dstOffset, size);
   if (r.overlaps(w)) throw Error("copy '" + label + "': source and destination overlap");
   barrier(hazards_.access({&r, 1}, {&w, 1}, VK_PIPELINE_STAGE_2_TRANSFER_BIT));
-  VkBufferCopy region{src.offset() + srcOffset, dst.offset() + dstOffset, size};
-  vkCmdCopyBuffer(cmd_, src.buffer(), dst.buffer(), 1, &region);
+  ops_.push_back(CopyOp{src.buffer(), dst.buffer(), VkBufferCopy{src.offset() + srcOffset, dst.offset() + dstOffset, size}});
   labels_.push_back(label);
   if (options_.timestamps) timestamp();
 }
@@ -126,15 +137,23 @@ void CommandSequence::fill(const Allocation& dst, uint64_t offset, uint64_t size
     throw Error("fill '" + label + "': offset and size must be multiples of 4 inside the allocation");
   MemRange w = range(dst, offset, size);
   barrier(hazards_.access({}, {&w, 1}, VK_PIPELINE_STAGE_2_TRANSFER_BIT));
-  vkCmdFillBuffer(cmd_, dst.buffer(), dst.offset() + offset, size, value);
+  ops_.push_back(FillOp{dst.buffer(), dst.offset() + offset, size, value});
   labels_.push_back(label);
   if (options_.timestamps) timestamp();
 }
 
 void CommandSequence::end() {
   if (ended_) return;
+  // Every kernel first: a compile error leaves the sequence open and the command buffer untouched.
+  for (const Op& op : ops_)
+    if (const auto* d = std::get_if<DispatchOp>(&op)) d->kernel.wait();
   barrier(hazards_.flush(VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT));
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  vkCheck(vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
+  for (const Op& op : ops_) emit(op);
   vkCheck(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
+  ops_.clear();
+  ops_.shrink_to_fit();
   ended_ = true;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // Records dispatches, copies and fills into one command buffer, deriving barriers from the memory each
 // command declares it reads and writes. A recorded sequence can be submitted again without re-recording;
-// runtime scalars (uniform slots) can change between submissions.
+// runtime scalars (uniform slots) can change between submissions. Commands are kept on the host until end(),
+// which waits for the kernels still compiling (KernelRef) and writes the command buffer: recording a graph
+// never waits for a compiler, so its kernels compile in parallel.
 #include <vulkan/vulkan.h>
 
 #include <array>
@@ -9,15 +11,16 @@
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "engine/hazard_tracker.h"
 #include "engine/memory.h"
+#include "engine/pipeline.h"
 
 namespace sdgen {
 
 class Context;
-class ComputePipeline;
 
 inline MemRange range(const Allocation& a) { return {a.address(), a.size()}; }
 inline MemRange range(const Allocation& a, uint64_t offset, uint64_t size) { return {a.address() + offset, size}; }
@@ -41,18 +44,19 @@ class CommandSequence {
 
   // --- recording ---
   // `params` is the kernel's parameter block (copied now); `reads`/`writes` declare the memory it touches.
-  void dispatch(const ComputePipeline& pipeline, std::array<uint32_t, 3> groups, std::span<const uint32_t> params,
+  void dispatch(const KernelRef& kernel, std::array<uint32_t, 3> groups, std::span<const uint32_t> params,
                 std::span<const MemRange> reads, std::span<const MemRange> writes, const std::string& label = "");
-  void dispatch(const ComputePipeline& pipeline, std::array<uint32_t, 3> groups, std::span<const uint32_t> params,
+  void dispatch(const KernelRef& kernel, std::array<uint32_t, 3> groups, std::span<const uint32_t> params,
                 std::initializer_list<MemRange> reads, std::initializer_list<MemRange> writes,
                 const std::string& label = "") {
-    dispatch(pipeline, groups, params, std::span(reads.begin(), reads.size()),
+    dispatch(kernel, groups, params, std::span(reads.begin(), reads.size()),
              std::span(writes.begin(), writes.size()), label);
   }
   void copy(const Allocation& src, uint64_t srcOffset, const Allocation& dst, uint64_t dstOffset, uint64_t size,
             const std::string& label = "copy");
   void fill(const Allocation& dst, uint64_t offset, uint64_t size, uint32_t value, const std::string& label = "fill");
-  // Finishes recording (adds the barrier that makes results visible to the host).
+  // Finishes recording (adds the barrier that makes results visible to the host): waits for the kernels
+  // being compiled and writes the command buffer. Throws the first compile error (the sequence stays open).
   void end();
 
   // --- execution ---
@@ -76,6 +80,13 @@ class CommandSequence {
   std::vector<CommandTiming> timings() const;
 
  private:
+  struct DispatchOp { KernelRef kernel; PushConstants pc; std::array<uint32_t, 3> groups; };
+  struct CopyOp { VkBuffer src, dst; VkBufferCopy region; };
+  struct FillOp { VkBuffer dst; uint64_t offset, size; uint32_t value; };
+  struct ResetQueriesOp { VkQueryPool pool; };
+  struct TimestampOp { VkQueryPool pool; uint32_t index; };
+  using Op = std::variant<BarrierSpec, DispatchOp, CopyOp, FillOp, ResetQueriesOp, TimestampOp>;
+  void emit(const Op& op);
   void barrier(const std::optional<BarrierSpec>& b);
   void timestamp();
   VkDeviceAddress storeParams(std::span<const uint32_t> params);
@@ -85,6 +96,7 @@ class CommandSequence {
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   bool ended_ = false, inFlight_ = false;
+  std::vector<Op> ops_;  // until end() writes them into cmd_
   HazardTracker hazards_;
   Allocation uniforms_;
   std::vector<Allocation> paramChunks_;

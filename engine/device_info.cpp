@@ -52,6 +52,9 @@ DeviceInfo queryDeviceInfo(VkInstance instance, VkPhysicalDevice pd, uint32_t in
   info.memoryBudget = hasExtension(exts, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   bool coopExt = hasExtension(exts, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   bool bf16Ext = hasExtension(exts, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
+  for (const char* name : {"VK_NV_cooperative_matrix2", "VK_NV_cooperative_vector", "VK_EXT_shader_float8",
+                           "VK_KHR_shader_integer_dot_product", "VK_KHR_shader_subgroup_rotate"})
+    if (hasExtension(exts, name)) info.extensionsOfNote.push_back(name);
 
   VkPhysicalDeviceSubgroupSizeControlProperties sizeControl{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
@@ -171,6 +174,11 @@ std::string DeviceInfo::describe() const {
   o << "  features: shaderFloat16=" << shaderFloat16 << " storage16=" << storage16Bit
     << " bufferDeviceAddress=" << bufferDeviceAddress << " subgroupSizeControl=" << subgroupSizeControl
     << " cooperativeMatrixKHR=" << coopMatrixKHR << " bfloat16=" << bfloat16 << "\n";
+  if (!extensionsOfNote.empty()) {
+    o << "  extensions of note:";
+    for (const std::string& e : extensionsOfNote) o << " " << e;
+    o << "\n";
+  }
   if (!coopMatrixShapes.empty()) {
     o << "  cooperative matrix shapes (MxNxK A/B -> C/Result, scope):\n";
     for (auto& s : coopMatrixShapes)

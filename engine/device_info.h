@@ -54,6 +54,9 @@ struct DeviceInfo {
   bool coopMatrixKHR = false;
   bool bfloat16 = false;
   std::vector<CoopMatrixShape> coopMatrixShapes;
+  // Present (not enabled) extensions that kernels to come may use, listed by --list-devices so that a
+  // GPU's support is known before code depends on it (e.g. VK_NV_cooperative_matrix2's row reductions).
+  std::vector<std::string> extensionsOfNote;
 
   std::string apiVersionString() const;
   // Multi-line human-readable description.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstdio>
 #include <exception>
 #include <thread>
@@ -50,6 +51,9 @@ ComputePipeline::~ComputePipeline() {
 }
 
 KernelRegistry::KernelRegistry(Device& device, SlangCompiler& compiler) : device_(device), compiler_(compiler) {
+  // One slangc per core; SDGEN_COMPILE_THREADS overrides (1: the serial order, for debugging).
+  maxWorkers_ = int(std::clamp(std::thread::hardware_concurrency(), 1u, 64u));
+  if (const char* v = std::getenv("SDGEN_COMPILE_THREADS"); v && std::atoi(v) > 0) maxWorkers_ = std::min(std::atoi(v), 64);
   VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants)};
   VkPipelineLayoutCreateInfo li{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   li.pushConstantRangeCount = 1;
@@ -76,6 +80,13 @@ std::string KernelRegistry::cachePath() const {
 }
 
 KernelRegistry::~KernelRegistry() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    queue_.clear();
+  }
+  queued_.notify_all();
+  for (std::thread& t : workers_) t.join();
   size_t size = 0;
   if (vkGetPipelineCacheData(device_.handle(), cache_, &size, nullptr) == VK_SUCCESS && size > 0) {
     std::string data(size, '\0');
@@ -92,38 +103,74 @@ KernelRegistry::~KernelRegistry() {
   vkDestroyPipelineLayout(device_.handle(), layout_, nullptr);
 }
 
-const ComputePipeline& KernelRegistry::get(const KernelSource& source) {
+KernelRef::KernelRef(const ComputePipeline& ready) : name_(ready.name()) {
+  std::promise<const ComputePipeline*> p;
+  p.set_value(&ready);
+  future_ = p.get_future().share();
+}
+
+KernelRef::KernelRef(std::shared_future<const ComputePipeline*> pending, std::string name)
+    : future_(std::move(pending)), name_(std::move(name)) {}
+
+const ComputePipeline& KernelRef::wait() const { return *future_.get(); }
+
+KernelRef KernelRegistry::request(const KernelSource& source) {
   const std::string key = source.requestKey();
-  {
+  std::unique_lock lock(mutex_);
+  if (auto it = pipelines_.find(key); it != pipelines_.end()) return KernelRef(*it->second);
+  if (auto it = pending_.find(key); it != pending_.end()) return KernelRef(it->second, source.displayName());
+  auto task = std::make_shared<std::packaged_task<const ComputePipeline*()>>([this, source, key] {
+    std::exception_ptr failure;
+    const ComputePipeline* ready = nullptr;
+    try {
+      auto spirv = compiler_.compile(source);
+      auto pipeline = std::make_unique<ComputePipeline>(device_, cache_, layout_, spirv, source);
+      std::lock_guard lock(mutex_);
+      ready = pipelines_.emplace(key, std::move(pipeline)).first->second.get();
+    } catch (...) {
+      failure = std::current_exception();
+    }
     std::lock_guard lock(mutex_);
-    auto it = pipelines_.find(key);
-    if (it != pipelines_.end()) return *it->second;
+    pending_.erase(key);  // a failed kernel is compiled again (and fails again, with its message) when requested
+    if (failure) std::rethrow_exception(failure);
+    return ready;
+  });
+  std::shared_future<const ComputePipeline*> future = task->get_future().share();
+  pending_.emplace(key, future);
+  queue_.emplace_back([task] { (*task)(); });
+  if (idleWorkers_ == 0 && int(workers_.size()) < maxWorkers_) workers_.emplace_back([this] { workerLoop(); });
+  lock.unlock();
+  queued_.notify_one();
+  return KernelRef(std::move(future), source.displayName());
+}
+
+void KernelRegistry::workerLoop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    ++idleWorkers_;
+    queued_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    --idleWorkers_;
+    if (stopping_) return;  // queued compiles are dropped: their futures report a broken promise
+    std::function<void()> job = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    job();  // the packaged task keeps its own exception
+    lock.lock();
   }
-  auto spirv = compiler_.compile(source);
-  auto pipeline = std::make_unique<ComputePipeline>(device_, cache_, layout_, spirv, source);
-  std::lock_guard lock(mutex_);
-  auto [it, inserted] = pipelines_.emplace(key, std::move(pipeline));
-  return *it->second;
 }
 
 void KernelRegistry::prepare(const std::vector<KernelSource>& sources) {
-  std::atomic<size_t> next{0};
+  std::vector<KernelRef> refs;
+  refs.reserve(sources.size());
+  for (const KernelSource& s : sources) refs.push_back(request(s));
   std::exception_ptr failure;
-  std::mutex failureMutex;
-  auto worker = [&] {
-    for (size_t i; (i = next++) < sources.size();) {
-      try {
-        get(sources[i]);
-      } catch (...) {
-        std::lock_guard lock(failureMutex);
-        if (!failure) failure = std::current_exception();
-      }
+  for (const KernelRef& r : refs) {  // wait for all of them, then report the first failure
+    try {
+      r.wait();
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
     }
-  };
-  unsigned n = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), sources.size()));
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < n; ++t) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
+  }
   if (failure) std::rethrow_exception(failure);
 }
 

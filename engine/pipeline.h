@@ -3,10 +3,15 @@
 // each distinct KernelSource once (in parallel when many are requested together).
 #include <vulkan/vulkan.h>
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -41,29 +46,57 @@ class ComputePipeline {
   std::string name_;
 };
 
+// A pipeline that is ready or still being compiled by the registry's workers. CommandSequence records
+// dispatches with these and waits for them only when it ends, so a graph's kernels compile in parallel
+// while it is recorded (a cold start compiles hundreds of specializations).
+class KernelRef {
+ public:
+  KernelRef(const ComputePipeline& ready);  // NOLINT: a ready pipeline is a KernelRef
+  KernelRef(std::shared_future<const ComputePipeline*> pending, std::string name);
+  // The pipeline, waiting for its compilation; rethrows the compile error (which names the kernel).
+  const ComputePipeline& wait() const;
+  const std::string& name() const { return name_; }
+
+ private:
+  std::shared_future<const ComputePipeline*> future_;
+  std::string name_;
+};
+
 class KernelRegistry {
  public:
   KernelRegistry(Device& device, SlangCompiler& compiler);
-  ~KernelRegistry();  // saves the pipeline cache
+  ~KernelRegistry();  // finishes or drops queued compiles, saves the pipeline cache
   KernelRegistry(const KernelRegistry&) = delete;
   KernelRegistry& operator=(const KernelRegistry&) = delete;
 
-  // Returns the pipeline for a kernel, compiling it on first use.
-  const ComputePipeline& get(const KernelSource& source);
-  // Compiles all kernels concurrently (one slangc per core) and creates their pipelines.
+  // The pipeline for a kernel, compiled by a worker on first request (one request per distinct kernel; later
+  // ones share it). Returns at once.
+  KernelRef request(const KernelSource& source);
+  // The same, waiting for the pipeline.
+  const ComputePipeline& get(const KernelSource& source) { return request(source).wait(); }
+  // Compiles all kernels concurrently and creates their pipelines; waits for them.
   void prepare(const std::vector<KernelSource>& sources);
   VkPipelineLayout layout() const { return layout_; }
   SlangCompiler& compiler() { return compiler_; }
   size_t size() const;
+  int workerCount() const { return maxWorkers_; }
 
  private:
   std::string cachePath() const;
+  void workerLoop();
   Device& device_;
   SlangCompiler& compiler_;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<ComputePipeline>> pipelines_;
+  std::unordered_map<std::string, std::shared_future<const ComputePipeline*>> pending_;
+  // Compile workers, started on demand up to maxWorkers_ (SDGEN_COMPILE_THREADS, else the core count).
+  std::condition_variable queued_;
+  std::deque<std::function<void()>> queue_;
+  std::vector<std::thread> workers_;
+  int maxWorkers_ = 1, idleWorkers_ = 0;
+  bool stopping_ = false;
 };
 
 }  // namespace sdgen

@@ -104,7 +104,6 @@ CompiledGraph::CompiledGraph(Context& ctx, const Graph& graph, const std::map<Te
     graph.nodes()[i].record(recorder);
     spans_.push_back({i, first, seq_.commandCount() - first});
   }
-  seq_.end();
 }
 
 }  // namespace sdgen::graph

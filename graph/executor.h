@@ -16,9 +16,14 @@ struct NodeSpan {
 
 class CompiledGraph {
  public:
-  // `bindings` gives the device view of every input and output tensor.
+  // `bindings` gives the device view of every input and output tensor. Records the graph; its kernels compile
+  // in the background until finishRecording() (or the first run) waits for them, so that graphs recorded
+  // one after the other compile together.
   CompiledGraph(Context& ctx, const Graph& graph, const std::map<TensorId, TensorView>& bindings,
                 bool timestamps = false);
+
+  // Waits for the graph's kernels and writes its command buffer (throws a compile error); idempotent.
+  void finishRecording() { seq_.end(); }
 
   void run() { seq_.run(); }
   void submit() { seq_.submit(); }

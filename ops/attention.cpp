@@ -172,7 +172,7 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
   } else {
     src.generated = wrapperSource(info, d, options.causal);
   }
-  seq.dispatch(ctx.kernels().get(src), info.groups, params, rangesOf(read), rangesOf(tensorsWritten(out)),
+  seq.dispatch(ctx.kernels().request(src), info.groups, params, rangesOf(read), rangesOf(tensorsWritten(out)),
                options.label);
   return info;
 }

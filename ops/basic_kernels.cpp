@@ -7,13 +7,13 @@
 
 namespace sdgen::ops {
 
-static const ComputePipeline& basicKernel(Context& ctx, const char* module, DType dtype, int op = -1) {
+static KernelRef basicKernel(Context& ctx, const char* module, DType dtype, int op = -1) {
   KernelSource src;
   src.module = std::string("basic/") + module;
   src.defines = {{"SDGEN_DTYPE", dtypeDefine(dtype)}};
   if (op >= 0) src.defines.push_back({"SDGEN_OP", std::to_string(op)});
   src.label = std::string(module, std::string(module).find('.')) + "_" + dtypeName(dtype);
-  return ctx.kernels().get(src);
+  return ctx.kernels().request(src);
 }
 
 static void requireBytes(const Allocation& a, uint64_t bytes, const char* what) {

@@ -67,7 +67,7 @@ void dispatch(const ConvCall& c, const std::string& generated, const std::string
   src.generated = generated;
   src.label = "conv2d " + kernel;
   std::string label = c.label + " " + kernel;
-  c.seq.dispatch(c.ctx.kernels().get(src), groups, params, reads, writes, label);
+  c.seq.dispatch(c.ctx.kernels().request(src), groups, params, reads, writes, label);
   c.info.kernels.push_back(label);
 }
 

@@ -73,7 +73,7 @@ ElementwiseInfo elementwise(Context& ctx, CommandSequence& seq, const Expr& valu
     int64_t gx = std::min(groups, kMaxGridX), gy = (groups + gx - 1) / gx;
     params.set(4, static_cast<uint32_t>(firstItem));
     params.set(5, static_cast<uint32_t>(gx));
-    seq.dispatch(ctx.kernels().get(src), {uint32_t(gx), uint32_t(gy), 1}, params, reads, writes,
+    seq.dispatch(ctx.kernels().request(src), {uint32_t(gx), uint32_t(gy), 1}, params, reads, writes,
                  options.label + (check ? "" : " (interior)"));
     info.dispatches++;
   };

@@ -1,6 +1,9 @@
 #include "ops/linear_gemm.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
 
 #include "engine/error.h"
 #include "engine/param_block.h"
@@ -83,13 +86,34 @@ int chooseSplitK(const GemmTile& t, int64_t m, int64_t n, int64_t k, int64_t bat
   return int((slices + chunk - 1) / chunk);
 }
 
+// SDGEN_COOP_BIG_TILE / SDGEN_COOP_SMALL_TILE = "BM,BN,BK,WM,WN[,h|,H]": the tile of the large-problem bucket
+// below, or of every other problem, for measuring candidates through whole layers and steps (--bench-conv2d,
+// --profile-conv) without rebuilding; developer knobs (docs/dispatch.md), checked like any forced tile.
+static std::optional<GemmTile> coopTileOverride(const char* variable) {
+  const char* v = std::getenv(variable);
+  if (!v || !*v) return std::nullopt;
+  int bm = 0, bn = 0, bk = 0, wm = 0, wn = 0;
+  if (std::sscanf(v, "%d,%d,%d,%d,%d", &bm, &bn, &bk, &wm, &wn) != 5)
+    throw Error(std::string(variable) + " '" + std::string(v).substr(0, 64) + "': expected BM,BN,BK,WM,WN[,h|,H]");
+  const std::string s(v);
+  GemmTile t = GemmTile::coopTile(bm, bn, bk, wm, wn, s.find(",h") != std::string::npos);
+  t.f16Accumulators = s.find(",H") != std::string::npos;
+  return t;
+}
+
 // Tensor cores, measured on the H100 over SD 1.5's linear shapes (docs/dispatch.md, docs/perf.md): 64 x 64
-// tiles (4 subgroups of 32 x 32) win on everything but large problems, where 128 x 128 (4 subgroups of
-// 64 x 64) reuses each staged slice twice as much: M >= 2048 rows and at least 240 such tiles.
+// tiles (4 subgroups of 32 x 32) win on everything but large problems, where 128 x 128 reuses each staged
+// slice twice as much: M >= 2048 rows and at least 240 such tiles. There 8 subgroups of 64 x 32 beat 4 of
+// 64 x 64 (4096^3 0.688 -> 0.629 ms, the VAE's 512^2 convolutions 1.19 -> 0.94 ms): twice the warps hide
+// the shared-memory and barrier latency that bounds this kernel.
 static GemmTile chooseCoopTile(int64_t m, int64_t n, int64_t k) {
   (void)k;
   const int64_t bigTiles = ((m + 127) / 128) * ((n + 127) / 128);
-  if (m >= 2048 && bigTiles >= 240) return GemmTile::coopTile(128, 128, 32, 4, 4);
+  if (m >= 2048 && bigTiles >= 240) {
+    if (std::optional<GemmTile> forced = coopTileOverride("SDGEN_COOP_BIG_TILE")) return *forced;
+    return GemmTile::coopTile(128, 128, 32, 4, 2);
+  }
+  if (std::optional<GemmTile> forced = coopTileOverride("SDGEN_COOP_SMALL_TILE")) return *forced;
   return GemmTile::coopTile(64, 64, 32, 2, 2);
 }
 
@@ -279,11 +303,11 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   if (tile.isCoop()) src.capabilities = {"spvCooperativeMatrixKHR"};
   if (splits == 1) {
     reads.insert(reads.end(), sinkReads.begin(), sinkReads.end());
-    seq.dispatch(ctx.kernels().get(src), info.groups, params, reads, sinkWrites, p.label);
+    seq.dispatch(ctx.kernels().request(src), info.groups, params, reads, sinkWrites, p.label);
     return info;
   }
   // Split-K: the parts write the partials, then one launch sums them through the sink.
-  seq.dispatch(ctx.kernels().get(src), info.groups, params, reads, std::span(&partials, 1), p.label);
+  seq.dispatch(ctx.kernels().request(src), info.groups, params, reads, std::span(&partials, 1), p.label);
   const int64_t quads = p.batches * p.m * (p.n / 4), groups = (quads + kReduceThreads - 1) / kReduceThreads;
   const std::array<uint32_t, 3> reduceGroups{uint32_t(std::min<int64_t>(groups, 65535)),
                                              uint32_t((groups + 65534) / 65535), 1};
@@ -292,7 +316,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   reduce.label = p.sumLabel.empty() ? p.label + " split-K sum" : p.sumLabel;
   sinkReads.push_back(partials);
   if (p.packed) sinkReads.insert(sinkReads.end(), p.packed->ranges.begin(), p.packed->ranges.end());  // bias
-  seq.dispatch(ctx.kernels().get(reduce), reduceGroups, params, sinkReads, sinkWrites, reduce.label);
+  seq.dispatch(ctx.kernels().request(reduce), reduceGroups, params, sinkReads, sinkWrites, reduce.label);
   return info;
 }
 

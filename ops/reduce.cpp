@@ -35,7 +35,7 @@ ReduceInfo sumAndSumOfSquares(Context& ctx, CommandSequence& seq, const Expr& in
   src.label = label;
   uint32_t groups = uint32_t(s[0] * s[2]);
   if (groups > ctx.info().maxWorkgroupCount[0]) throw Error(label + ": " + std::to_string(groups) + " outputs exceed the grid");
-  seq.dispatch(ctx.kernels().get(src), {groups, 1, 1}, params, rangesOf(tensorsRead(input)),
+  seq.dispatch(ctx.kernels().request(src), {groups, 1, 1}, params, rangesOf(tensorsRead(input)),
                rangesOf({out}), label);
   return info;
 }

@@ -32,7 +32,7 @@ void softmax(Context& ctx, CommandSequence& seq, const Expr& input, const Sink& 
   src.label = label;
   auto reads = rangesOf(tensorsRead(input)), sinkReads = rangesOf(tensorsRead(out));
   reads.insert(reads.end(), sinkReads.begin(), sinkReads.end());
-  seq.dispatch(ctx.kernels().get(src), {uint32_t(rows), 1, 1}, params, reads, rangesOf(tensorsWritten(out)), label);
+  seq.dispatch(ctx.kernels().request(src), {uint32_t(rows), 1, 1}, params, reads, rangesOf(tensorsWritten(out)), label);
 }
 
 }  // namespace sdgen::ops

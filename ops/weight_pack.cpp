@@ -20,12 +20,12 @@ uint32_t checked32(int64_t v, const char* field, const std::string& what) {
   return static_cast<uint32_t>(v);
 }
 
-const ComputePipeline& packKernel(Context& ctx, DType storage) {
+KernelRef packKernel(Context& ctx, DType storage) {
   KernelSource src;
   src.module = "weights/pack_weights.slang";
   src.defines = {{"SDGEN_PACK_F16", storage == DType::F16 ? "1" : "0"}};
   src.label = std::string("pack_weights_") + dtypeName(storage);
-  return ctx.kernels().get(src);
+  return ctx.kernels().request(src);
 }
 
 }  // namespace

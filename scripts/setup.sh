@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Idempotent setup: installs only the Debian packages that are missing and Slang's compiler
+# Idempotent setup: installs only the Debian packages that are missing (nginx: the serve tests run it from a
+# temporary prefix in front of two servers; its package's own service is not needed) and Slang's compiler
 # (from the slangtorch wheel on PyPI) into the git-ignored tools/ folder, and the serve tests' Python venv
 # (scripts/serve-test-env.sh: webuiapi, requests, Pillow from PyPI). Downloads nothing else.
 set -euo pipefail
@@ -9,7 +10,7 @@ packages=(
   build-essential cmake pkg-config python3 python3-pip python3-venv unzip
   libvulkan-dev vulkan-validationlayers mesa-vulkan-drivers vulkan-tools
   libglfw3-dev libimgui-dev libstb-dev libsentencepiece-dev nlohmann-json3-dev
-  libgtest-dev xvfb libcpp-httplib-dev
+  libgtest-dev xvfb libcpp-httplib-dev nginx
 )
 missing=()
 for p in "${packages[@]}"; do

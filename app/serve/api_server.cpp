@@ -9,6 +9,7 @@
 #include "app/png_chunks.h"
 #include "app/serve/base64.h"
 #include "app/serve/client_connection.h"
+#include "app/serve/img2img_request.h"
 #include "app/serve/json_body.h"
 #include "app/serve/webui_json.h"
 
@@ -35,7 +36,7 @@ bool sameSecret(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-std::string sizeText(const Txt2ImgRequest& r) { return std::to_string(r.width) + "x" + std::to_string(r.height); }
+std::string sizeText(const ImageRequest& r) { return std::to_string(r.width) + "x" + std::to_string(r.height); }
 
 }  // namespace
 
@@ -115,7 +116,8 @@ void ApiServer::routes() {
   });
 
   server_.Get("/internal/ping", [](const Request&, Response& res) { reply(res, 200, json::object()); });
-  server_.Post("/sdapi/v1/txt2img", [this](const Request& req, Response& res) { txt2img(req, res); });
+  server_.Post("/sdapi/v1/txt2img", [this](const Request& req, Response& res) { generate(req, res, Mode::Txt2Img); });
+  server_.Post("/sdapi/v1/img2img", [this](const Request& req, Response& res) { generate(req, res, Mode::Img2Img); });
   server_.Get("/sdapi/v1/progress", [this](const Request& req, Response& res) { progress(req, res); });
   server_.Post("/sdapi/v1/interrupt", [this](const Request&, Response& res) {
     for (auto& e : engines_) e->interrupt();
@@ -147,12 +149,14 @@ void ApiServer::routes() {
   server_.Post("/sdapi/v1/png-info", [this](const Request& req, Response& res) { pngInfo(req, res); });
 }
 
-void ApiServer::txt2img(const Request& req, Response& res) {
+void ApiServer::generate(const Request& req, Response& res, Mode mode) {
   const uint64_t rid = requestId(res);
-  const Txt2ImgRequest r = parseTxt2ImgRequest(parseJsonBody(req.body), models_, limits_, clipSkip_);
+  const json body = parseJsonBody(req.body);
+  const ImageRequest r = mode == Mode::Img2Img ? parseImg2ImgRequest(body, models_, limits_, clipSkip_)
+                                               : parseTxt2ImgRequest(body, models_, limits_, clipSkip_);
   const uint64_t seed = r.seed ? *r.seed : app::chooseSeed(std::nullopt);
   auto job = std::make_shared<Job>(nextJob_++, r, seed);
-  log_.annotate(rid, {{"job", job->id}, {"model", r.model.title}, {"size", sizeText(r)}, {"steps", r.steps},
+  log_.annotate(rid, {{"job", job->id}, {"mode", mode == Mode::Img2Img ? "img2img" : "txt2img"}, {"model", r.model.title}, {"size", sizeText(r)}, {"steps", r.steps},
                       {"images", r.images()}, {"seed", seed}});
 
   switch (queue_.push(job)) {
@@ -180,9 +184,10 @@ void ApiServer::txt2img(const Request& req, Response& res) {
   log_.annotate(rid, {{"engine", s.engine}, {"outcome", outcomeName(s.outcome)}, {"done", s.images.size()},
                       {"wait_ms", s.engine >= 0 ? ms(job->created, s.started) : 0.0},
                       {"run_ms", s.engine >= 0 ? ms(s.started, s.finished) : 0.0}});
+  if (s.modelCacheHit) log_.annotate(rid, {{"model_cache", *s.modelCacheHit ? "hit" : "miss"}});
   switch (s.outcome) {
     case JobOutcome::Done:
-    case JobOutcome::Interrupted: return reply(res, 200, txt2imgResponse(*job, s));
+    case JobOutcome::Interrupted: return reply(res, 200, imagesResponse(*job, s));
     case JobOutcome::Failed:
       log_.annotate(rid, {{"error", shorten(s.error, 300)}});
       return reply(res, 500, errorBody("GenerationFailed", s.error));
@@ -244,14 +249,8 @@ void ApiServer::pngInfo(const Request& req, Response& res) {
   };
   if (!body.is_object() || !body.contains("image") || !body["image"].is_string())
     fail("expected a base64 PNG string", body.is_object() && body.contains("image") ? body["image"] : json(nullptr));
-  std::string_view text = body["image"].get_ref<const std::string&>();
-  if (text.rfind("data:", 0) == 0) {  // a data URL: data:image/png;base64,....
-    const size_t comma = text.find(',');
-    if (comma == std::string_view::npos) fail("a data URL without ','", body["image"]);
-    text = text.substr(comma + 1);
-  }
-  auto bytes = base64Decode(text, options_.maxBody);
-  if (!bytes) fail("not valid base64", body["image"]);
+  auto bytes = decodeImageText(body["image"].get_ref<const std::string&>(), options_.maxBody);
+  if (!bytes) fail("not valid base64 (or a data URL without ',')", body["image"]);
   std::vector<app::PngText> texts;
   try {
     texts = app::extractPngTexts(app::parsePngChunks(*bytes, "image"), "image");

@@ -1,7 +1,7 @@
 #pragma once
 // The HTTP side of `sdgen serve`: webui's routes on cpp-httplib, authentication, body limits, the JSON error
 // bodies, and the per-request log line. Generation happens elsewhere (engines pulling from the JobQueue);
-// a txt2img handler validates, queues, and waits for its job — watching its client, so a client that goes
+// a txt2img or img2img handler validates, queues, and waits for its job — watching its client, so a client that goes
 // away cancels the job.
 #include <httplib.h>
 
@@ -37,7 +37,9 @@ class ApiServer {
  private:
   void routes();
   httplib::Server::HandlerResponse authorize(const httplib::Request& req, httplib::Response& res);
-  void txt2img(const httplib::Request& req, httplib::Response& res);
+  enum class Mode { Txt2Img, Img2Img };
+  // POST /sdapi/v1/txt2img and img2img: validate, queue, wait for the job while watching the client.
+  void generate(const httplib::Request& req, httplib::Response& res, Mode mode);
   void progress(const httplib::Request& req, httplib::Response& res);
   void setOptions(const httplib::Request& req, httplib::Response& res);
   void pngInfo(const httplib::Request& req, httplib::Response& res);

@@ -67,4 +67,13 @@ std::optional<std::vector<uint8_t>> base64Decode(std::string_view text, size_t m
   return out;
 }
 
+std::optional<std::vector<uint8_t>> decodeImageText(std::string_view text, size_t maxBytes) {
+  if (text.rfind("data:", 0) == 0) {
+    const size_t comma = text.find(',');
+    if (comma == std::string_view::npos) return std::nullopt;
+    text = text.substr(comma + 1);
+  }
+  return base64Decode(text, maxBytes);
+}
+
 }  // namespace sdgen::serve

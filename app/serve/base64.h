@@ -17,4 +17,8 @@ std::string base64Encode(std::span<const uint8_t> bytes);
 // so a hostile body cannot make it allocate more than that.
 std::optional<std::vector<uint8_t>> base64Decode(std::string_view text, size_t maxBytes);
 
+// webui's image fields: base64, or a data URL ("data:image/png;base64,...", what webuiapi sends). nullopt as
+// base64Decode, and for a data URL without ",".
+std::optional<std::vector<uint8_t>> decodeImageText(std::string_view text, size_t maxBytes);
+
 }  // namespace sdgen::serve

@@ -1,8 +1,10 @@
 #include "app/serve/engine.h"
 
+#include <cmath>
 #include <cstdio>
 
 #include "app/png_writer.h"
+#include "app/serve/img2img_request.h"
 
 namespace sdgen::serve {
 
@@ -16,8 +18,13 @@ constexpr std::chrono::milliseconds kPoll{50};  // how soon a cancel reaches the
 }  // namespace
 
 Engine::Engine(int index, std::optional<uint32_t> device, JobQueue& queue, const std::string& warmupModel,
-               std::string loraDir)
-    : index_(index), loraDir_(std::move(loraDir)), queue_(queue), ctx_(contextOptions(device)), worker_(ctx_) {
+               uint64_t modelCacheBytes, RequestLog& log, std::string loraDir)
+    : index_(index),
+      loraDir_(std::move(loraDir)),
+      queue_(queue),
+      log_(log),
+      ctx_(contextOptions(device)),
+      worker_(ctx_, modelCacheBytes) {
   if (!warmupModel.empty()) {
     app::GenerationJob load;  // no images: only loads the model, so the first request does not wait for it
     load.modelPath = warmupModel;
@@ -56,6 +63,25 @@ void Engine::waitIdle() {
       if (ev.kind == app::WorkerEvent::Kind::Error)
         std::fprintf(stderr, "sdgen serve: engine %d: warm-up failed: %s\n", index_, ev.message.c_str());
   }
+  logModelCache(nullptr);
+}
+
+void Engine::logModelCache(const std::shared_ptr<Job>& job) {
+  auto report = worker_.takeModelReport();
+  if (!report) return;
+  auto mib = [](uint64_t b) { return std::round(double(b) / (1 << 20) * 10) / 10; };
+  nlohmann::json line = {{"event", "model_cache"},
+                         {"engine", index_},
+                         {"job", job ? nlohmann::json(job->id) : nlohmann::json(nullptr)},
+                         {"model", report->model},
+                         {"cache", report->hit ? "hit" : "miss"},
+                         {"load_ms", std::round(report->loadMs)},
+                         {"evicted", report->evicted},
+                         {"cached", report->cached},
+                         {"cached_mib", mib(report->cachedBytes)},
+                         {"budget_mib", mib(report->budgetBytes)}};
+  log_.event(line);
+  if (job) job->setModelCache(report->hit);
 }
 
 void Engine::dispatch() {
@@ -78,7 +104,7 @@ void Engine::dispatch() {
 }
 
 void Engine::run(const std::shared_ptr<Job>& job) {
-  const Txt2ImgRequest& r = job->request;
+  const ImageRequest& r = job->request;
   app::GenerationJob g;
   g.modelPath = r.model.path;
   g.loraDir = loraDir_;  // the prompt's LoRA tags: re-merged into the loaded model when they change
@@ -95,6 +121,11 @@ void Engine::run(const std::shared_ptr<Job>& job) {
   q.sampler = r.sampler;
   q.karras = r.karras;
   q.clipSkip = r.clipSkip - 1;  // webui's 1 = the last layer; the pipeline counts layers skipped
+  if (r.img2img) {  // what the CLI's -i/--strength/--mask give the pipeline (app/generate.cpp)
+    q.initImage = r.img2img->initImage;
+    q.mask = r.img2img->mask;
+    q.strength = r.img2img->strength;
+  }
 
   job->started(index_);
   if (!worker_.start(std::move(g))) {  // cannot happen: this thread is the worker's only client and waits for it
@@ -127,6 +158,7 @@ void Engine::run(const std::shared_ptr<Job>& job) {
       }
     }
   }
+  logModelCache(job);
   if (!error.empty()) job->finish(JobOutcome::Failed, error);
   else if (cancelled) job->finish(job->cancelReason());  // a cancel that came after the last image changes nothing
   else job->finish(JobOutcome::Done);

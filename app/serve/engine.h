@@ -12,6 +12,7 @@
 
 #include "app/generation_worker.h"
 #include "app/serve/job_queue.h"
+#include "app/serve/request_log.h"
 #include "engine/context.h"
 
 namespace sdgen::serve {
@@ -27,10 +28,11 @@ struct EngineStatus {
 class Engine {
  public:
   // Opens the device (nullopt: sdgen's usual choice) and starts loading `warmupModel` (empty: none) before
-  // taking jobs. Throws sdgen::Error when the device cannot be opened.
-  // Prompts' <lora:NAME:SCALE> tags are looked up in `loraDir` (empty: a tag is an error of its request).
+  // taking jobs. `modelCacheBytes`: the loaded models it keeps (--model-cache-mb). `log`: the model cache's
+  // hit, miss and eviction lines. Prompts' <lora:NAME:SCALE> tags are looked up in `loraDir` (empty: a tag is
+  // an error of its request). Throws sdgen::Error when the device cannot be opened.
   Engine(int index, std::optional<uint32_t> device, JobQueue& queue, const std::string& warmupModel,
-         std::string loraDir = "");
+         uint64_t modelCacheBytes, RequestLog& log, std::string loraDir = "");
   ~Engine();  // the queue must be shut down first (so the dispatcher's pop returns); cancels a running job
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -45,10 +47,13 @@ class Engine {
   void dispatch();
   void run(const std::shared_ptr<Job>& job);
   void waitIdle();
+  // One "model_cache" log line for the job that just finished on the worker (job: null for the warm-up).
+  void logModelCache(const std::shared_ptr<Job>& job);
 
   const int index_;
   const std::string loraDir_;
   JobQueue& queue_;
+  RequestLog& log_;
   Context ctx_;
   app::GenerationWorker worker_;
   std::mutex mutex_;

@@ -13,7 +13,7 @@ const char* outcomeName(JobOutcome o) {
   return "?";
 }
 
-Job::Job(uint64_t id_, Txt2ImgRequest request_, uint64_t firstSeed_)
+Job::Job(uint64_t id_, ImageRequest request_, uint64_t firstSeed_)
     : id(id_), request(std::move(request_)), firstSeed(firstSeed_) {}
 
 void Job::cancel(JobOutcome why) {
@@ -45,6 +45,11 @@ void Job::started(int engine) {
 void Job::addImage(JobImage image) {
   std::lock_guard lock(mutex_);
   state_.images.push_back(std::move(image));
+}
+
+void Job::setModelCache(bool hit) {
+  std::lock_guard lock(mutex_);
+  state_.modelCacheHit = hit;
 }
 
 void Job::finish(JobOutcome outcome, std::string error) {

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,10 +34,10 @@ class Job {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Job(uint64_t id, Txt2ImgRequest request, uint64_t firstSeed);
+  Job(uint64_t id, ImageRequest request, uint64_t firstSeed);
 
   const uint64_t id;
-  const Txt2ImgRequest request;
+  const ImageRequest request;
   const uint64_t firstSeed;  // image i gets firstSeed + i, as webui's all_seeds
   const Clock::time_point created = Clock::now();
 
@@ -51,6 +52,7 @@ class Job {
   // Engine side.
   void started(int engine);
   void addImage(JobImage image);
+  void setModelCache(bool hit);  // whether its model was loaded already (the engine's model cache)
   void finish(JobOutcome outcome, std::string error = {});
 
   // Snapshot of the results (complete once finished).
@@ -59,6 +61,7 @@ class Job {
     int engine = -1;  // which engine ran it; -1 before it started
     std::vector<JobImage> images;
     std::string error;
+    std::optional<bool> modelCacheHit;  // none before the engine got the model (or when it failed to load)
     Clock::time_point started, finished;
   };
   State state() const;

@@ -74,6 +74,8 @@ ServeOptions parseServeOptions(const std::vector<std::string>& args) {
     } else if (flag == "--queue") o.queue = parseInt<int>(flag, next(), 1, ServeLimits::kMaxQueue);
     else if (flag == "--max-pixels") o.maxPixels = parseInt<int64_t>(flag, next(), 64, ServeLimits::kMaxPixels);
     else if (flag == "--max-body") o.maxBody = parseInt<size_t>(flag, next(), ServeLimits::kMinBody, ServeLimits::kMaxBody);
+    else if (flag == "--model-cache-mb")
+      o.modelCacheMb = parseInt<uint64_t>(flag, next(), 0, ServeLimits::kMaxModelCacheMb);
     else throw UsageError("unknown option '" + args[i] + "' for 'sdgen serve'");
   }
   if (o.host.empty()) throw UsageError("--host: expected an address, e.g. 127.0.0.1 or 0.0.0.0");
@@ -86,7 +88,7 @@ ServeOptions parseServeOptions(const std::vector<std::string>& args) {
 std::string serveUsageText() {
   return R"(Usage: sdgen serve [options]
 
-An HTTP server speaking stable-diffusion-webui's API (/sdapi/v1/txt2img, progress, interrupt, options,
+An HTTP server speaking stable-diffusion-webui's API (/sdapi/v1/txt2img, img2img, progress, interrupt, options,
 sd-models, samplers, png-info; /internal/ping for health checks). docs/serve.md has the details.
 
   --host ADDR          address to listen on (default 127.0.0.1: this machine only)
@@ -100,6 +102,8 @@ sd-models, samplers, png-info; /internal/ping for health checks). docs/serve.md 
   --queue N            jobs that may wait for an engine; more get HTTP 429 (default 16)
   --max-pixels N       largest width x height of one image (default 1048576 = 1024x1024)
   --max-body BYTES     largest request body (default 8388608)
+  --model-cache-mb N   device memory for the models each engine keeps loaded, least recently used evicted
+                       first (default 6144: two SD 1.5 models in fp16; 0: only the model in use)
   -h, --help           this text
 )";
 }

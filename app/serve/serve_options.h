@@ -20,6 +20,9 @@ struct ServeOptions {
   int queue = 16;                  // jobs waiting (not counting those running)
   int64_t maxPixels = 1024 * 1024; // width * height of one image
   size_t maxBody = 8u << 20;       // request body bytes
+  // Loaded models each engine keeps between jobs (app/model_cache.h): enough for two SD 1.5 models in fp16 at
+  // 512x512 (about 2.6 GiB each: weights, arenas, scratch), so A -> B -> A switches without a reload.
+  uint64_t modelCacheMb = 6144;
   bool help = false;
 };
 
@@ -28,6 +31,7 @@ struct ServeLimits {
   static constexpr int kMaxDevices = 64;
   static constexpr int64_t kMaxPixels = int64_t(8192) * 8192;
   static constexpr size_t kMinBody = 1024, kMaxBody = size_t(1) << 30;
+  static constexpr uint64_t kMaxModelCacheMb = uint64_t(1) << 24;  // 16 TiB: no device has more
 };
 
 // args: what follows "serve". Throws app::UsageError naming the flag. SDGEN_API_KEY is read when --api-key is

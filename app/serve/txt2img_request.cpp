@@ -1,11 +1,13 @@
 #include "app/serve/txt2img_request.h"
 
-#include <cmath>
-#include <functional>
+#include <charconv>
+#include <cstdlib>
 #include <limits>
 #include <vector>
 
 #include "app/cli_options.h"
+#include "app/serve/field_reader.h"
+#include "app/serve/img2img_request.h"
 
 namespace sdgen::serve {
 
@@ -39,112 +41,6 @@ std::string acceptedSamplers() {
   return s;
 }
 
-// Reads the fields of one JSON object, collecting an error per bad field instead of stopping at the first.
-class FieldReader {
- public:
-  FieldReader(const json& obj, std::vector<json> loc, std::vector<FieldError>& errors)
-      : obj_(obj), loc_(std::move(loc)), errors_(errors) {}
-
-  // The field's value, or nullptr when missing or null (webui's Optional fields: null means the default).
-  const json* get(const char* field) const {
-    auto it = obj_.find(field);
-    return it == obj_.end() || it->is_null() ? nullptr : &*it;
-  }
-
-  void fail(const char* field, const std::string& msg, const char* type, const json* value, json ctx = nullptr) {
-    auto loc = loc_;
-    loc.push_back(field);
-    errors_.push_back(FieldError{std::move(loc), msg, type, value ? shortenedInput(*value) : json(nullptr), ctx});
-  }
-
-  // An integer in [lo, hi]; integral floats such as 20.0 count (JSON writers differ), strings do not.
-  std::optional<int64_t> integer(const char* field, int64_t lo, int64_t hi) {
-    const json* v = get(field);
-    if (!v) return std::nullopt;
-    int64_t x = 0;
-    if (v->is_number_unsigned()) {
-      const uint64_t u = v->get<uint64_t>();
-      x = u > uint64_t(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max() : int64_t(u);
-    } else if (v->is_number_integer()) {
-      x = v->get<int64_t>();
-    } else if (v->is_number_float() && std::isfinite(v->get<double>()) && v->get<double>() == std::floor(v->get<double>()) &&
-               std::abs(v->get<double>()) < 9e18) {
-      x = static_cast<int64_t>(v->get<double>());
-    } else {
-      fail(field, std::string(field) + ": expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi),
-           "int_type", v);
-      return std::nullopt;
-    }
-    if (x < lo || x > hi) {
-      fail(field, std::string(field) + ": " + std::to_string(x) + " is out of range; expected an integer from " +
-                      std::to_string(lo) + " to " + std::to_string(hi),
-           x < lo ? "greater_than_equal" : "less_than_equal", v, {{"ge", lo}, {"le", hi}});
-      return std::nullopt;
-    }
-    return x;
-  }
-
-  std::optional<double> number(const char* field, double lo, double hi) {
-    const json* v = get(field);
-    if (!v) return std::nullopt;
-    auto range = [&] { return json(lo).dump() + " to " + json(hi).dump(); };
-    if (!v->is_number() || !std::isfinite(v->get<double>())) {
-      fail(field, std::string(field) + ": expected a number from " + range(), "float_type", v);
-      return std::nullopt;
-    }
-    const double x = v->get<double>();
-    if (x < lo || x > hi) {
-      fail(field, std::string(field) + ": " + v->dump() + " is out of range; expected a number from " + range(),
-           x < lo ? "greater_than_equal" : "less_than_equal", v, {{"ge", lo}, {"le", hi}});
-      return std::nullopt;
-    }
-    return x;
-  }
-
-  std::optional<std::string> string(const char* field, size_t maxBytes) {
-    const json* v = get(field);
-    if (!v) return std::nullopt;
-    if (!v->is_string()) {
-      fail(field, std::string(field) + ": expected a string", "string_type", v);
-      return std::nullopt;
-    }
-    const auto& s = v->get_ref<const std::string&>();
-    if (s.size() > maxBytes) {
-      fail(field, std::string(field) + ": " + std::to_string(s.size()) + " bytes is too long; at most " +
-                      std::to_string(maxBytes),
-           "string_too_long", v, {{"max_length", maxBytes}});
-      return std::nullopt;
-    }
-    return s;
-  }
-
-  std::optional<bool> boolean(const char* field) {
-    const json* v = get(field);
-    if (!v) return std::nullopt;
-    if (!v->is_boolean()) {
-      fail(field, std::string(field) + ": expected true or false", "bool_type", v);
-      return std::nullopt;
-    }
-    return v->get<bool>();
-  }
-
-  // A field sdgen does not implement: accepted while it holds the value that means "off".
-  void unsupported(const char* field, const std::function<bool(const json&)>& isOff, const std::string& what) {
-    const json* v = get(field);
-    if (v && !isOff(*v)) fail(field, std::string(field) + ": " + what + " is not supported by sdgen", "value_error", v);
-  }
-
- private:
-  const json& obj_;
-  std::vector<json> loc_;
-  std::vector<FieldError>& errors_;
-};
-
-bool isFalse(const json& v) { return v.is_boolean() && !v.get<bool>(); }
-bool isZero(const json& v) { return v.is_number() && v.get<double>() == 0; }
-bool isEmpty(const json& v) { return (v.is_array() || v.is_object() || v.is_string()) && v.empty(); }
-bool isNoResize(const json& v) { return v.is_number() && (v.get<double>() == 0 || v.get<double>() == -1); }
-
 }  // namespace
 
 std::optional<SamplerChoice> parseWebuiSampler(std::string_view name) {
@@ -166,15 +62,13 @@ json webuiSamplerList() {
   return list;
 }
 
-Txt2ImgRequest parseTxt2ImgRequest(const json& body, const ModelRegistry& models, const RequestLimits& limits,
-                                   int defaultClipSkip) {
-  std::vector<FieldError> errors;
+void parseCommonFields(const json& body, std::vector<FieldError>& errors, ImageRequest& r, const ModelRegistry& models,
+                       const RequestLimits& limits, int defaultClipSkip, const InitImageSize* initSize) {
   if (!body.is_object()) {
     throw ValidationFailed({FieldError{{"body"}, "the body must be a JSON object", "model_attributes_type",
                                        shortenedInput(body), nullptr}});
   }
   FieldReader f(body, {"body"}, errors);
-  Txt2ImgRequest r;
 
   // The model first: its sdgen.json defaults fill the fields the request leaves out.
   r.model = models.current();
@@ -199,8 +93,9 @@ Txt2ImgRequest parseTxt2ImgRequest(const json& body, const ModelRegistry& models
     }
   }
   const app::ModelDefaults& d = r.model.defaults;
-  r.width = d.width.value_or(512);
-  r.height = d.height.value_or(512);
+  // With an init image the output has its size, as on the command line: the model's default size does not apply.
+  r.width = initSize ? initSize->width : d.width.value_or(512);
+  r.height = initSize ? initSize->height : d.height.value_or(512);
   r.steps = d.steps.value_or(50);  // webui's StableDiffusionProcessing default
   r.cfgScale = d.cfgScale.value_or(7.0f);
   r.negativePrompt = d.negativePrompt.value_or("");
@@ -228,6 +123,14 @@ Txt2ImgRequest parseTxt2ImgRequest(const json& body, const ModelRegistry& models
       sizeOk &= f.get(field) == nullptr;
       continue;
     }
+    if (initSize && *v != *target) {
+      // webui resizes the init image to width x height (resize_mode); sdgen refuses rather than change the picture.
+      f.fail(field, std::string(field) + ": " + std::to_string(*v) + " differs from the init image's " + field + " " +
+                        std::to_string(*target) + "; sdgen does not resize: send an init image of the output size, "
+                        "or leave width and height out",
+             "value_error", f.get(field));
+      continue;
+    }
     if (*v % L::kSizeMultiple) {
       f.fail(field, std::string(field) + ": " + std::to_string(*v) + " is not a multiple of " +
                         std::to_string(L::kSizeMultiple), "multiple_of", f.get(field), {{"multiple_of", L::kSizeMultiple}});
@@ -236,7 +139,8 @@ Txt2ImgRequest parseTxt2ImgRequest(const json& body, const ModelRegistry& models
     }
     *target = int(*v);
   }
-  if (sizeOk && int64_t(r.width) * r.height > limits.maxPixels) {
+  // The init image's own size is checked where it is read (img2img_request.cpp).
+  if (!initSize && sizeOk && int64_t(r.width) * r.height > limits.maxPixels) {
     f.fail(f.get("width") ? "width" : "height",
            "width x height: " + std::to_string(r.width) + "x" + std::to_string(r.height) + " = " +
                std::to_string(int64_t(r.width) * r.height) + " pixels is more than this server's limit of " +
@@ -276,20 +180,32 @@ Txt2ImgRequest parseTxt2ImgRequest(const json& body, const ModelRegistry& models
   f.unsupported("styles", isEmpty, "prompt styles");
   f.unsupported("script_name", isEmpty, "scripts");
   f.unsupported("alwayson_scripts", isEmpty, "always-on scripts");
+}
 
+ImageRequest parseTxt2ImgRequest(const json& body, const ModelRegistry& models, const RequestLimits& limits,
+                                 int defaultClipSkip) {
+  std::vector<FieldError> errors;
+  ImageRequest r;
+  parseCommonFields(body, errors, r, models, limits, defaultClipSkip, nullptr);
   if (!errors.empty()) throw ValidationFailed(std::move(errors));
   return r;
 }
 
-json txt2imgParameters(const Txt2ImgRequest& r) {
-  return {
+double decimalOf(float v) {
+  char text[32];
+  auto [end, ec] = std::to_chars(text, text + sizeof text, v);  // shortest round trip for a float
+  return ec == std::errc() ? std::strtod(std::string(text, end).c_str(), nullptr) : double(v);
+}
+
+json requestParameters(const ImageRequest& r) {
+  json p = {
       {"prompt", r.prompt},
       {"negative_prompt", r.negativePrompt},
       {"seed", r.seed ? json(*r.seed) : json(-1)},
       {"batch_size", r.batchSize},
       {"n_iter", r.nIter},
       {"steps", r.steps},
-      {"cfg_scale", r.cfgScale},
+      {"cfg_scale", decimalOf(r.cfgScale)},
       {"width", r.width},
       {"height", r.height},
       {"sampler_name", sampling::samplerDisplayName(r.sampler, false)},
@@ -298,6 +214,8 @@ json txt2imgParameters(const Txt2ImgRequest& r) {
       {"save_images", false},
       {"override_settings", {{"sd_model_checkpoint", r.model.title}, {"CLIP_stop_at_last_layers", r.clipSkip}}},
   };
+  if (r.img2img) addImg2ImgParameters(*r.img2img, p);
+  return p;
 }
 
 }  // namespace sdgen::serve

@@ -1,13 +1,16 @@
 #pragma once
 // POST /sdapi/v1/txt2img's body, as stable-diffusion-webui defines it (modules/api/models.py: the fields of
-// StableDiffusionProcessingTxt2Img plus sampler_index, send_images, ...), validated before the job queues.
+// StableDiffusionProcessingTxt2Img plus sampler_index, send_images, ...), validated before the job queues; the
+// fields img2img shares with it (img2img's own: app/serve/img2img_request.h).
 // Fields missing or null take the model's sdgen.json default, then webui's default. Unknown fields are ignored
 // as webui ignores them; known fields asking for something sdgen cannot do (hires fix, scripts, styles,
 // variation seeds, tiling, face restoration) are refused rather than silently dropped.
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "app/serve/model_registry.h"
 #include "app/serve/validation_error.h"
@@ -21,7 +24,10 @@ struct RequestLimits {
   static constexpr size_t kMaxPromptBytes = 16384;
 };
 
-struct Txt2ImgRequest {
+struct Img2ImgInputs;  // app/serve/img2img_request.h
+
+// A validated txt2img or img2img request.
+struct ImageRequest {
   std::string prompt, negativePrompt;
   std::optional<uint64_t> seed;  // none: -1, a random seed chosen when the job is made
   int batchSize = 1, nIter = 1;
@@ -33,6 +39,10 @@ struct Txt2ImgRequest {
   int clipSkip = 1;  // webui's CLIP_stop_at_last_layers: 1 = the last layer
   bool sendImages = true;
   ModelEntry model;  // resolved: override_settings.sd_model_checkpoint, else the server's current model
+
+  // img2img's init image, mask and strength; null for txt2img. Shared: the job and the engine read it, nobody
+  // writes it after validation.
+  std::shared_ptr<const Img2ImgInputs> img2img;
 
   int images() const { return batchSize * nIter; }
 };
@@ -50,10 +60,24 @@ nlohmann::json webuiSamplerList();
 
 // Throws ValidationFailed listing every bad field (loc ["body", field]). `defaultClipSkip`: the server's
 // CLIP_stop_at_last_layers option.
-Txt2ImgRequest parseTxt2ImgRequest(const nlohmann::json& body, const ModelRegistry& models,
-                                   const RequestLimits& limits, int defaultClipSkip);
+ImageRequest parseTxt2ImgRequest(const nlohmann::json& body, const ModelRegistry& models,
+                                 const RequestLimits& limits, int defaultClipSkip);
+
+// The fields txt2img and img2img share, into `r`, appending to `errors` (throws at once only when the body is no
+// object). `initSize`: img2img's init image size, which width and height default to and must equal (sdgen does
+// not resize); null for txt2img.
+struct InitImageSize {
+  int width = 0, height = 0;
+};
+void parseCommonFields(const nlohmann::json& body, std::vector<FieldError>& errors, ImageRequest& r,
+                       const ModelRegistry& models, const RequestLimits& limits, int defaultClipSkip,
+                       const InitImageSize* initSize);
+
+// The double nearest the shortest decimal that reads back as `v`: 0.6f is echoed as 0.6, not 0.6000000238418579
+// (clients compare what they sent with what comes back).
+double decimalOf(float v);
 
 // The request as webui echoes it in a response's "parameters" (its fields with the values used).
-nlohmann::json txt2imgParameters(const Txt2ImgRequest& r);
+nlohmann::json requestParameters(const ImageRequest& r);
 
 }  // namespace sdgen::serve

@@ -6,6 +6,7 @@
 
 #include "app/png_writer.h"
 #include "app/serve/base64.h"
+#include "app/serve/img2img_request.h"
 #include "app/serve/infotext.h"
 #include "app/serve/json_body.h"
 
@@ -27,8 +28,8 @@ std::string jobTimestamp() {
 
 }  // namespace
 
-json txt2imgResponse(const Job& job, const Job::State& state) {
-  const Txt2ImgRequest& r = job.request;
+json imagesResponse(const Job& job, const Job::State& state) {
+  const ImageRequest& r = job.request;
   json images = json::array(), seeds = json::array(), infotexts = json::array();
   for (const auto& image : state.images) {
     if (r.sendImages) images.push_back(base64Encode(image.png));
@@ -49,7 +50,7 @@ json txt2imgResponse(const Job& job, const Job::State& state) {
       {"width", r.width},
       {"height", r.height},
       {"sampler_name", sampling::samplerDisplayName(r.sampler, r.karras)},
-      {"cfg_scale", r.cfgScale},
+      {"cfg_scale", decimalOf(r.cfgScale)},
       {"steps", r.steps},
       {"batch_size", r.batchSize},
       {"restore_faces", false},
@@ -60,7 +61,7 @@ json txt2imgResponse(const Job& job, const Job::State& state) {
       {"sd_vae_hash", nullptr},
       {"seed_resize_from_w", -1},
       {"seed_resize_from_h", -1},
-      {"denoising_strength", nullptr},
+      {"denoising_strength", r.img2img ? json(decimalOf(r.img2img->strength)) : json(nullptr)},
       {"extra_generation_params", json::object()},
       {"index_of_first_image", 0},
       {"infotexts", infotexts},
@@ -73,7 +74,7 @@ json txt2imgResponse(const Job& job, const Job::State& state) {
       {"sdgen_job", job.id},
       {"sdgen_outcome", outcomeName(state.outcome)},
   };
-  return {{"images", images}, {"parameters", txt2imgParameters(r)}, {"info", dumpJson(info)}};
+  return {{"images", images}, {"parameters", requestParameters(r)}, {"info", dumpJson(info)}};
 }
 
 json progressResponse(std::vector<EngineStatus> engines, size_t queued, bool skipCurrentImage) {
@@ -102,7 +103,7 @@ json progressResponse(std::vector<EngineStatus> engines, size_t queued, bool ski
   const auto& p = oldest->progress;
   const int jobCount = std::max(oldest->job->request.images(), 1);
   const int jobNo = std::max(p.image - 1, 0);
-  state["job"] = "txt2img-" + std::to_string(oldest->job->id);
+  state["job"] = std::string(oldest->job->request.img2img ? "img2img-" : "txt2img-") + std::to_string(oldest->job->id);
   state["job_count"] = jobCount;
   state["job_no"] = jobNo;
   state["sampling_step"] = p.step;

@@ -1,6 +1,6 @@
 #pragma once
 // The JSON bodies of webui's responses (modules/api/models.py, api.py), built from sdgen's state: txt2img's
-// images/parameters/info, progress, sd-models, options, png-info, and webui's error body.
+// images/parameters/info (txt2img and img2img), progress, sd-models, options, png-info, and webui's error body.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -12,9 +12,10 @@
 
 namespace sdgen::serve {
 
-// {"images": [base64 PNG...], "parameters": {...}, "info": "<JSON text>"}; info as webui's Processed.js():
-// seed, all_seeds, infotexts, ...; sdgen adds "sdgen_engine" (which engine served the job) and "sdgen_job".
-nlohmann::json txt2imgResponse(const Job& job, const Job::State& state);
+// txt2img's and img2img's {"images": [base64 PNG...], "parameters": {...}, "info": "<JSON text>"}; info as webui's
+// Processed.js(): seed, all_seeds, infotexts, ...; sdgen adds "sdgen_engine" (which engine served the job),
+// "sdgen_job" and "sdgen_outcome".
+nlohmann::json imagesResponse(const Job& job, const Job::State& state);
 
 // GET /sdapi/v1/progress. Several engines: the oldest running job is reported (webui has one), every engine
 // and the queue length are listed under "sdgen".

@@ -9,10 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "engine/error.h"
 #include "models/lora/lora_file.h"
 #include "models/weight_source.h"
 
 namespace sdgen::lora {
+
+// A LoRA set that cannot be used (a bad or missing file, a LoRA for another model, an unknown prompt tag): the
+// model is untouched and stays usable with another set (a long-lived process keeps it loaded).
+class LoraError : public Error {
+ public:
+  using Error::Error;
+};
 
 // A LoRA and its strengths (webui's <lora:NAME:TE:UNET> may differ per component; usually both are one value).
 struct LoraChoice {

@@ -155,7 +155,7 @@ Value UNet::resnet(nn::Builder& b, const Resnet& r, const Value& x, const Value&
 }
 
 Value UNet::transformer(nn::Builder& b, const Transformer& t, const Value& x, const Value& context,
-                        const std::string& name) const {
+                        const std::string& name, const std::vector<Value>* contextKv, size_t& kvIndex) const {
   const int64_t batch = x.shape[0], hgt = x.shape[1], wid = x.shape[2], c = t.channels;
   const int64_t seq = hgt * wid, heads = t.heads, hd = c / heads, ctxLen = context.shape[1];
   Value n = b.groupNorm(x, *t.norm.gamma, *t.norm.beta, config_.normNumGroups, kTransformerNormEps, name + " norm");
@@ -176,7 +176,7 @@ Value UNet::transformer(nn::Builder& b, const Transformer& t, const Value& x, co
     h = b.linear(a1, *blk.out1, nn::residual(h), {bn + " attn1 out"});
     Value x2 = b.layerNorm(h, *blk.ln2.gamma, *blk.ln2.beta, kLayerNormEps, bn + " norm2");
     Value q = b.linear(x2, *blk.q2, {}, {bn + " attn2 q"});
-    Value kv = b.linear(context, *blk.kv2, {}, {bn + " attn2 kv"});
+    Value kv = contextKv ? contextKv->at(kvIndex++) : b.linear(context, *blk.kv2, {}, {bn + " attn2 kv"});
     Value qh = b.map(q, [=](const Expr& e) { return graph::reshape(e, {batch, seq, heads, hd}); });
     Value a2 = b.attention(qh, split(kv, 0, ctxLen), split(kv, 1, ctxLen), {}, {bn + " attn2"});
     h = b.linear(a2, *blk.out2, nn::residual(h), {bn + " attn2 out"});
@@ -196,8 +196,38 @@ Value UNet::transformer(nn::Builder& b, const Transformer& t, const Value& x, co
   return b.map(outTokens, [=](const Expr& e) { return graph::reshape(e, {batch, hgt, wid, c}); });
 }
 
+std::vector<const UNet::Transformer*> UNet::transformersInOrder() const {
+  std::vector<const Transformer*> all;
+  for (const Level& level : down_)
+    for (const Transformer& t : level.attentions) all.push_back(&t);
+  if (hasMid_) all.push_back(&midAttention_[0]);
+  for (const Level& level : up_)
+    for (const Transformer& t : level.attentions) all.push_back(&t);
+  return all;
+}
+
+std::vector<graph::Shape> UNet::contextProjectionShapes(int64_t batch, int64_t contextLength) const {
+  std::vector<graph::Shape> shapes;
+  for (const Transformer* t : transformersInOrder())
+    for (size_t j = 0; j < t->blocks.size(); ++j) shapes.push_back({batch, contextLength, 2 * int64_t(t->channels)});
+  return shapes;
+}
+
+void UNet::buildContextProjections(nn::Builder& b, const Value& context, const std::vector<graph::TensorId>& outs) const {
+  if (context.shape.size() != 3 || context.shape[2] != config_.crossAttentionDim)
+    throw Error("UNet: text context must be [B, S, " + std::to_string(config_.crossAttentionDim) + "], got " +
+                graph::shapeString(context.shape));
+  size_t i = 0;
+  for (const Transformer* t : transformersInOrder())
+    for (size_t j = 0; j < t->blocks.size(); ++j, ++i) {
+      if (i >= outs.size()) throw Error("UNet: fewer context projection outputs than transformer blocks");
+      b.linear(context, *t->blocks[j].kv2, {}, {"context kv " + std::to_string(i), outs[i]});
+    }
+  if (i != outs.size()) throw Error("UNet: more context projection outputs than transformer blocks");
+}
+
 void UNet::build(nn::Builder& b, const Value& sample, const Value& timesteps, const Value& context,
-                 graph::TensorId out) const {
+                 graph::TensorId out, const std::vector<Value>* contextKv) const {
   if (sample.shape.size() != 4 || sample.shape[3] != config_.inChannels)
     throw Error("UNet: sample must be NHWC [B, H, W, " + std::to_string(config_.inChannels) + "], got " +
                 graph::shapeString(sample.shape));
@@ -208,6 +238,18 @@ void UNet::build(nn::Builder& b, const Value& sample, const Value& timesteps, co
                 " (does the text encoder's width match the UNet's cross_attention_dim?)");
   if (timesteps.shape != graph::Shape{batch, 1})
     throw Error("UNet: timesteps must be [" + std::to_string(batch) + ", 1], got " + graph::shapeString(timesteps.shape));
+
+  if (contextKv) {
+    const std::vector<graph::Shape> shapes = contextProjectionShapes(batch, context.shape[1]);
+    if (contextKv->size() != shapes.size())
+      throw Error("UNet: " + std::to_string(contextKv->size()) + " precomputed context projections for " +
+                  std::to_string(shapes.size()) + " transformer blocks");
+    for (size_t i = 0; i < shapes.size(); ++i)
+      if ((*contextKv)[i].shape != shapes[i])
+        throw Error("UNet: context projection " + std::to_string(i) + " is " + graph::shapeString((*contextKv)[i].shape) +
+                    ", expected " + graph::shapeString(shapes[i]));
+  }
+  size_t kvIndex = 0;
 
   // Time: sinusoidal features -> linear_1 + silu -> linear_2 + silu (every consumer applies silu first) ->
   // all ResNet time projections in one GEMM.
@@ -225,7 +267,7 @@ void UNet::build(nn::Builder& b, const Value& sample, const Value& timesteps, co
     for (size_t j = 0; j < level.resnets.size(); ++j) {
       h = resnet(b, level.resnets[j], h, timeProj, name + " resnet " + std::to_string(j));
       if (!level.attentions.empty())
-        h = transformer(b, level.attentions[j], h, context, name + " attention " + std::to_string(j));
+        h = transformer(b, level.attentions[j], h, context, name + " attention " + std::to_string(j), contextKv, kvIndex);
       skips.push_back(h);
     }
     if (level.resample) {
@@ -235,7 +277,7 @@ void UNet::build(nn::Builder& b, const Value& sample, const Value& timesteps, co
   }
   if (hasMid_) {
     h = resnet(b, mid1_, h, timeProj, "mid resnet 0");
-    h = transformer(b, midAttention_[0], h, context, "mid attention");
+    h = transformer(b, midAttention_[0], h, context, "mid attention", contextKv, kvIndex);
     h = resnet(b, mid2_, h, timeProj, "mid resnet 1");
   }
   for (size_t i = 0; i < up_.size(); ++i) {
@@ -247,7 +289,7 @@ void UNet::build(nn::Builder& b, const Value& sample, const Value& timesteps, co
       Value joined = b.zip(h, skip, [](const Expr& a, const Expr& s) { return graph::concat(a, s, 3); });
       h = resnet(b, level.resnets[j], joined, timeProj, name + " resnet " + std::to_string(j));
       if (!level.attentions.empty())
-        h = transformer(b, level.attentions[j], h, context, name + " attention " + std::to_string(j));
+        h = transformer(b, level.attentions[j], h, context, name + " attention " + std::to_string(j), contextKv, kvIndex);
     }
     if (level.resample) {
       // diffusers upsamples to the next skip's size (twice the size, except after odd sizes were halved).

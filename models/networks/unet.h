@@ -8,6 +8,9 @@
 //                  layer-norm stats, fused QKV projection, flash attention, out projection + residual; stats, Q
 //                  projection, fused K/V projection of the text context, attention, out projection + residual;
 //                  stats, GEGLU projection, FF out projection reading a * gelu(b) + residual; proj_out + residual.
+//                  The cross-attention K/V projections read only the text context: the same for every step of
+//                  an image, so callers compute them once per image (buildContextProjections) and the step
+//                  reads them (build's contextKv).
 //   Up/down        the nearest upsampling is read by the following conv; stride-2 conv down.
 //   Time           sinusoidal embedding read by linear_1 (silu epilogue), linear_2 (silu epilogue), and ONE
 //                  GEMM computing every ResNet block's time projection side by side.
@@ -33,8 +36,17 @@ class UNet {
   int downscale() const { return 1 << (static_cast<int>(config_.blockOutChannels.size()) - 1); }
 
   // sample [B, H, W, in] (NHWC), timesteps [B, 1], context [B, S, crossAttentionDim] -> writes [B, H, W, out].
+  // contextKv: the cross-attention keys and values computed beforehand (contextProjectionShapes, in that
+  // order); null: projected from `context` inside the step.
   void build(nn::Builder& b, const graph::Value& sample, const graph::Value& timesteps, const graph::Value& context,
-             graph::TensorId out) const;
+             graph::TensorId out, const std::vector<graph::Value>* contextKv = nullptr) const;
+
+  // Every transformer block's fused cross-attention K/V projection of a [batch, contextLength, dim] context:
+  // one [batch, contextLength, 2 * channels] tensor per block, in the order build visits them.
+  std::vector<graph::Shape> contextProjectionShapes(int64_t batch, int64_t contextLength) const;
+  // Writes those projections of `context` into `outs` (one per shape above).
+  void buildContextProjections(nn::Builder& b, const graph::Value& context,
+                               const std::vector<graph::TensorId>& outs) const;
 
  private:
   using Norm = NormWeights;
@@ -63,8 +75,11 @@ class UNet {
   Transformer loadTransformer(nn::ParameterStore& p, const models::ScopedWeights& w, int channels, int heads, int layers);
   graph::Value resnet(nn::Builder& b, const Resnet& r, const graph::Value& x, const graph::Value& timeProj,
                       const std::string& name) const;
+  // contextKv / kvIndex: the precomputed K/V projections and the next one to use (see build).
   graph::Value transformer(nn::Builder& b, const Transformer& t, const graph::Value& x, const graph::Value& context,
-                           const std::string& name) const;
+                           const std::string& name, const std::vector<graph::Value>* contextKv, size_t& kvIndex) const;
+  // The transformers in the order build visits them.
+  std::vector<const Transformer*> transformersInOrder() const;
 
   models::UNetConfig config_;
   int timeDim_ = 0;

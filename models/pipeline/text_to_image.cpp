@@ -78,6 +78,13 @@ struct TextToImage::Impl {
   };
   std::map<int, TextStage> textStages;
 
+  // A recorded denoising step, and the graph run once per image before it: the cross-attention K/V
+  // projections of the text context (the same for every step), into `contextKv`, which the step reads.
+  struct StepGraphs {
+    std::vector<Allocation> contextKv;
+    std::unique_ptr<graph::CompiledGraph> context, step;
+  };
+
   // Everything of one latent size: persistent latents (fp32, NHWC), sampler state, the decode graph and the
   // recorded denoising steps per (guided, sampler kind, karras, context length: the text stage it reads).
   struct SizeStage {
@@ -85,7 +92,7 @@ struct TextToImage::Impl {
     Allocation latents, noise, history, update, image;
     Allocation mask, maskedLatents;  // inpainting UNets' extra inputs: [1, h, w, 1] and [1, h, w, C], fp32
     std::unique_ptr<graph::CompiledGraph> decode;
-    std::map<std::tuple<bool, int, bool, int64_t>, std::unique_ptr<graph::CompiledGraph>> steps;
+    std::map<std::tuple<bool, int, bool, int64_t>, StepGraphs> steps;
   };
   std::map<std::pair<int64_t, int64_t>, SizeStage> sizeStages;
 
@@ -102,7 +109,7 @@ struct TextToImage::Impl {
         loraLibrary(o.loraDir) {
     params.setLoraComponent(*files.unetWeights, lora::Component::Unet);
     params.setLoraComponent(*files.textEncoderWeights, lora::Component::TextEncoder);
-    lora::LoraTargets targets = resolveLoras(o.loras);
+    lora::LoraTargets targets = resolveLoras(o.loras, false);
     params.setLoras(targets);
     auto load = [&](const char* name, auto make) {
       const auto t0 = std::chrono::steady_clock::now();
@@ -120,9 +127,19 @@ struct TextToImage::Impl {
     baseLoras = mergedLoras = o.loras;
   }
 
-  // LoRA targets of `specs` against this model (each file read once; errors name the file and tensor).
-  lora::LoraTargets resolveLoras(const std::vector<lora::LoraSpec>& specs) {
-    return lora::resolveLoras(loraLibrary.choose(specs), *files.unetWeights, *files.textEncoderWeights);
+  // LoRA targets of `specs` against this model (each file read once; errors name the file and tensor and are
+  // lora::LoraErrors: the model is untouched).
+  // `loaded`: the networks exist, so every target must be a weight they merge into (checkMerged).
+  lora::LoraTargets resolveLoras(const std::vector<lora::LoraSpec>& specs, bool loaded = true) {
+    try {
+      lora::LoraTargets t = lora::resolveLoras(loraLibrary.choose(specs), *files.unetWeights, *files.textEncoderWeights);
+      if (loaded) checkMerged(t);
+      return t;
+    } catch (const lora::LoraError&) {
+      throw;
+    } catch (const Error& e) {
+      throw lora::LoraError(e.what());
+    }
   }
   // Every target is a weight the networks loaded (not a norm, an embedding, ...).
   void checkMerged(const lora::LoraTargets& targets) const {
@@ -137,7 +154,6 @@ struct TextToImage::Impl {
   void useLoras(const std::vector<lora::LoraSpec>& specs) {
     if (specs == mergedLoras && !lorasMixed) return;
     lora::LoraTargets targets = resolveLoras(specs);
-    checkMerged(targets);
     lorasMixed = true;  // until the re-packing succeeds (a failure leaves some weights old, some new)
     params.remergeLoras(std::move(targets));
     mergedLoras = specs;
@@ -153,7 +169,10 @@ struct TextToImage::Impl {
     for (const auto& [windows, st] : textStages)
       for (const auto& [skip, g] : st.encoders) r.components[0].arenaBytes += g->memoryPlan().peakBytes;
     for (const auto& [size, st] : sizeStages) {
-      for (const auto& [key, g] : st.steps) r.components[1].arenaBytes += g->memoryPlan().peakBytes;
+      for (const auto& [key, g] : st.steps) {
+        r.components[1].arenaBytes += g.step->memoryPlan().peakBytes + g.context->memoryPlan().peakBytes;
+        for (const Allocation& kv : g.contextKv) r.components[1].arenaBytes += kv.size();
+      }
       if (st.decode) r.components[2].arenaBytes += st.decode->memoryPlan().peakBytes;
     }
     r.convScratchBytes = scratch.bytesHeld();
@@ -239,12 +258,28 @@ struct TextToImage::Impl {
     return sizeStages.emplace(key, std::move(st)).first->second;
   }
 
-  graph::CompiledGraph& stepGraph(SizeStage& st, const sampling::Sampler& sampler, bool guided,
-                                  const graph::TensorView& context) {
+  StepGraphs& stepGraph(SizeStage& st, const sampling::Sampler& sampler, bool guided, const graph::TensorView& context) {
     auto key = std::make_tuple(guided, static_cast<int>(sampler.kind()), sampler.karras(), context.shape[1]);
     auto it = st.steps.find(key);
-    if (it != st.steps.end()) return *it->second;
+    if (it != st.steps.end()) return it->second;
     const int64_t h = st.h, w = st.w, c = latentChannels(), batch = guided ? 2 : 1;
+    StepGraphs sg;
+    std::vector<Value> contextKv;
+    {
+      graph::Graph g;
+      nn::Builder b(g, dtype, &scratch);
+      std::vector<graph::TensorId> outs;
+      std::map<graph::TensorId, graph::TensorView> bindings;
+      for (const graph::Shape& shape : unet->contextProjectionShapes(context.shape[0], context.shape[1])) {
+        sg.contextKv.push_back(ctx.allocate(uint64_t(graph::numel(shape)) * dtypeSize(dtype), "context K/V"));
+        const graph::TensorView view = graph::view(sg.contextKv.back(), dtype, shape);
+        outs.push_back(g.output("context kv " + std::to_string(outs.size()), shape, dtype));
+        bindings.emplace(outs.back(), view);
+        contextKv.push_back(external(view));
+      }
+      unet->buildContextProjections(b, external(context), outs);
+      sg.context = std::make_unique<graph::CompiledGraph>(ctx, g, bindings);
+    }
     const graph::Shape latentShape{1, h, w, c};
     graph::Graph g;
     nn::Builder b(g, dtype, &scratch);
@@ -266,7 +301,7 @@ struct TextToImage::Impl {
     }
     Value t{{batch, 1}, {}, [batch](const graph::Resolver&) { return graph::broadcast(graph::uniform(kTimestepSlot), {batch, 1}); }, 0};
     graph::TensorId prediction = g.intermediate("noise prediction", {batch, h, w, c}, dtype);
-    unet->build(b, input, t, external(context), prediction);
+    unet->build(b, input, t, external(context), prediction, &contextKv);
 
     graph::GraphNode update;
     update.label = "sampler step";
@@ -282,8 +317,8 @@ struct TextToImage::Impl {
       sampling::recordLatentUpdate(r.ctx, r.seq, *s, tensors, out);
     };
     g.addNode(std::move(update));
-    auto compiled = std::make_unique<graph::CompiledGraph>(ctx, g, std::map<graph::TensorId, graph::TensorView>{});
-    return *st.steps.emplace(key, std::move(compiled)).first->second;
+    sg.step = std::make_unique<graph::CompiledGraph>(ctx, g, std::map<graph::TensorId, graph::TensorView>{});
+    return st.steps.emplace(key, std::move(sg)).first->second;
   }
 
   // The init image and mask against the output size (docs/img2img.md: no resizing; -W/-H, when given, must
@@ -407,8 +442,12 @@ struct TextToImage::Impl {
       prompt::PromptLoras tags = prompt::extractLoraTags(req.prompt);
       promptText = std::move(tags.prompt);
       image.warnings = std::move(tags.warnings);
-      for (const prompt::LoraTag& t : tags.loras)
-        loras.push_back({loraLibrary.findByName(t.name, t.text), t.unetScale, t.textScale});
+      try {
+        for (const prompt::LoraTag& t : tags.loras)
+          loras.push_back({loraLibrary.findByName(t.name, t.text), t.unetScale, t.textScale});
+      } catch (const Error& e) {
+        throw lora::LoraError(e.what());
+      }
     }
     useLoras(loras);
     // Text: the token windows first (prompt syntax errors come before any compilation).
@@ -436,14 +475,20 @@ struct TextToImage::Impl {
     sampler->beginAt(firstStep);
     // The windows' embeddings [batch * chunks, 77, d] are, in memory, the context [batch, chunks * 77, d].
     const int64_t contextLength = int64_t(windows.contextLength());
-    graph::CompiledGraph& step =
+    StepGraphs& stepGraphs =
         stepGraph(ss, *sampler, guided, graph::view(ts.embeddings, dtype, {batch, contextLength, d}));
+    graph::CompiledGraph& step = *stepGraphs.step;
+    encoder.finishRecording();  // the graphs' kernels compile together (KernelRegistry's workers)
+    stepGraphs.context->finishRecording();
+    step.finishRecording();
+    ss.decode->finishRecording();
     timings.compileMs = msSince(compileStart);
 
     auto encodeStart = std::chrono::steady_clock::now();
     ctx.upload(ts.ids, 0, {reinterpret_cast<const uint8_t*>(windows.ids.data()), windows.ids.size() * 4});
     encoder.run();
     if (windows.weighted) applyEmphasis(ts.embeddings, windows);
+    stepGraphs.context->run();  // the cross-attention K/V of this text, read by every step
     timings.encodeMs = tokenizeMs + msSince(encodeStart);
 
     // The starting latents, from the generator in diffusers' order of draws (docs/img2img.md).
@@ -546,7 +591,7 @@ int TextToImage::defaultHeight() const { return impl_->defaultHeight(); }
 bool TextToImage::isInpaintingModel() const { return impl_->inpaintingUNet(); }
 
 void TextToImage::setLoras(const std::vector<lora::LoraSpec>& loras) {
-  impl_->checkMerged(impl_->resolveLoras(loras));
+  impl_->resolveLoras(loras);  // checked now
   impl_->baseLoras = loras;
 }
 const std::vector<lora::LoraSpec>& TextToImage::mergedLoras() const { return impl_->mergedLoras; }

@@ -134,6 +134,7 @@ TEST_P(LinearTest, CoopMatrixKernelWhereSupported) {
   const Case cases[] = {{70, 67, 45}, {130, 96, 320}, {33, 70, 1000}, {256, 640, 64}, {300, 264, 136}, {90, 132, 1000}};
   const ops::GemmTile tiles[] = {ops::GemmTile::coopTile(64, 64, 32, 2, 2), ops::GemmTile::coopTile(64, 128, 32, 2, 4),
                                  ops::GemmTile::coopTile(128, 128, 32, 4, 4), ops::GemmTile::coopTile(128, 128, 32, 2, 4),
+                                 ops::GemmTile::coopTile(128, 128, 32, 4, 2),  // the large-problem default
                                  ops::GemmTile::coopTile(128, 256, 32, 4, 4), ops::GemmTile::coopTile(128, 128, 64, 4, 4),
                                  ops::GemmTile::coopTile(128, 128, 32, 4, 4, true),
                                  ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 3),    // split-K (scratch given)

@@ -1,6 +1,6 @@
 // The parts of sdgen serve that need neither a socket nor a device: base64, bounded JSON parsing, txt2img
 // validation (webui's fields, defaults and error shape), the infotext parser against the PNG writer's text,
-// the bounded job queue, and the command line.
+// the bounded job queue, the engines' model cache, and the command line.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -8,6 +8,7 @@
 
 #include "app/cli_options.h"
 #include "app/generation_params.h"
+#include "app/model_cache.h"
 #include "app/serve/base64.h"
 #include "app/serve/infotext.h"
 #include "app/serve/job_queue.h"
@@ -64,7 +65,7 @@ class ServeTxt2Img : public ::testing::Test {
   ModelRegistry models{"", SDGEN_SOURCE_DIR "/tests/data"};  // the built-in model (with sdgen.json defaults)
   RequestLimits limits;
 
-  Txt2ImgRequest parse(const std::string& body) { return parseTxt2ImgRequest(json::parse(body), models, limits, 1); }
+  ImageRequest parse(const std::string& body) { return parseTxt2ImgRequest(json::parse(body), models, limits, 1); }
   std::vector<FieldError> errors(const std::string& body) {
     try {
       parse(body);
@@ -150,7 +151,7 @@ TEST(ServeInfotext, ReadsWhatThePngWriterWrites) {
 
 TEST(ServeJobQueue, BoundedRemovableAndShutDown) {
   JobQueue q(2);
-  auto job = [](uint64_t id) { return std::make_shared<Job>(id, Txt2ImgRequest{}, id); };
+  auto job = [](uint64_t id) { return std::make_shared<Job>(id, ImageRequest{}, id); };
   auto a = job(1), b = job(2);
   EXPECT_EQ(q.push(a), JobQueue::PushResult::Queued);
   EXPECT_EQ(q.push(b), JobQueue::PushResult::Queued);
@@ -169,7 +170,7 @@ TEST(ServeJobQueue, BoundedRemovableAndShutDown) {
 }
 
 TEST(ServeJob, FirstCancelReasonAndOneFinish) {
-  Job j(1, Txt2ImgRequest{}, 7);
+  Job j(1, ImageRequest{}, 7);
   EXPECT_FALSE(j.waitFinished(std::chrono::milliseconds(1)));
   j.cancel(JobOutcome::Interrupted);
   j.cancel(JobOutcome::Cancelled);
@@ -196,6 +197,44 @@ TEST(ServeOptions, FlagsAndErrors) {
   EXPECT_THROW(parseServeOptions({"--queue", "0"}), app::UsageError);
   EXPECT_THROW(parseServeOptions({"--port"}), app::UsageError);
   EXPECT_THROW(parseServeOptions({"--bogus"}), app::UsageError);
+  EXPECT_EQ(o.modelCacheMb, 6144u);
+  EXPECT_EQ(parseServeOptions({"--model-cache-mb", "0"}).modelCacheMb, 0u);
+  EXPECT_THROW(parseServeOptions({"--model-cache-mb", "-1"}), app::UsageError);
+}
+
+// The engine's model cache with stand-in models: least recently used out first, the model asked for never.
+TEST(ServeModelCache, LeastRecentlyUsedOutFirstWithinTheBudget) {
+  struct FakeModel {
+    int id;
+  };
+  app::ModelCache<FakeModel> cache(100);
+  int loads = 0;
+  auto loader = [&](int id) { return [&loads, id] { ++loads; return std::make_unique<FakeModel>(FakeModel{id}); }; };
+  auto a = cache.acquire("A", 40, loader(1));
+  EXPECT_FALSE(a.hit);
+  EXPECT_EQ(a.model->id, 1);
+  cache.acquire("B", 40, loader(2));
+  EXPECT_TRUE(cache.acquire("A", 40, loader(1)).hit);  // A -> B -> A: no second load of A
+  EXPECT_EQ(loads, 2);
+  EXPECT_EQ(cache.keys(), (std::vector<std::string>{"A", "B"}));
+  // C does not fit beside both: B, the least recently used, goes.
+  auto c = cache.acquire("C", 40, loader(3));
+  EXPECT_EQ(c.evicted, std::vector<std::string>{"B"});
+  EXPECT_EQ(cache.keys(), (std::vector<std::string>{"C", "A"}));
+  // C measured larger than estimated after its job: A goes, C (in use) stays even alone over the budget.
+  EXPECT_EQ(cache.resize("C", 150), std::vector<std::string>{"A"});
+  EXPECT_EQ(cache.keys(), std::vector<std::string>{"C"});
+  EXPECT_TRUE(cache.resize("C", 150).empty());
+  EXPECT_EQ(cache.totalBytes(), 150u);
+  // A load that throws leaves the cache without the evicted models and without the new one.
+  EXPECT_THROW(cache.acquire("D", 10, [] () -> std::unique_ptr<FakeModel> { throw std::runtime_error("bad"); }),
+               std::runtime_error);
+  EXPECT_TRUE(cache.keys().empty());
+  // Budget 0 (sdgen-gui): only the model in use.
+  app::ModelCache<FakeModel> one(0);
+  one.acquire("A", 1, loader(1));
+  EXPECT_EQ(one.acquire("B", 1, loader(2)).evicted, std::vector<std::string>{"A"});
+  EXPECT_EQ(one.keys(), std::vector<std::string>{"B"});
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <thread>
 
+#include "engine/command_sequence.h"
+#include "engine/context.h"
 #include "engine/error.h"
 #include "tests/test_support.h"
 
@@ -147,6 +149,63 @@ TEST_F(KernelPrepareTest, PrepareCompilesInParallelThenGetIsFree) {
   for (auto& s : sources) local.kernels().get(s);
   EXPECT_EQ(local.compiler().stats().compiled.load(), sources.size());
   EXPECT_EQ(local.instance().validation().count(), 0u);
+  std::filesystem::remove_all(options.cacheDir);
+}
+
+}  // namespace
+}  // namespace sdgen
+
+namespace sdgen {
+namespace {
+
+class DeferredCompileTest : public test::VulkanTest {};
+
+KernelSource generatedKernel(const std::string& body, const std::string& label) {
+  KernelSource s;
+  s.generated = "import sdgen;\n[shader(\"compute\")][numthreads(64,1,1)]\nvoid main(uint3 t: SV_DispatchThreadID) {\n" +
+                body + "\n}\n";
+  s.label = label;
+  return s;
+}
+
+// Recording never waits for slangc: a kernel that does not compile is reported when the sequence ends (by its
+// name), not when it is dispatched, and the sequence stays unrecorded; kernels requested while recording are
+// compiled once each and run.
+TEST_F(DeferredCompileTest, CompileErrorsSurfaceAtEndAndGoodKernelsRun) {
+  ContextOptions options;
+  options.validation = true;
+  options.cacheDir = (std::filesystem::temp_directory_path() / ("sdgen-deferred-" + std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(options.cacheDir);
+  {
+    Context local(options);
+    Allocation out = local.allocate(4 * 64 * 3, "deferred out");
+    CommandSequence bad(local);
+    const uint32_t params[2] = {uint32_t(out.address()), uint32_t(out.address() >> 32)};
+    bad.dispatch(local.kernels().request(generatedKernel("this is not slang;", "broken kernel")), {1, 1, 1}, params, {},
+                 {range(out)});
+    try {
+      bad.end();
+      FAIL() << "a kernel that does not compile must fail end()";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("broken kernel"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(bad.submit(), Error);  // still open: the same error again, nothing submitted
+
+    CommandSequence good(local);
+    for (int i = 0; i < 3; ++i) {
+      const uint32_t p[2] = {uint32_t(out.address() + 256 * i), uint32_t((out.address() + 256 * i) >> 32)};
+      good.dispatch(local.kernels().request(generatedKernel(
+                        "paramPtr<float>(0)[t.x] = " + std::to_string(i + 1) + ".0;", "kernel " + std::to_string(i))),
+                    {1, 1, 1}, p, {}, {range(out, 256 * i, 256)});
+    }
+    good.run();
+    std::vector<float> host(64 * 3);
+    local.download(out, 0, {reinterpret_cast<uint8_t*>(host.data()), host.size() * 4});
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 64; ++j) ASSERT_EQ(host[64 * i + j], float(i + 1)) << i << " " << j;
+    EXPECT_EQ(local.compiler().stats().compiled.load(), 3u);  // the broken one never produced SPIR-V
+    EXPECT_EQ(local.instance().validation().count(), 0u);
+  }
   std::filesystem::remove_all(options.cacheDir);
 }
 
