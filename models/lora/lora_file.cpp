@@ -134,7 +134,8 @@ PeftConfig peftConfig(const SafetensorsFile& f, Component c) {
   auto number = [&](const char* field) -> std::optional<double> {
     auto v = j.find(p + field);
     if (v == j.end() || v->is_null()) return std::nullopt;
-    if (!v->is_number()) throw Error("LoRA '" + f.path() + "': lora_adapter_metadata " + p + field + " is not a number");
+    if (!v->is_number())
+      throw Error("LoRA '" + f.path() + "': lora_adapter_metadata " + p + field + " is not a number");
     return v->get<double>();
   };
   auto refuseIf = [&](const char* field, bool bad, const char* why) {

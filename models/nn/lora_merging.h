@@ -45,7 +45,9 @@ std::vector<LowRankUpdate> loraUpdates(const LoraSite& site, const std::vector<l
 class LoraMerging {
  public:
   // The weights of `source` belong to `component` (set before its network is built).
-  void registerSource(const models::WeightSource& source, lora::Component component) { components_[&source] = component; }
+  void registerSource(const models::WeightSource& source, lora::Component component) {
+    components_[&source] = component;
+  }
   std::optional<lora::Component> componentOf(const models::WeightSource& source) const;
 
   const lora::LoraTargets& targets() const { return targets_; }

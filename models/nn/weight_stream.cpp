@@ -46,8 +46,8 @@ uint64_t WeightStream::Job::bytes() const {
 }
 
 bool WeightStream::Job::direct() const {
-  return updates.empty() && dtype() == ops::RawDType::F32 && storage == DType::F32 && layout.rows == 1 && layout.taps == 1 &&
-         layout.width == 1 && layout.rowStride == 1 && layout.colOffset == 0;
+  return updates.empty() && dtype() == ops::RawDType::F32 && storage == DType::F32 && layout.rows == 1 &&
+         layout.taps == 1 && layout.width == 1 && layout.rowStride == 1 && layout.colOffset == 0;
 }
 
 void WeightStream::checkUpdates(const Job& j) const {
@@ -155,10 +155,11 @@ void WeightStream::readBatch(std::vector<Job>& jobs, size_t first, size_t last, 
 // orders them).
 void WeightStream::recordMerge(const Job& j, Batch& b, uint64_t offset) {
   const uint64_t n = j.elements();
-  const Allocation& merged = b.merged.emplace_back(ctx_.allocate(std::max<uint64_t>(n, 1) * 4, "LoRA merge " + j.name));
+  const Allocation& merged =
+      b.merged.emplace_back(ctx_.allocate(std::max<uint64_t>(n, 1) * 4, "LoRA merge " + j.name));
   const VkDeviceAddress base = b.scratch.address() + offset;
-  ops::packWeights(ctx_, *b.seq, {base, j.sourceBytes(), j.dtype()}, merged, DType::F32, ops::PackLayout::copy(int64_t(n)),
-                   j.name + " (to fp32 for LoRA)");
+  ops::packWeights(ctx_, *b.seq, {base, j.sourceBytes(), j.dtype()}, merged, DType::F32,
+                   ops::PackLayout::copy(int64_t(n)), j.name + " (to fp32 for LoRA)");
   uint64_t at = alignUp(j.sourceBytes());
   for (const LowRankUpdate& u : j.updates) {
     const VkDeviceAddress left = base + at;

@@ -132,7 +132,8 @@ struct TextToImage::Impl {
   // `loaded`: the networks exist, so every target must be a weight they merge into (checkMerged).
   lora::LoraTargets resolveLoras(const std::vector<lora::LoraSpec>& specs, bool loaded = true) {
     try {
-      lora::LoraTargets t = lora::resolveLoras(loraLibrary.choose(specs), *files.unetWeights, *files.textEncoderWeights);
+      lora::LoraTargets t =
+          lora::resolveLoras(loraLibrary.choose(specs), *files.unetWeights, *files.textEncoderWeights);
       if (loaded) checkMerged(t);
       return t;
     } catch (const lora::LoraError&) {
