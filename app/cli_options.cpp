@@ -7,6 +7,9 @@
 #include <span>
 #include <string_view>
 
+#include "engine/error.h"
+#include "models/lora/lora_library.h"
+#include "models/prompt/lora_tags.h"
 #include "models/prompt/prompt_attention.h"
 
 namespace sdgen::app {
@@ -256,6 +259,19 @@ constexpr Flag kFlags[] = {
        if (v.empty()) throw UsageError(f + ": expected a mask image file (PNG or JPEG; white = repaint)");
        s.options.maskPath = v;
      }},
+    {nullptr, "--lora", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       try {
+         s.options.loras.push_back(lora::parseLoraArgument(v, f));
+       } catch (const Error& e) {
+         throw UsageError(e.what());
+       }
+     }},
+    {nullptr, "--lora-dir", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       if (v.empty()) throw UsageError(f + ": expected the folder <lora:NAME> prompt tags are looked up in");
+       s.options.loraDir = v;
+     }},
     {nullptr, "--batch-count", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
        s.options.batchCount = parseInteger<int>(f, v, CliLimits::kMinBatchCount, CliLimits::kMaxBatchCount,
@@ -359,12 +375,26 @@ void checkPromptSyntax(const CliOptions& o) {
                                                                  {&o.negativePrompt, "-n/--negative-prompt"}};
   for (auto [text, flag] : prompts) {
     try {
-      if (o.promptSyntax == prompt::PromptSyntax::Webui)
-        prompt::parsePromptAttention(*text, flag);
-      else
+      if (o.promptSyntax == prompt::PromptSyntax::Webui) {
+        // The prompt's <lora:...> tags are cut out before the emphasis syntax is read (as webui does).
+        std::string rest = *text;
+        if (text == &o.prompt) {
+          prompt::PromptLoras tags = prompt::extractLoraTags(*text);
+          if (!tags.loras.empty() && o.loraDir.empty())
+            throw UsageError(std::string(flag) + ": '" + tags.loras.front().text +
+                             "' needs --lora-dir DIR, the folder NAME.safetensors is looked up in");
+          rest = std::move(tags.prompt);
+        }
+        prompt::parsePromptAttention(rest, flag);
+      } else {
         prompt::checkPromptSize(*text, flag);
+      }
     } catch (const prompt::PromptSyntaxError& e) {
       throw UsageError(e.what());
+    } catch (const UsageError&) {
+      throw;
+    } catch (const Error& e) {
+      throw UsageError(std::string(flag) + ": " + e.what());
     }
   }
 }
@@ -475,6 +505,8 @@ std::string usageText() {
   s += "                              output has its size (-W/-H, if given, must match; docs/img2img.md)\n";
   s += "      --strength F            0..1, how much of the schedule runs from the init image (default 0.75)\n";
   s += "      --mask FILE             inpainting: white (luma >= 128) = repaint, black = keep; the init image's size\n";
+  s += "      --lora FILE[:SCALE]     merge a LoRA (kohya or PEFT .safetensors) at SCALE (default 1); repeatable\n";
+  s += "      --lora-dir DIR          where the prompt's <lora:NAME:SCALE> tags find NAME.safetensors (docs/lora.md)\n";
   s += "      --batch-count N         images one after another; seeds seed, seed+1, ... (default 1)\n";
   s += "      --precision P           auto, fp32, fp16 (default auto: fp16 on GPUs that support it)\n";
   s += "  -o, --output FILE.png       default sdgen-<seed>.png; with --batch-count > 1: FILE-1.png, FILE-2.png, ...\n";

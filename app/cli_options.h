@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/lora/lora_library.h"
 #include "models/prompt/prompt_syntax.h"
 #include "models/sampling/sampler_kind.h"
 
@@ -45,6 +46,9 @@ struct CliOptions {
   // Image to image (stable-diffusion.cpp's flags): -i/--init-img FILE, --strength F, --mask FILE (inpainting).
   std::string initImagePath, maskPath;
   float strength = 0.75f;
+  // LoRA (docs/lora.md): --lora FILE[:SCALE], repeatable; --lora-dir DIR for the prompt's <lora:NAME:SCALE>.
+  std::vector<lora::LoraSpec> loras;
+  std::string loraDir;
   int batchCount = 1;
   PrecisionChoice precision = PrecisionChoice::Auto;
   std::string outputPath;  // empty: sdgen-<seed>.png

@@ -1,5 +1,6 @@
 #include "app/generate.h"
 
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -22,6 +23,11 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
   pipeline::LoadOptions load;
   load.modelPath = resolveModelPath(options.modelPath);
   load.tokenizerPath = options.tokenizerPath;
+  load.loras = options.loras;
+  load.loraDir = options.loraDir;
+  for (const lora::LoraSpec& l : options.loras)
+    if (std::error_code ec; !std::filesystem::is_regular_file(l.path, ec))
+      throw Error("--lora '" + l.path + "': no such file");
   const uint64_t seed = chooseSeed(options.seed);
   const auto plan = planImages(options.outputPath, seed, options.batchCount);
   for (const auto& image : plan) checkOutputDirectory(image.path);

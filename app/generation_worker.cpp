@@ -81,6 +81,8 @@ pipeline::TextToImage& GenerationWorker::model(const GenerationJob& job, ModelCa
     pipeline::LoadOptions options;
     options.modelPath = job.modelPath;
     options.precision = resolvePrecision(PrecisionChoice::Auto, ctx_.info());
+    options.loras = job.loras;  // merged while the weights stream in
+    options.loraDir = job.loraDir;
     return std::make_unique<pipeline::TextToImage>(ctx_, options);
   };
   ModelCache<pipeline::TextToImage>::Acquired got;
@@ -136,6 +138,9 @@ void GenerationWorker::runJob(const GenerationJob& job) {
   report.budgetBytes = models_.budget();
   try {
     pipeline::TextToImage* const textToImage = &model(job, report);
+    // A changed LoRA set is re-merged into the loaded weights by the next generation, not reloaded.
+    textToImage->setLoraDirectory(job.loraDir);
+    textToImage->setLoras(job.loras);
     for (int i = 0; i < job.batchCount; ++i) {
       pipeline::GenerationRequest request = job.request;
       request.seed = job.request.seed + uint64_t(i);
@@ -196,6 +201,9 @@ void GenerationWorker::runJob(const GenerationJob& job) {
     models_.drop(job.modelPath);
     finishReport(report, nullptr);
     post(WorkerEvent{WorkerEvent::Kind::Error, std::nullopt, "out of host memory"});
+  } catch (const lora::LoraError& e) {  // a bad LoRA set leaves the model as it was: keep it loaded
+    finishReport(report, nullptr);
+    post(WorkerEvent{WorkerEvent::Kind::Error, std::nullopt, e.what()});
   } catch (const std::exception& e) {
     models_.drop(job.modelPath);
     finishReport(report, nullptr);

@@ -26,6 +26,9 @@ struct GenerationJob {
   pipeline::GenerationRequest request;  // request.seed is the first image's; image i gets seed + i
   int batchCount = 1;  // 0: only load the model (serve warms its engines up with that)
   int webuiClipSkip = 1;
+  // LoRAs of every image (docs/lora.md) and the folder the prompt's <lora:NAME:SCALE> tags are looked up in.
+  std::vector<lora::LoraSpec> loras;
+  std::string loraDir;
   bool previews = true;  // live previews cost one latent readback per step  // for the parameters text (request.clipSkip = webuiClipSkip - 1)
 };
 

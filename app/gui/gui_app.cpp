@@ -4,6 +4,7 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -43,6 +44,8 @@ GuiApp::GuiApp(const GuiOptions& options)
     modelPath_ = options.modelPath;
     addMessage(Message::Kind::Error, e.what());
   }
+  for (const std::string& l : options.loras) lorasText_ += l + "\n";
+  loraDir_ = options.loraDir;
   // Flags given on the command line win over the model's defaults.
   if (!options.negativePrompt.empty()) negativePrompt_ = options.negativePrompt;
   if (options.steps) steps_ = *options.steps;
@@ -191,6 +194,21 @@ void GuiApp::startGeneration(GenerationWorker& worker) {
   r.clipSkip = clipSkip_ - 1;  // webui's 1 = the last layer
   r.promptSyntax = webuiSyntax_ ? prompt::PromptSyntax::Webui : prompt::PromptSyntax::Plain;
   initPanel_.apply(r);  // image to image / inpainting when an init image is set
+  try {  // one FILE[:SCALE] per line; a changed set is re-merged into the loaded model, not reloaded
+    size_t start = 0;
+    while (start < lorasText_.size()) {
+      size_t end = lorasText_.find('\n', start);
+      if (end == std::string::npos) end = lorasText_.size();
+      std::string line = lorasText_.substr(start, end - start);
+      while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+      if (!line.empty()) job.loras.push_back(lora::parseLoraArgument(line, "LoRA"));
+      start = end + 1;
+    }
+  } catch (const std::exception& e) {
+    addMessage(Message::Kind::Error, e.what());
+    return;
+  }
+  job.loraDir = loraDir_;
   job.webuiClipSkip = clipSkip_;
   job.batchCount = batchCount_;
   if (worker.start(std::move(job)) && modelPath_ != "") {
@@ -298,6 +316,10 @@ void GuiApp::drawControls(GenerationWorker& worker) {
   ImGui::InputTextMultiline("##prompt", &prompt_, ImVec2(-1, ImGui::GetTextLineHeight() * 5));
   ImGui::TextUnformatted("Negative prompt");
   ImGui::InputTextMultiline("##negative", &negativePrompt_, ImVec2(-1, ImGui::GetTextLineHeight() * 3));
+  ImGui::TextUnformatted("LoRAs: FILE[:SCALE] per line, or <lora:NAME:SCALE> in the prompt");
+  ImGui::InputTextMultiline("##loras", &lorasText_, ImVec2(-1, ImGui::GetTextLineHeight() * 2.5f));
+  ImGui::SetNextItemWidth(-1);
+  ImGui::InputTextWithHint("##loradir", "LoRA folder (for <lora:NAME> tags)", &loraDir_);
 
   ImGui::Spacing();
   ImGui::PushItemWidth(170);

@@ -81,6 +81,7 @@ class GuiApp {
   uint64_t seed_ = 0;
   bool randomSeed_ = true, modelSize_ = true, karras_ = false;
   bool webuiSyntax_ = true;  // --prompt-syntax webui (else plain)
+  std::string lorasText_, loraDir_;  // FILE[:SCALE] per line; the folder of the prompt's <lora:NAME> tags
   sampling::SamplerKind sampler_ = sampling::SamplerKind::EulerAncestral;
   InitImagePanel initPanel_;
   ModelBrowser browser_;

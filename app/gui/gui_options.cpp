@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "app/cli_options.h"
+#include "engine/error.h"
+#include "models/lora/lora_library.h"
 
 namespace sdgen::gui {
 
@@ -61,6 +63,14 @@ GuiOptions parseGuiCommandLine(const std::vector<std::string>& args) {
     else if (flag == "-i" || flag == "--init-img") o.initImagePath = next();
     else if (flag == "--mask") o.maskPath = next();
     else if (flag == "--strength") o.strength = parseNumber<float>(flag, next(), 0.f, 1.f);
+    else if (flag == "--lora") {
+      o.loras.push_back(next());
+      try {
+        lora::parseLoraArgument(o.loras.back(), flag);
+      } catch (const Error& e) {
+        throw UsageError(e.what());
+      }
+    } else if (flag == "--lora-dir") o.loraDir = next();
     else if (flag == "--batch-count")
       o.batchCount = parseNumber<int>(flag, next(), CliLimits::kMinBatchCount, 100);
     else if (flag == "--sampler") {
@@ -106,7 +116,8 @@ std::string guiUsageText() {
          "  -p, --prompt TEXT  -n, --negative-prompt TEXT  -m, --model PATH (default: the built-in model)\n"
          "  -s, --seed N  --steps N  --cfg-scale X  -W, --width N  -H, --height N  --sampler NAME\n"
          "  --batch-count N  --device N  --window-size WxH (default 1280x800)\n"
-         "  -i, --init-img FILE  --strength X  --mask FILE   image to image / inpainting (docs/img2img.md)\n\n"
+         "  -i, --init-img FILE  --strength X  --mask FILE   image to image / inpainting (docs/img2img.md)\n"
+         "  --lora FILE[:SCALE] (repeatable)  --lora-dir DIR (for <lora:NAME:SCALE> in the prompt; docs/lora.md)\n\n"
          "Scripted mode (tests, screenshots):\n"
          "  --auto-generate       generate once the window is up\n"
          "  --screenshot FILE     then write the window's contents as a PNG (and print the image's rectangle)\n"

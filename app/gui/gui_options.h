@@ -19,6 +19,9 @@ struct GuiOptions {
   // Image to image: the init image, its strength, an inpainting mask (as sdgen's -i, --strength, --mask).
   std::string initImagePath, maskPath;
   std::optional<float> strength;
+  // LoRAs (docs/lora.md): --lora FILE[:SCALE] (repeatable, as written) and --lora-dir for <lora:NAME> tags.
+  std::vector<std::string> loras;
+  std::string loraDir;
   std::optional<sampling::SamplerKind> sampler;
   std::optional<uint32_t> device;
   int windowWidth = 1280, windowHeight = 800;

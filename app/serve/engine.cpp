@@ -18,11 +18,17 @@ constexpr std::chrono::milliseconds kPoll{50};  // how soon a cancel reaches the
 }  // namespace
 
 Engine::Engine(int index, std::optional<uint32_t> device, JobQueue& queue, const std::string& warmupModel,
-               uint64_t modelCacheBytes, RequestLog& log)
-    : index_(index), queue_(queue), log_(log), ctx_(contextOptions(device)), worker_(ctx_, modelCacheBytes) {
+               uint64_t modelCacheBytes, RequestLog& log, std::string loraDir)
+    : index_(index),
+      loraDir_(std::move(loraDir)),
+      queue_(queue),
+      log_(log),
+      ctx_(contextOptions(device)),
+      worker_(ctx_, modelCacheBytes) {
   if (!warmupModel.empty()) {
     app::GenerationJob load;  // no images: only loads the model, so the first request does not wait for it
     load.modelPath = warmupModel;
+    load.loraDir = loraDir_;
     load.batchCount = 0;
     worker_.start(std::move(load));
   }
@@ -101,6 +107,7 @@ void Engine::run(const std::shared_ptr<Job>& job) {
   const ImageRequest& r = job->request;
   app::GenerationJob g;
   g.modelPath = r.model.path;
+  g.loraDir = loraDir_;  // the prompt's LoRA tags: re-merged into the loaded model when they change
   g.batchCount = r.images();
   g.webuiClipSkip = r.clipSkip;
   pipeline::GenerationRequest& q = g.request;

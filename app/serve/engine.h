@@ -29,9 +29,10 @@ class Engine {
  public:
   // Opens the device (nullopt: sdgen's usual choice) and starts loading `warmupModel` (empty: none) before
   // taking jobs. `modelCacheBytes`: the loaded models it keeps (--model-cache-mb). `log`: the model cache's
-  // hit, miss and eviction lines. Throws sdgen::Error when the device cannot be opened.
+  // hit, miss and eviction lines. Prompts' <lora:NAME:SCALE> tags are looked up in `loraDir` (empty: a tag is
+  // an error of its request). Throws sdgen::Error when the device cannot be opened.
   Engine(int index, std::optional<uint32_t> device, JobQueue& queue, const std::string& warmupModel,
-         uint64_t modelCacheBytes, RequestLog& log);
+         uint64_t modelCacheBytes, RequestLog& log, std::string loraDir = "");
   ~Engine();  // the queue must be shut down first (so the dispatcher's pop returns); cancels a running job
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -50,6 +51,7 @@ class Engine {
   void logModelCache(const std::shared_ptr<Job>& job);
 
   const int index_;
+  const std::string loraDir_;
   JobQueue& queue_;
   RequestLog& log_;
   Context ctx_;

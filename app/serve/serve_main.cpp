@@ -49,8 +49,8 @@ int run(const ServeOptions& o) {
   } engines{queue, {}};
   const std::string model = models.current().path;
   for (size_t i = 0; i < o.devices.size(); ++i) {
-    engines.list.push_back(
-        std::make_unique<Engine>(static_cast<int>(i), o.devices[i], queue, model, o.modelCacheMb << 20, log));
+    engines.list.push_back(std::make_unique<Engine>(static_cast<int>(i), o.devices[i], queue, model,
+                                                    o.modelCacheMb << 20, log, o.loraDir));
     log.event({{"event", "engine"}, {"engine", i}, {"device", deviceText(o.devices[i])},
                {"name", engines.list.back()->status().device}});
   }

@@ -65,6 +65,7 @@ ServeOptions parseServeOptions(const std::vector<std::string>& args) {
     else if (flag == "--port") o.port = parseInt<int>(flag, next(), 0, 65535);
     else if (flag == "-m" || flag == "--model") o.modelPath = next();
     else if (flag == "--models-dir") o.modelsDir = next();
+    else if (flag == "--lora-dir") o.loraDir = next();
     else if (flag == "--devices") o.devices = parseDevices(next());
     else if (flag == "--api-key") {
       o.apiKey = next();
@@ -94,6 +95,7 @@ sd-models, samplers, png-info; /internal/ping for health checks). docs/serve.md 
   --port N             port (default 7860; 0: any free port, printed on stdout)
   -m, --model PATH     the model loaded at start (default: the built-in model)
   --models-dir DIR     more models to offer (diffusers folders, .safetensors files)
+  --lora-dir DIR       LoRAs for prompt tags <lora:NAME:SCALE> (NAME.safetensors; docs/lora.md)
   --devices LIST       one engine per entry, by Vulkan device index, e.g. 0,1; a device may repeat (0,0)
                        (default: one engine on sdgen's usual device)
   --api-key KEY        require "Authorization: Bearer KEY" (default: $SDGEN_API_KEY, else none)

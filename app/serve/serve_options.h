@@ -14,6 +14,7 @@ struct ServeOptions {
   int port = 7860;                 // webui's port; 0 picks a free one (printed on stdout)
   std::string modelPath;           // empty: the built-in model
   std::string modelsDir;
+  std::string loraDir;  // where prompts' <lora:NAME:SCALE> tags find NAME.safetensors (docs/lora.md)
   std::vector<std::optional<uint32_t>> devices = {std::nullopt};  // one engine each; nullopt: sdgen's choice
   std::string apiKey;              // empty: no authentication (else also from SDGEN_API_KEY)
   int queue = 16;                  // jobs waiting (not counting those running)

@@ -17,6 +17,7 @@ ParameterStore::Transaction::Transaction(ParameterStore& store)
       convs_(store.convs_.size()),
       linears_(store.linears_.size()),
       tensors_(store.tensors_.size()),
+      loraSites_(store.lora_.sites()),
       bytes_(store.bytes_) {
   if (store.stream_.pending() > 0) throw Error("a parameter transaction began with weights still queued");
 }
@@ -32,15 +33,47 @@ ParameterStore::Transaction::~Transaction() {
   store_.convs_.resize(convs_);
   store_.linears_.resize(linears_);
   store_.tensors_.resize(tensors_);
+  store_.lora_.truncate(loraSites_);
   store_.bytes_ = bytes_;
 }
 
+void ParameterStore::remergeLoras(lora::LoraTargets targets) {
+  if (stream_.pending() > 0) throw Error("LoRA re-merge with weights still queued");
+  try {
+    lora_.remerge(stream_, std::move(targets));
+    stream_.flush();
+  } catch (...) {
+    stream_.discard();
+    lora_.markAllDirty();  // some weights may hold the old set, some the new
+    throw;
+  }
+}
+
+std::vector<LowRankUpdate> ParameterStore::loraSite(const models::ScopedWeights& w,
+                                                     const std::optional<models::RawWeight>& raw, LoraSite site) {
+  std::optional<lora::Component> c = lora_.componentOf(w.source());
+  if (!c) return {};
+  const std::string name = w.name("weight");
+  if (!raw) {
+    if (lora_.targets().find(*c, name))
+      throw Error("cannot merge a LoRA into '" + name + "' of " + w.source().describe() +
+                  ": its source does not expose the stored tensor");
+    return {};
+  }
+  site.component = *c;
+  site.raw = *raw;
+  return lora_.record(std::move(site));
+}
+
 void ParameterStore::queue(const models::ScopedWeights& w, const std::string& leaf, std::span<const int64_t> shape,
-                           const Allocation& dst, DType storage, const ops::PackLayout& layout) {
+                           const Allocation& dst, DType storage, const ops::PackLayout& layout, bool isLoraSite) {
   if (std::optional<models::RawWeight> raw = w.raw(leaf, shape)) {
-    stream_.pack(std::move(*raw), dst, storage, layout);
+    std::vector<LowRankUpdate> updates;
+    if (isLoraSite) updates = loraSite(w, raw, {.dst = &dst, .storage = storage, .layout = layout});
+    stream_.pack(std::move(*raw), dst, storage, layout, std::move(updates));
     return;
   }
+  if (isLoraSite) loraSite(w, std::nullopt, {});
   // A source that only converts (none in sdgen's formats today): its fp32 values take the same packing.
   stream_.pack(w.read(leaf, shape), dst, storage, layout, w.name(leaf));
 }
@@ -58,16 +91,21 @@ const ops::Conv2dWeights& ParameterStore::conv(const models::ScopedWeights& w, i
       std::make_unique<ops::Conv2dWeights>(ops::Conv2dWeights::allocate(ctx_, cout, cin, p, o)));
   const ops::PackLayout gemm = ops::PackLayout::convGemm(cout, cin, p.kh, p.kw);
   if (!c.hasWinograd()) {
-    queue(w, "weight", shape, c.gemm(), storage_, gemm);
+    queue(w, "weight", shape, c.gemm(), storage_, gemm, true);
   } else {
     // The F(4,3) filter transform in double stays on the host (ops/conv2d_weights.h: why U is fp32); the gemm
     // layout is still packed on the device from the file's bytes.
     std::optional<models::RawWeight> raw = w.raw("weight", shape);
     std::vector<float> weight = raw ? raw->readAsF32() : w.read("weight", shape);
-    stream_.pack(ops::winograd::packFilters(weight, cout, cin), c.winograd(), DType::F32,
-                 ops::PackLayout::copy(int64_t(36) * cin * cout), o.name + " (winograd U)");
+    const ops::PackLayout u = ops::PackLayout::copy(int64_t(36) * cin * cout);
+    std::vector<LowRankUpdate> uUpdates = loraSite(
+        w, raw, {.kind = LoraSite::Kind::WinogradFilters, .dst = &c.winograd(), .storage = DType::F32, .layout = u,
+                 .cout = cout, .cin = cin});
+    stream_.pack(ops::winograd::packFilters(weight, cout, cin), c.winograd(), DType::F32, u, o.name + " (winograd U)",
+                 std::move(uUpdates));
+    std::vector<LowRankUpdate> gemmUpdates = loraSite(w, raw, {.dst = &c.gemm(), .storage = storage_, .layout = gemm});
     if (raw)
-      stream_.pack(std::move(*raw), c.gemm(), storage_, gemm);
+      stream_.pack(std::move(*raw), c.gemm(), storage_, gemm, std::move(gemmUpdates));
     else
       stream_.pack(std::move(weight), c.gemm(), storage_, gemm, o.name);
   }
@@ -106,8 +144,12 @@ const ops::LinearWeights& ParameterStore::linearGeglu(const models::ScopedWeight
   const int64_t biasShape[] = {2 * inner};
   std::vector<float> weight = w.read("weight", shape), b = w.read("bias", biasShape);
   ops::interleaveGegluRows(weight, b, inner, k);
-  stream_.pack(std::move(weight), l.weightMemory(), storage_,
-               ops::PackLayout::linearPart(2 * inner, k, 0, l.paddedOut(), true), name);
+  const ops::PackLayout layout = ops::PackLayout::linearPart(2 * inner, k, 0, l.paddedOut(), true);
+  std::vector<LowRankUpdate> updates =
+      loraSite(w, w.raw("weight", shape),
+               {.kind = LoraSite::Kind::GegluInterleaved, .dst = &l.weightMemory(), .storage = storage_,
+                .layout = layout, .inner = inner, .k = k});
+  stream_.pack(std::move(weight), l.weightMemory(), storage_, layout, name, std::move(updates));
   stream_.pack(std::move(b), l.biasMemory(), DType::F32, ops::PackLayout::vector(2 * inner, 0, l.paddedOut(), true),
                name + " bias");
   count(l.weightMemory());
@@ -131,7 +173,7 @@ const ops::LinearWeights& ParameterStore::linearConcat(const std::vector<models:
     const bool last = i + 1 == parts.size();
     std::vector<int64_t> shape = linearShape(parts[i], k, n[i]);
     queue(parts[i], "weight", shape, l.weightMemory(), storage_,
-          ops::PackLayout::linearPart(n[i], k, offset, l.paddedOut(), last));
+          ops::PackLayout::linearPart(n[i], k, offset, l.paddedOut(), last), true);
     if (bias) {
       const int64_t biasShape[] = {n[i]};
       queue(parts[i], "bias", biasShape, l.biasMemory(), DType::F32,

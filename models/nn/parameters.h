@@ -12,6 +12,8 @@
 #include "engine/context.h"
 #include "engine/dtype.h"
 #include "graph/graph.h"
+#include "models/lora/lora_targets.h"
+#include "models/nn/lora_merging.h"
 #include "models/nn/weight_stream.h"
 #include "models/weight_source.h"
 #include "ops/conv2d_weights.h"
@@ -53,6 +55,16 @@ class ParameterStore {
   const DeviceTensor& constants(const std::vector<float>& values, const graph::Shape& shape, const std::string& name,
                                 DType dtype = DType::F32);
 
+  // LoRA (docs/lora.md, models/nn/lora_merging.h). Before a network is built: whose weights `source` holds, and
+  // the LoRAs its load merges. After: the targets no loaded weight took (to report), and remergeLoras() to
+  // change the set in place (the weights it touches are packed again; the networks and their recorded
+  // sequences stay valid). remergeLoras flushes.
+  void setLoraComponent(const models::WeightSource& source, lora::Component c) { lora_.registerSource(source, c); }
+  void setLoras(lora::LoraTargets targets) { lora_.setTargets(std::move(targets)); }
+  const lora::LoraTargets& loras() const { return lora_.targets(); }
+  std::vector<std::string> unmergedLoraTargets(const lora::LoraTargets& t) const { return lora_.unmerged(t); }
+  void remergeLoras(lora::LoraTargets targets);
+
   // Streams and packs every weight queued since the last flush (errors: WeightStream::flush).
   void flush() { stream_.flush(); }
 
@@ -70,7 +82,7 @@ class ParameterStore {
 
    private:
     ParameterStore& store_;
-    size_t convs_, linears_, tensors_;
+    size_t convs_, linears_, tensors_, loraSites_;
     uint64_t bytes_;
     bool committed_ = false;
   };
@@ -81,13 +93,20 @@ class ParameterStore {
 
  private:
   // Queues `w`'s tensor "leaf" of `shape` (also the squeezed [n, k] form of a [n, k, 1, 1] kernel) into `dst`.
+  // `loraSite`: a conv or linear weight, which LoRAs may change (norms, embeddings and biases are not).
   void queue(const models::ScopedWeights& w, const std::string& leaf, std::span<const int64_t> shape,
-             const Allocation& dst, DType storage, const ops::PackLayout& layout);
+             const Allocation& dst, DType storage, const ops::PackLayout& layout, bool loraSite = false);
+  // Records a LoRA site when `w`'s source belongs to a LoRA-capable component (else nullopt, no updates).
+  // `raw` must be the weight's checkpoint bytes; a weight without them cannot take a LoRA (an error when one
+  // targets it).
+  std::vector<LowRankUpdate> loraSite(const models::ScopedWeights& w, const std::optional<models::RawWeight>& raw,
+                                      LoraSite site);
   std::vector<int64_t> linearShape(const models::ScopedWeights& w, int64_t k, int64_t n) const;
   void count(const Allocation& a) { bytes_ += a ? a.size() : 0; }
   Context& ctx_;
   DType storage_;
   WeightStream stream_{ctx_};
+  LoraMerging lora_;
   uint64_t bytes_ = 0;
   std::vector<std::unique_ptr<ops::Conv2dWeights>> convs_;
   std::vector<std::unique_ptr<ops::LinearWeights>> linears_;

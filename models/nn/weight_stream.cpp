@@ -9,6 +9,7 @@
 
 #include "engine/command_sequence.h"
 #include "engine/error.h"
+#include "ops/lora_merge.h"
 
 namespace sdgen::nn {
 
@@ -37,14 +38,32 @@ ops::RawDType toRaw(models::TensorDType t) {
 
 ops::RawDType WeightStream::Job::dtype() const { return raw.file ? toRaw(raw.dtype) : ops::RawDType::F32; }
 
+uint64_t WeightStream::Job::bytes() const {
+  if (updates.empty()) return sourceBytes();
+  uint64_t b = alignUp(sourceBytes());
+  for (const LowRankUpdate& u : updates) b += alignUp(u.left->size() * 4) + alignUp(u.right->size() * 4);
+  return b;
+}
+
 bool WeightStream::Job::direct() const {
-  return dtype() == ops::RawDType::F32 && storage == DType::F32 && layout.rows == 1 && layout.taps == 1 &&
-         layout.width == 1 && layout.rowStride == 1 && layout.colOffset == 0;
+  return updates.empty() && dtype() == ops::RawDType::F32 && storage == DType::F32 && layout.rows == 1 &&
+         layout.taps == 1 && layout.width == 1 && layout.rowStride == 1 && layout.colOffset == 0;
+}
+
+void WeightStream::checkUpdates(const Job& j) const {
+  for (const LowRankUpdate& u : j.updates) {
+    const uint64_t m = u.rank ? u.left->size() / u.rank : 0, n = u.rank ? u.right->size() / u.rank : 0;
+    if (u.rank == 0 || m * u.rank != u.left->size() || n * u.rank != u.right->size() || m * n != j.elements())
+      throw Error("LoRA update of " + j.name + ": factors of " + std::to_string(u.left->size()) + " and " +
+                  std::to_string(u.right->size()) + " values (rank " + std::to_string(u.rank) +
+                  ") do not make its " + std::to_string(j.elements()) + " elements");
+  }
 }
 
 void WeightStream::pack(models::RawWeight source, const Allocation& dst, DType storage,
-                        const ops::PackLayout& layout) {
+                        const ops::PackLayout& layout, std::vector<LowRankUpdate> updates) {
   Job j;
+  j.updates = std::move(updates);
   j.name = "'" + source.name + "' in '" + source.file->path() + "'";
   j.raw = std::move(source);
   j.dst = &dst;
@@ -54,12 +73,14 @@ void WeightStream::pack(models::RawWeight source, const Allocation& dst, DType s
   if (j.layout.sourceElements() != j.raw.elements())
     throw Error("tensor " + j.name + " has " + std::to_string(j.raw.elements()) + " elements, the packing expects " +
                 std::to_string(j.layout.sourceElements()));
+  checkUpdates(j);
   jobs_.push_back(std::move(j));
 }
 
 void WeightStream::pack(std::vector<float> values, const Allocation& dst, DType storage,
-                        const ops::PackLayout& layout, const std::string& name) {
+                        const ops::PackLayout& layout, const std::string& name, std::vector<LowRankUpdate> updates) {
   Job j;
+  j.updates = std::move(updates);
   j.name = name;
   j.values = std::move(values);
   j.dst = &dst;
@@ -68,6 +89,7 @@ void WeightStream::pack(std::vector<float> values, const Allocation& dst, DType 
   if (j.layout.sourceElements() != j.values.size())
     throw Error(name + ": " + std::to_string(j.values.size()) + " values, the packing expects " +
                 std::to_string(j.layout.sourceElements()));
+  checkUpdates(j);
   jobs_.push_back(std::move(j));
 }
 
@@ -75,6 +97,7 @@ void WeightStream::pack(std::vector<float> values, const Allocation& dst, DType 
 // destroyed first: its destructor waits for the device before the memory it reads is freed.
 struct WeightStream::Batch {
   Allocation staging, scratch;
+  std::vector<Allocation> merged;  // the fp32 weights LoRA updates are merged into
   std::unique_ptr<CommandSequence> seq;
 };
 
@@ -88,6 +111,12 @@ void WeightStream::readBatch(std::vector<Job>& jobs, size_t first, size_t last, 
         j.raw.read({out, j.raw.bytes});
       else
         std::memcpy(out, j.values.data(), j.values.size() * 4);
+      uint64_t at = alignUp(j.sourceBytes());
+      for (const LowRankUpdate& u : j.updates)
+        for (const auto* f : {u.left.get(), u.right.get()}) {
+          std::memcpy(out + at, f->data(), f->size() * 4);
+          at += alignUp(f->size() * 4);
+        }
     }
   };
   // Split the jobs into contiguous groups of about equal bytes, one thread each (this one takes the last).
@@ -122,6 +151,27 @@ void WeightStream::readBatch(std::vector<Job>& jobs, size_t first, size_t last, 
     if (e) std::rethrow_exception(e);
 }
 
+// Source -> fp32 -> + each update -> packed, three kinds of dispatch in the batch's sequence (its hazard tracking
+// orders them).
+void WeightStream::recordMerge(const Job& j, Batch& b, uint64_t offset) {
+  const uint64_t n = j.elements();
+  const Allocation& merged =
+      b.merged.emplace_back(ctx_.allocate(std::max<uint64_t>(n, 1) * 4, "LoRA merge " + j.name));
+  const VkDeviceAddress base = b.scratch.address() + offset;
+  ops::packWeights(ctx_, *b.seq, {base, j.sourceBytes(), j.dtype()}, merged, DType::F32,
+                   ops::PackLayout::copy(int64_t(n)), j.name + " (to fp32 for LoRA)");
+  uint64_t at = alignUp(j.sourceBytes());
+  for (const LowRankUpdate& u : j.updates) {
+    const VkDeviceAddress left = base + at;
+    at += alignUp(u.left->size() * 4);
+    const VkDeviceAddress right = base + at;
+    at += alignUp(u.right->size() * 4);
+    const uint32_t m = uint32_t(u.left->size() / u.rank), cols = uint32_t(u.right->size() / u.rank);
+    ops::loraMerge(ctx_, *b.seq, merged.address(), left, right, {m, cols, u.rank}, u.scale, j.name);
+  }
+  ops::packWeights(ctx_, *b.seq, {merged.address(), n * 4, ops::RawDType::F32}, *j.dst, j.storage, j.layout, j.name);
+}
+
 void WeightStream::flush() {
   if (jobs_.empty()) return;
   const auto t0 = std::chrono::steady_clock::now();
@@ -141,6 +191,7 @@ void WeightStream::flush() {
   for (uint64_t n = 0; next < jobs.size(); ++n) {
     Batch& b = batches[n % 2];
     b.seq.reset();  // waits for the batch that used this memory before
+    b.merged.clear();
     if (!b.staging) {
       b.staging = ctx_.memory().allocate(MemoryKind::Staging, batchBytes, "weight streaming staging");
       b.scratch = ctx_.allocate(batchBytes, "weight streaming scratch");
@@ -176,6 +227,10 @@ void WeightStream::flush() {
           throw Error(j.name + ": " + std::to_string(j.bytes()) + " bytes do not fit the destination of " +
                       std::to_string(j.dst->size()));
         if (j.bytes() > 0) b.seq->copy(b.staging, offsets[i], *j.dst, 0, j.bytes(), "weights " + j.name);
+        continue;
+      }
+      if (!j.updates.empty()) {
+        recordMerge(j, b, offsets[i]);
         continue;
       }
       ops::RawTensorView src{b.scratch.address() + offsets[i], j.bytes(), j.dtype()};

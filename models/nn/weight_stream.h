@@ -7,9 +7,14 @@
 // device packs the last. Staging and scratch are freed when flush() returns, so the only resident copy of a
 // weight is its packed layout.
 //
+// A weight with LoRA updates (lora_targets.h) takes one more step on the device: its bytes are converted to fp32
+// in a temporary buffer, each update is merged there (ops/lora_merge.h: W += scale * left . right, the factors
+// uploaded with the weight in the same staging batch), and the packing reads the merged fp32 values.
+//
 // Errors (a file that shrank since it was opened, a sizes mismatch) are sdgen::Error naming the file and the
 // tensor; flush() waits for the work in flight before rethrowing, so the caller can free every destination.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +24,13 @@
 #include "ops/weight_pack.h"
 
 namespace sdgen::nn {
+
+// W[M][N] += scale * left[M][rank] * right[rank][N], W in the source's row-major element order.
+struct LowRankUpdate {
+  std::shared_ptr<const std::vector<float>> left, right;
+  uint32_t rank = 0;
+  float scale = 0;
+};
 
 struct WeightStreamStats {
   uint64_t bytes = 0;    // bytes read from files or host memory
@@ -34,10 +46,12 @@ class WeightStream {
   WeightStream& operator=(const WeightStream&) = delete;
 
   // Packs the stored tensor into `dst` as `layout` in `storage`. `dst` must outlive the next flush().
-  void pack(models::RawWeight source, const Allocation& dst, DType storage, const ops::PackLayout& layout);
+  // `updates` are merged first (see above).
+  void pack(models::RawWeight source, const Allocation& dst, DType storage, const ops::PackLayout& layout,
+            std::vector<LowRankUpdate> updates = {});
   // The same for values computed on the host (fp32).
   void pack(std::vector<float> values, const Allocation& dst, DType storage, const ops::PackLayout& layout,
-            const std::string& name);
+            const std::string& name, std::vector<LowRankUpdate> updates = {});
 
   // Runs every queued job; returns when the packed weights are in place (or throws, see above).
   void flush();
@@ -55,12 +69,18 @@ class WeightStream {
     DType storage = DType::F32;
     ops::PackLayout layout;
     std::string name;
-    uint64_t bytes() const { return raw.file ? raw.bytes : values.size() * 4; }
+    std::vector<LowRankUpdate> updates;
+    uint64_t sourceBytes() const { return raw.file ? raw.bytes : values.size() * 4; }
+    uint64_t elements() const { return raw.file ? raw.elements() : values.size(); }
+    // The source, then each update's left and right factors (fp32), each part 16-byte aligned.
+    uint64_t bytes() const;
     ops::RawDType dtype() const;
     // F32 to F32 without a layout change: a plain copy from staging, no scratch and no dispatch.
     bool direct() const;
   };
   struct Batch;
+  void checkUpdates(const Job& j) const;
+  void recordMerge(const Job& j, Batch& b, uint64_t offset);
   void readBatch(std::vector<Job>& jobs, size_t first, size_t last, const std::vector<uint64_t>& offsets,
                  uint8_t* staging);
 

@@ -1,5 +1,7 @@
 #include "models/pipeline/text_to_image.h"
 
+#include "models/prompt/lora_tags.h"
+
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -18,6 +20,7 @@
 #include "models/prompt/conditioning_windows.h"
 #include "models/prompt/emphasis.h"
 #include "models/sampling/linear_sampler.h"
+#include "models/prompt/lora_tags.h"
 #include "models/sampling/sampler.h"
 #include "models/sampling/step_recorder.h"
 #include "models/sampling/torch_generator.h"
@@ -63,6 +66,9 @@ struct TextToImage::Impl {
   StageTimings timings;
   LatentRgbFit previewFit;  // refined by every generation that asked for previews
   std::unique_ptr<ImageEncoder> imageEncoder;  // made on the first image-to-image generation
+  lora::LoraLibrary loraLibrary;
+  std::vector<lora::LoraSpec> baseLoras, mergedLoras;  // asked for (without prompt tags); merged now
+  bool lorasMixed = false;  // a re-merge failed: the next generation re-merges whatever the set
 
   // Text encoding per number of 77-token windows (guidance halves x prompt chunks): ids in, embeddings out (the
   // buffers the recorded denoising steps read), with one recorded encoder per clip skip writing the same
@@ -102,7 +108,12 @@ struct TextToImage::Impl {
                                                .configPath = o.configPath})),
         dtype(o.precision),
         params(c, o.precision),
-        scratch(c, "pipeline conv scratch") {
+        scratch(c, "pipeline conv scratch"),
+        loraLibrary(o.loraDir) {
+    params.setLoraComponent(*files.unetWeights, lora::Component::Unet);
+    params.setLoraComponent(*files.textEncoderWeights, lora::Component::TextEncoder);
+    lora::LoraTargets targets = resolveLoras(o.loras, false);
+    params.setLoras(targets);
     auto load = [&](const char* name, auto make) {
       const auto t0 = std::chrono::steady_clock::now();
       const uint64_t before = params.bytes();
@@ -115,6 +126,43 @@ struct TextToImage::Impl {
     load("UNet", [&] { unet = std::make_unique<networks::UNet>(params, files.unetConfig, *files.unetWeights); });
     load("VAE decoder",
          [&] { vae = std::make_unique<networks::VaeDecoder>(params, files.vaeConfig, *files.vaeWeights); });
+    checkMerged(targets);
+    baseLoras = mergedLoras = o.loras;
+  }
+
+  // LoRA targets of `specs` against this model (each file read once; errors name the file and tensor and are
+  // lora::LoraErrors: the model is untouched).
+  // `loaded`: the networks exist, so every target must be a weight they merge into (checkMerged).
+  lora::LoraTargets resolveLoras(const std::vector<lora::LoraSpec>& specs, bool loaded = true) {
+    try {
+      lora::LoraTargets t =
+          lora::resolveLoras(loraLibrary.choose(specs), *files.unetWeights, *files.textEncoderWeights);
+      if (loaded) checkMerged(t);
+      return t;
+    } catch (const lora::LoraError&) {
+      throw;
+    } catch (const Error& e) {
+      throw lora::LoraError(e.what());
+    }
+  }
+  // Every target is a weight the networks loaded (not a norm, an embedding, ...).
+  void checkMerged(const lora::LoraTargets& targets) const {
+    std::vector<std::string> missed = params.unmergedLoraTargets(targets);
+    if (missed.empty()) return;
+    std::string list;
+    for (size_t i = 0; i < missed.size() && i < 8; ++i) list += (i ? ", " : "") + missed[i];
+    throw Error("LoRA: " + std::to_string(missed.size()) + " adapted weights are not ones sdgen merges into (" +
+                list + (missed.size() > 8 ? ", ...)" : ")"));
+  }
+  // Makes `specs` the merged set (nothing to do when it already is).
+  void useLoras(const std::vector<lora::LoraSpec>& specs) {
+    if (specs == mergedLoras && !lorasMixed) return;
+    lora::LoraTargets targets = resolveLoras(specs);
+    lorasMixed = true;  // until the re-packing succeeds (a failure leaves some weights old, some new)
+    params.remergeLoras(std::move(targets));
+    mergedLoras = specs;
+    lorasMixed = false;
+    loraLibrary.keepOnly({&mergedLoras, &baseLoras});
   }
 
   std::vector<ComponentMemory> components;  // weights and load time, filled while loading
@@ -406,11 +454,26 @@ struct TextToImage::Impl {
     const int batch = guided ? 2 : 1;
     Image image;
 
-    // Text: the token windows first (prompt syntax errors come before any compilation).
+    // LoRA tags (webui syntax): cut out of the prompt, their LoRAs merged with the pipeline's own.
     auto t0 = std::chrono::steady_clock::now();
+    std::string promptText = req.prompt;
+    std::vector<lora::LoraSpec> loras = baseLoras;
+    if (req.promptSyntax == prompt::PromptSyntax::Webui) {
+      prompt::PromptLoras tags = prompt::extractLoraTags(req.prompt);
+      promptText = std::move(tags.prompt);
+      image.warnings = std::move(tags.warnings);
+      try {
+        for (const prompt::LoraTag& t : tags.loras)
+          loras.push_back({loraLibrary.findByName(t.name, t.text), t.unetScale, t.textScale});
+      } catch (const Error& e) {
+        throw lora::LoraError(e.what());
+      }
+    }
+    useLoras(loras);
+    // Text: the token windows first (prompt syntax errors come before any compilation).
     const prompt::ConditioningWindows windows = prompt::makeConditioningWindows(
-        *files.tokenizer, req.promptSyntax, req.prompt, req.negativePrompt, guided);
-    image.warnings = windows.warnings;
+        *files.tokenizer, req.promptSyntax, promptText, req.negativePrompt, guided);
+    image.warnings.insert(image.warnings.end(), windows.warnings.begin(), windows.warnings.end());
     const int64_t d = files.textEncoderConfig.hiddenSize, seq = text->sequenceLength();
     if (int64_t(windows.windowLength) != seq)
       throw Error("the tokenizer's windows of " + std::to_string(windows.windowLength) +
@@ -561,5 +624,12 @@ std::string TextToImage::modelName() const { return impl_->files.name; }
 int TextToImage::defaultWidth() const { return impl_->defaultWidth(); }
 int TextToImage::defaultHeight() const { return impl_->defaultHeight(); }
 bool TextToImage::isInpaintingModel() const { return impl_->inpaintingUNet(); }
+
+void TextToImage::setLoras(const std::vector<lora::LoraSpec>& loras) {
+  impl_->resolveLoras(loras);  // checked now
+  impl_->baseLoras = loras;
+}
+const std::vector<lora::LoraSpec>& TextToImage::mergedLoras() const { return impl_->mergedLoras; }
+void TextToImage::setLoraDirectory(const std::string& dir) { impl_->loraLibrary.setDirectory(dir); }
 
 }  // namespace sdgen::pipeline

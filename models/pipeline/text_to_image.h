@@ -17,6 +17,7 @@
 #include "engine/context.h"
 #include "engine/dtype.h"
 #include "engine/error.h"
+#include "models/lora/lora_library.h"
 #include "models/pipeline/image_inputs.h"
 #include "models/pipeline/latent_preview.h"
 #include "models/prompt/prompt_syntax.h"
@@ -34,6 +35,10 @@ struct LoadOptions {
   std::optional<int> imageSize;
   std::optional<std::string> predictionType;
   std::string variant;
+  // LoRAs merged into the UNet and text encoder weights at load (docs/lora.md), and the folder webui prompt
+  // tags <lora:NAME:SCALE> are looked up in.
+  std::vector<lora::LoraSpec> loras;
+  std::string loraDir;
 };
 
 struct GenerationRequest {
@@ -48,8 +53,9 @@ struct GenerationRequest {
   // "SGM Uniform" schedule (timestep_spacing "trailing").
   bool exponential = false, sgmUniform = false;
   int clipSkip = 0;  // 0: the text encoder's last layer; 1: the penultimate, ...
-  // Webui: emphasis syntax, BREAK and prompts of any length in 77-token windows (models/prompt/); Plain: the
-  // text as written, truncated to one window.
+  // Webui: emphasis syntax, BREAK, <lora:NAME:SCALE> tags (added to the pipeline's LoRAs for this image, cut
+  // out of the text) and prompts of any length in 77-token windows (models/prompt/); Plain: the text as
+  // written, truncated to one window.
   prompt::PromptSyntax promptSyntax = prompt::PromptSyntax::Webui;
   // Image to image: the starting image, exactly the output size (width/height 0 take its size). strength in
   // [0, 1]: how much of the schedule runs (1 = all of it, from pure noise for inpainting).
@@ -128,6 +134,15 @@ class TextToImage {
   int defaultHeight() const;
   // A 9-input-channel UNet (latents, mask, masked-image latents): generating needs an init image and a mask.
   bool isInpaintingModel() const;
+
+  // The LoRAs of every later generation (replacing LoadOptions::loras; prompt tags add to them). Checked now
+  // (unreadable files, LoRAs for another model: sdgen::Error, the current set stays); merged by the next
+  // generate(), which re-packs only the weights the old or new set touches.
+  void setLoras(const std::vector<lora::LoraSpec>& loras);
+  // The folder later prompt tags are looked up in (LoadOptions::loraDir).
+  void setLoraDirectory(const std::string& dir);
+  // The LoRAs merged into the weights now (the last generation's, tags included).
+  const std::vector<lora::LoraSpec>& mergedLoras() const;
 
  private:
   struct Impl;

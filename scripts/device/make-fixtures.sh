@@ -2,7 +2,8 @@
 # Runs on the device machine (its CPU: torch there, none here) and writes the reference fixtures of tests/data/
 # (tests/reference/make_fixtures.py) as tarballs under $OUT, which `run` brings back; unpack them here with
 #   for f in <files_at>/data-*.tar.gz; do tar -xzf "$f" -C tests/data; done
-# Needs .whl/ carried (diffusers and importlib_metadata wheels; docs/reference-fixtures.md says which).
+# Needs .whl/ carried (diffusers and importlib_metadata wheels; for --only lora also peft, accelerate and psutil:
+# docs/reference-fixtures.md says which).
 # Arguments are passed to make_fixtures.py (e.g. --only models,components).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -10,7 +11,7 @@ export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE
 export TOKENIZERS_PARALLELISM=false CUDA_VISIBLE_DEVICES=""
 OUT=${OUT:-/tmp/fixtures-out}
 mkdir -p "$OUT"
-if ! python3 -c "import diffusers" 2>/dev/null; then
+if ! python3 -c "import diffusers, peft" 2>/dev/null; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
   export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi

@@ -169,7 +169,7 @@ TEST(CliOptions, UsageTextListsEveryFlag) {
                            "--verbose", "-v,", "--help", "--version", "--list-devices", "--demo", "--show-params",
                            "ddim, euler, euler_a, dpmpp_2m", "auto, fp32, fp16", "--profile-conv", "--bench-conv2d",
                            "--algo", "--shape", "--quick", "--reps", "--warmup", "--reference cudnn", "--json",
-                           "--prompt-syntax"})
+                           "--prompt-syntax", "--lora FILE[:SCALE]", "--lora-dir"})
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
 }
 
@@ -187,6 +187,28 @@ TEST(CliOptions, PromptSyntax) {
   expectUsageError({"-p", std::string(20000, 'a'), "--prompt-syntax", "plain"},
                    {"-p/--prompt is 20000 bytes long; at most 16384 are accepted"});
   EXPECT_EQ(parse({"-p", "a (cat:1.2.3)", "--prompt-syntax", "plain"}).prompt, "a (cat:1.2.3)");
+}
+
+TEST(CliOptions, Loras) {
+  auto o = parse({"-p", "x <lora:style:0.5>", "--lora", "/l/a.safetensors:0.7", "--lora=b.safetensors", "--lora-dir",
+                  "/loras"});
+  ASSERT_EQ(o.loras.size(), 2u);
+  EXPECT_EQ(o.loras[0].path, "/l/a.safetensors");
+  EXPECT_FLOAT_EQ(o.loras[0].unetScale, 0.7f);
+  EXPECT_FLOAT_EQ(o.loras[0].textScale, 0.7f);
+  EXPECT_EQ(o.loras[1].path, "b.safetensors");
+  EXPECT_FLOAT_EQ(o.loras[1].unetScale, 1.f);
+  EXPECT_EQ(o.loraDir, "/loras");
+  EXPECT_EQ(o.prompt, "x <lora:style:0.5>");  // kept as written (the PNG parameters show it)
+  expectUsageError({"-p", "x", "--lora", ":0.5"}, {"--lora ':0.5': no file named"});
+  expectUsageError({"-p", "x", "--lora-dir", ""}, {"--lora-dir: expected the folder"});
+  expectUsageError({"-p", "x <lora:style:0.5>"}, {"-p/--prompt: '<lora:style:0.5>' needs --lora-dir DIR"});
+  expectUsageError({"-p", "x <lora:style:big>", "--lora-dir", "d"},
+                   {"-p/--prompt: prompt tag '<lora:style:big>': 'big' is not a number"});
+  expectUsageError({"--demo", "--lora", "a.safetensors"}, {"--lora does not apply to --demo"});
+  // tags are cut out before the emphasis syntax is read (a tag inside brackets leaves them balanced)
+  EXPECT_EQ(parse({"-p", "(a <lora:x:1>:1.1)", "--lora-dir", "d"}).loras.size(), 0u);
+  expectUsageError({"-p", "x <lora:x:(2)>", "--lora-dir", "d"}, {"'(2)' is not a number"});
 }
 
 TEST(CliOptionsErrors, UnknownFlagAndStrayArgument) {

@@ -71,3 +71,60 @@ fi
 # shellcheck disable=SC2086
 "$check" "$out/i2i-screenshot.png" "$out/i2i-result.png" $rect "$out/i2i-cli.png" "$prompt2" "Seed: 8," \
   "Denoising strength: 0.6," "Model: sdgen-tiny"
+
+# LoRA (docs/lora.md): the form's LoRA list and folder, as --lora and --lora-dir set them, with a prompt tag; the
+# same run on the command line must give the same PNG, and the LoRAs must change the image.
+rm -f "$out/lora-screenshot.png" "$out/lora-result.png" "$out/lora-cli.png" "$out/lora-none.png"
+mkdir -p "$out/loras" "$out/loras-zero"
+if ! python3 - "$out/loras" "$out/loras-zero" <<'PY'
+import json, struct, sys
+def write(path, key, rows, cols, rank, seed, zero=False):
+    down = [((i * 7 + seed) % 13 - 6) / 20 for i in range(rank * cols)]
+    up = [0.0 if zero else ((i * 5 + seed) % 11 - 5) / 20 for i in range(rows * rank)]
+    n, m = len(down) * 4, len(up) * 4
+    data = struct.pack("<%df" % len(down), *down) + struct.pack("<%df" % len(up), *up) + struct.pack("<f", rank)
+    header = {key + ".lora_down.weight": {"dtype": "F32", "shape": [rank, cols], "data_offsets": [0, n]},
+              key + ".lora_up.weight": {"dtype": "F32", "shape": [rows, rank], "data_offsets": [n, n + m]},
+              key + ".alpha": {"dtype": "F32", "shape": [], "data_offsets": [n + m, n + m + 4]}}
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(h)) + h + data)
+write(sys.argv[1] + "/flag.safetensors", "lora_unet_mid_block_attentions_0_transformer_blocks_0_attn1_to_q", 128, 128, 2, 1)
+write(sys.argv[1] + "/tagged.safetensors", "lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn1_to_q", 64, 64, 2, 2)
+# the same tag without effect (up = 0), for a reference whose parameters text is the same but has no LoRA in it
+write(sys.argv[2] + "/tagged.safetensors", "lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn1_to_q", 64, 64, 2, 2, True)
+PY
+then
+  echo "FAILED: could not write the test LoRAs (python3)"
+  exit 1
+fi
+prompt3="a large yellow square in the center on a blue background <lora:tagged:1.5>"
+xvfb-run -a -s "-screen 0 1280x800x24" "$gui" --window-size 1280x800 --auto-generate --prompt "$prompt3" \
+  --seed 9 --steps 4 --lora "$out/loras/flag.safetensors:2" --lora-dir "$out/loras" \
+  --screenshot "$out/lora-screenshot.png" --save-image "$out/lora-result.png" --exit-after --timeout 240 \
+  >"$out/lora-stdout.txt" 2>"$out/lora-stderr.txt"
+code=$?
+cat "$out/lora-stdout.txt"
+cat "$out/lora-stderr.txt" >&2
+if [ $code -ne 0 ]; then
+  echo "FAILED: sdgen-gui (LoRA) exited with code $code"
+  exit 1
+fi
+if ! "$cli" -p "$prompt3" -s 9 --steps 4 --lora "$out/loras/flag.safetensors:2" --lora-dir "$out/loras" \
+    -o "$out/lora-cli.png" || ! "$cli" -p "$prompt3" -s 9 --steps 4 --lora "$out/loras/flag.safetensors:0" \
+    --lora-dir "$out/loras-zero" -o "$out/lora-none.png"; then
+  echo "FAILED: sdgen (the command line) could not make the LoRA references"
+  exit 1
+fi
+rect=$(sed -n 's/^sdgen-gui: image-rect //p' "$out/lora-stdout.txt")
+# shellcheck disable=SC2086
+"$check" "$out/lora-screenshot.png" "$out/lora-result.png" $rect "$out/lora-cli.png" "$prompt3" "Seed: 9," || exit 1
+# The reference without LoRA effect has the same parameters text: only different pixels can fail this check.
+# shellcheck disable=SC2086
+"$check" "$out/lora-screenshot.png" "$out/lora-result.png" $rect "$out/lora-none.png" >"$out/lora-none-check.txt" 2>&1
+if ! grep -q "^ok: the GUI's parameters text equals the command line's" "$out/lora-none-check.txt" ||
+   ! grep -q "^FAILED: the GUI's image has exactly the pixels of the command line's" "$out/lora-none-check.txt"; then
+  cat "$out/lora-none-check.txt"
+  echo "FAILED: the LoRAs did not change the GUI's image (or the no-LoRA reference is not comparable)"
+  exit 1
+fi

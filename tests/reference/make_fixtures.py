@@ -3,13 +3,14 @@
 
   python3 tests/reference/make_fixtures.py --out DIR
       [--only rng,schedulers,models,components,pipelines,realsched,tf5text,prompts,img2img,inpaint,samplers,
-              samplerpipes]
+              samplerpipes,lora]
 
 DIR receives tiny-sd1/, tiny-sd2/ (diffusers folders), tiny-sd1-ldm.safetensors, tiny-sd2-ldm.safetensors and
 fixtures/*.{json,safetensors} (realsched and tf5text: real_checkpoints.py, which also writes tiny-clip-tf5/;
 prompts: prompt_weighting.py, webui-syntax prompt conditioning; img2img and inpaint: image_to_image.py, which also
 writes tiny-sd1-inpaint/ and tiny-sd1-inpaint-unet-ldm.safetensors; samplers and samplerpipes:
-sampler_fixtures.py, the samplers of issue 21);
+sampler_fixtures.py, the samplers of issue 21; lora: lora_fixtures.py, LoRA files and the images of diffusers'
+load_lora_weights + fuse_lora, needs peft);
 docs/reference-fixtures.md says what each holds. It is run on the device machine
 by scripts/device/make-fixtures.sh (this machine has no torch). 'components' and 'pipelines' read the model
 folders that 'models' wrote into DIR; every section logs its progress, a failing section does not stop the
@@ -36,7 +37,7 @@ import tiny_models  # noqa: E402
 
 T0 = time.time()
 SECTIONS = ["rng", "schedulers", "models", "components", "pipelines", "realsched", "tf5text", "prompts", "img2img",
-            "inpaint", "samplers", "samplerpipes"]
+            "inpaint", "samplers", "samplerpipes", "lora"]
 
 
 def log(msg):
@@ -599,6 +600,7 @@ def main():
     args.out.mkdir(parents=True, exist_ok=True)
     log(f"versions: {versions()}, threads {torch.get_num_threads()}")
     import image_to_image
+    import lora_fixtures
     import prompt_weighting
     import real_checkpoints
     import sampler_fixtures
@@ -611,7 +613,8 @@ def main():
              "img2img": lambda out: image_to_image.make_img2img_fixtures(out, here),
              "inpaint": lambda out: image_to_image.make_inpaint_fixtures(out, here),
              "samplers": lambda out: sampler_fixtures.make_sampler_schedulers(out, here),
-             "samplerpipes": lambda out: sampler_fixtures.make_sampler_pipelines(out, here)}
+             "samplerpipes": lambda out: sampler_fixtures.make_sampler_pipelines(out, here),
+             "lora": lambda out: lora_fixtures.make_lora_fixtures(out, here)}
     failed = []
     for s in SECTIONS:
         if s not in wanted:

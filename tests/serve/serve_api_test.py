@@ -10,6 +10,7 @@ import io
 import json
 import os
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -32,6 +33,21 @@ def txt2img(server, body, timeout=300, **kw):
 
 def pngs(response):
     return [base64.b64decode(i) for i in response.json()["images"]]
+
+
+def write_tiny_lora(path):
+    """A kohya LoRA of one attention projection of tiny-sd1's UNet (rank 2, alpha 1), F32."""
+    key = "lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn1_to_q"
+    down = [((i * 7) % 13 - 6) / 20 for i in range(2 * 32)]
+    up = [((i * 5) % 11 - 5) / 20 for i in range(32 * 2)]
+    data = struct.pack("<64f", *down) + struct.pack("<64f", *up) + struct.pack("<f", 1.0)
+    header = {key + ".lora_down.weight": {"dtype": "F32", "shape": [2, 32], "data_offsets": [0, 256]},
+              key + ".lora_up.weight": {"dtype": "F32", "shape": [32, 2], "data_offsets": [256, 512]},
+              key + ".alpha": {"dtype": "F32", "shape": [], "data_offsets": [512, 516]}}
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + data)
 
 
 def info(response):
@@ -74,8 +90,11 @@ class ServeApi(unittest.TestCase):
             os.symlink(os.path.abspath(TINY_SD1), os.path.join(models, "tiny-sd1"))
         with open(os.path.join(models, "broken.safetensors"), "wb") as f:
             f.write(b"\x08\x00\x00\x00\x00\x00\x00\x00not json")
+        loras = os.path.join(WORKDIR, "loras")
+        os.makedirs(loras, exist_ok=True)
+        write_tiny_lora(os.path.join(loras, "tinylora.safetensors"))
         cls.server = Server(SDGEN, WORKDIR, "main", "--queue", "8", "--models-dir", models,
-                            "--max-pixels", str(128 * 128))
+                            "--max-pixels", str(128 * 128), "--lora-dir", loras)
         # The first job compiles or loads the kernels of this size (cached by later runs).
         r = txt2img(cls.server, dict(FAST, seed=1), timeout=900)
         assert r.status_code == 200, r.text
@@ -142,6 +161,22 @@ class ServeApi(unittest.TestCase):
                         "override_settings": {"sd_model_checkpoint": "tiny-sd1"}})
         self.assertEqual(info(r)["sd_model_name"], "tiny-sd1")
         self.assertEqual(requests.get(s.api("/sdapi/v1/options")).json()["sd_model_checkpoint"], "sdgen-tiny")
+
+    def test_lora_prompt_tags(self):
+        # docs/lora.md: the tag is merged into the engine's model (and out again), the infotext keeps it.
+        s = self.server
+        body = {"seed": 3, "steps": 2, "width": 16, "height": 16, "override_settings": {"sd_model_checkpoint": "tiny-sd1"}}
+        plain = txt2img(s, dict(body, prompt="a red circle"))
+        tagged = txt2img(s, dict(body, prompt="a red circle <lora:tinylora:3>"))
+        again = txt2img(s, dict(body, prompt="a red circle"))
+        for r in (plain, tagged, again):
+            self.assertEqual(r.status_code, 200, r.text)
+        self.assertTrue(info(tagged)["infotexts"][0].startswith("a red circle <lora:tinylora:3>\nSteps: 2"))
+        self.assertNotEqual(pngs(tagged)[0], pngs(plain)[0])
+        self.assertEqual(pngs(again)[0], pngs(plain)[0])  # merged out again, bit for bit
+        missing = txt2img(s, dict(body, prompt="x <lora:nope:1>"))
+        self.assertEqual(missing.status_code, 500)
+        self.assertIn("no nope.safetensors in the LoRA folder", missing.text)
 
     def test_png_info(self):
         png = cli_png("pnginfo", 5)[0]

@@ -202,6 +202,9 @@ TEST(ServeOptions, FlagsAndErrors) {
   EXPECT_EQ(o.queue, 8);
   EXPECT_EQ(o.apiKey, "k");
   EXPECT_EQ(o.host, "127.0.0.1");
+  EXPECT_EQ(o.loraDir, "");
+  EXPECT_EQ(parseServeOptions({"--lora-dir", "/loras"}).loraDir, "/loras");
+  EXPECT_NE(serveUsageText().find("--lora-dir DIR"), std::string::npos);
   EXPECT_THROW(parseServeOptions({"--devices", "0,,1"}), app::UsageError);
   EXPECT_THROW(parseServeOptions({"--queue", "0"}), app::UsageError);
   EXPECT_THROW(parseServeOptions({"--port"}), app::UsageError);
