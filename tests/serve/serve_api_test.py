@@ -112,7 +112,10 @@ class ServeApi(unittest.TestCase):
         self.assertIn("tiny-sd1", titles)
         self.assertTrue({"title", "model_name", "hash", "sha256", "filename", "config"} <= set(models[0]))
         names = [x["name"] for x in requests.get(s.api("/sdapi/v1/samplers")).json()]
-        self.assertEqual(names, ["Euler a", "Euler", "DDIM", "DPM++ 2M", "DPM++ 2M Karras"])
+        self.assertEqual(names, ["Euler a", "Euler", "DDIM", "DPM++ 2M", "DPM++ 2M Karras", "DPM++ SDE",
+                                 "DPM++ SDE Karras", "DPM++ 2M SDE", "DPM++ 2M SDE Karras", "DPM++ 2S a",
+                                 "DPM++ 2S a Karras", "LMS", "LMS Karras", "Heun", "DPM2", "DPM2 Karras", "DPM2 a",
+                                 "DPM2 a Karras", "UniPC", "LCM"])
         self.assertEqual(requests.get(s.api("/sdapi/v1/options")).json()["sd_model_checkpoint"], "sdgen-tiny")
         self.assertEqual(requests.get(s.api("/no/such/route")).status_code, 404)
 
