@@ -2,12 +2,13 @@
 """Writes the reference fixtures of tests/data/ with diffusers and transformers (torch on the CPU, fp32/fp64).
 
   python3 tests/reference/make_fixtures.py --out DIR
-      [--only rng,schedulers,models,components,pipelines,realsched,tf5text,prompts,img2img,inpaint]
+      [--only rng,schedulers,models,components,pipelines,realsched,tf5text,prompts,img2img,inpaint,vaetiling]
 
 DIR receives tiny-sd1/, tiny-sd2/ (diffusers folders), tiny-sd1-ldm.safetensors, tiny-sd2-ldm.safetensors and
 fixtures/*.{json,safetensors} (realsched and tf5text: real_checkpoints.py, which also writes tiny-clip-tf5/;
 prompts: prompt_weighting.py, webui-syntax prompt conditioning; img2img and inpaint: image_to_image.py, which also
-writes tiny-sd1-inpaint/ and tiny-sd1-inpaint-unet-ldm.safetensors);
+writes tiny-sd1-inpaint/ and tiny-sd1-inpaint-unet-ldm.safetensors; vaetiling: vae_tiling_fixtures.py, diffusers'
+tiled VAE decode and encode);
 docs/reference-fixtures.md says what each holds. It is run on the device machine
 by scripts/device/make-fixtures.sh (this machine has no torch). 'components' and 'pipelines' read the model
 folders that 'models' wrote into DIR; every section logs its progress, a failing section does not stop the
@@ -34,7 +35,7 @@ import tiny_models  # noqa: E402
 
 T0 = time.time()
 SECTIONS = ["rng", "schedulers", "models", "components", "pipelines", "realsched", "tf5text", "prompts", "img2img",
-            "inpaint"]
+            "inpaint", "vaetiling"]
 
 
 def log(msg):
@@ -599,6 +600,7 @@ def main():
     import image_to_image
     import prompt_weighting
     import real_checkpoints
+    import vae_tiling_fixtures
     here = sys.modules[__name__]
     funcs = {"rng": make_rng, "schedulers": make_schedulers, "models": make_models,
              "components": make_components, "pipelines": make_pipelines,
@@ -606,7 +608,8 @@ def main():
              "tf5text": lambda out: real_checkpoints.make_tf5_text(out, here),
              "prompts": lambda out: prompt_weighting.make_prompt_fixtures(out, here),
              "img2img": lambda out: image_to_image.make_img2img_fixtures(out, here),
-             "inpaint": lambda out: image_to_image.make_inpaint_fixtures(out, here)}
+             "inpaint": lambda out: image_to_image.make_inpaint_fixtures(out, here),
+             "vaetiling": lambda out: vae_tiling_fixtures.make_vae_tiling_fixtures(out, here)}
     failed = []
     for s in SECTIONS:
         if s not in wanted:
