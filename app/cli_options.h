@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/pipeline/vae_tile_plan.h"
 #include "models/prompt/prompt_syntax.h"
 #include "models/sampling/sampler_kind.h"
 
@@ -44,6 +45,8 @@ struct CliOptions {
   std::string initImagePath, maskPath;
   float strength = 0.75f;
   int batchCount = 1;
+  // --vae-tiling / --no-vae-tiling (docs/vae-tiling.md); neither: tiles when the full-size decode would not fit.
+  pipeline::VaeTilingMode vaeTiling = pipeline::VaeTilingMode::Auto;
   PrecisionChoice precision = PrecisionChoice::Auto;
   std::string outputPath;  // empty: sdgen-<seed>.png
   // Which generation settings were given on the command line; the others come from the model folder's
