@@ -30,7 +30,7 @@ graph::Value decoderInput(nn::Builder& b, const graph::Value& latents, const mod
 // Auto mode tiles when the full-size decode's planned activations (its graph's intermediates arena) exceed this:
 // the smaller of kAutoTilingArenaCap and the device-local memory not yet in use (heap budget at device creation
 // minus the blocks sdgen holds now).
-constexpr uint64_t kAutoTilingArenaCap = uint64_t(2) << 30;
+constexpr uint64_t kAutoTilingArenaCap = uint64_t(4) << 30;
 uint64_t autoTilingLimit(Context& ctx);
 
 class TiledVaeDecoder {
