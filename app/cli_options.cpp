@@ -150,6 +150,13 @@ struct ParseState {
   }
 };
 
+// --vae-tiling and --no-vae-tiling contradict each other; either may be repeated.
+void setVaeTiling(ParseState& s, const std::string& flag, pipeline::VaeTilingMode mode) {
+  if (s.options.vaeTiling != pipeline::VaeTilingMode::Auto && s.options.vaeTiling != mode)
+    throw UsageError("--vae-tiling and --no-vae-tiling cannot be combined: give one (" + flag + " was the second)");
+  s.options.vaeTiling = mode;
+}
+
 constexpr Flag kFlags[] = {
     {"-p", "--prompt", true, kGenerate,
      [](ParseState& s, const std::string&, const std::string& v) {
@@ -228,6 +235,10 @@ constexpr Flag kFlags[] = {
                           "; accepted: automatic, karras, exponential, sgm_uniform");
        s.options.given.karras = true;
      }},
+    {nullptr, "--vae-tiling", false, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string&) { setVaeTiling(s, f, pipeline::VaeTilingMode::On); }},
+    {nullptr, "--no-vae-tiling", false, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string&) { setVaeTiling(s, f, pipeline::VaeTilingMode::Off); }},
     {nullptr, "--clip-skip", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
        s.options.clipSkip =
@@ -507,6 +518,9 @@ std::string usageText() {
   s += "      --mask FILE             inpainting: white (luma >= 128) = repaint, black = keep; the init image's size\n";
   s += "      --lora FILE[:SCALE]     merge a LoRA (kohya or PEFT .safetensors) at SCALE (default 1); repeatable\n";
   s += "      --lora-dir DIR          where the prompt's <lora:NAME:SCALE> tags find NAME.safetensors (docs/lora.md)\n";
+  s += "      --vae-tiling            decode (and encode) in overlapping tiles, as diffusers' enable_tiling()\n";
+  s += "      --no-vae-tiling         never tile (default: tile when the full-size decode would not fit;\n";
+  s += "                              docs/vae-tiling.md)\n";
   s += "      --batch-count N         images one after another; seeds seed, seed+1, ... (default 1)\n";
   s += "      --precision P           auto, fp32, fp16 (default auto: fp16 on GPUs that support it)\n";
   s += "  -o, --output FILE.png       default sdgen-<seed>.png; with --batch-count > 1: FILE-1.png, FILE-2.png, ...\n";

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/lora/lora_library.h"
+#include "models/pipeline/vae_tile_plan.h"
 #include "models/prompt/prompt_syntax.h"
 #include "models/sampling/sampler_kind.h"
 
@@ -50,6 +51,8 @@ struct CliOptions {
   std::vector<lora::LoraSpec> loras;
   std::string loraDir;
   int batchCount = 1;
+  // --vae-tiling / --no-vae-tiling (docs/vae-tiling.md); neither: tiles when the full-size decode would not fit.
+  pipeline::VaeTilingMode vaeTiling = pipeline::VaeTilingMode::Auto;
   PrecisionChoice precision = PrecisionChoice::Auto;
   std::string outputPath;  // empty: sdgen-<seed>.png
   // Which generation settings were given on the command line; the others come from the model folder's

@@ -81,6 +81,7 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
     request.karras = options.karras;
     request.exponential = options.exponential;
     request.sgmUniform = options.sgmUniform;
+    request.vaeTiling = options.vaeTiling;
     request.clipSkip = options.clipSkip - 1;  // webui's 1 = last layer; the pipeline counts layers skipped
     request.promptSyntax = options.promptSyntax;
     request.initImage = initImage;
@@ -92,6 +93,7 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
     progress.end();
     totals.add(textToImage.timings());
     for (const std::string& warning : image.warnings) std::fprintf(err, "warning: %s\n", warning.c_str());
+    if (options.verbose && image.vaeTiled) std::fputs("VAE decoded in tiles (docs/vae-tiling.md)\n", err);
 
     GenerationParams params;
     params.prompt = options.prompt;

@@ -39,6 +39,29 @@ std::vector<int> topologicalOrder(const Graph& graph) {
   return order;
 }
 
+MemoryPlan planIntermediates(const Graph& graph, const std::vector<int>& order, std::vector<TensorId>* ids) {
+  const auto& tensors = graph.tensors();
+  // Lifetimes of intermediates in execution steps.
+  std::map<TensorId, LiveTensor> live;
+  for (size_t step = 0; step < order.size(); ++step) {
+    const GraphNode& n = graph.nodes()[order[step]];
+    for (const auto* list : {&n.writes, &n.reads})
+      for (TensorId t : *list) {
+        if (tensors[t].role != TensorRole::Intermediate) continue;
+        auto [it, inserted] = live.try_emplace(t, LiveTensor{uint64_t(numel(tensors[t].shape)) * dtypeSize(tensors[t].dtype),
+                                                             int(step), int(step)});
+        it->second.lastStep = std::max(it->second.lastStep, int(step));
+        it->second.firstStep = std::min(it->second.firstStep, int(step));
+      }
+  }
+  std::vector<LiveTensor> requests;
+  for (auto& [id, lt] : live) {
+    if (ids) ids->push_back(id);
+    requests.push_back(lt);
+  }
+  return planMemory(requests);
+}
+
 class CompiledGraph::ArenaResolver : public Resolver {
  public:
   ArenaResolver(const Graph& g, const std::map<TensorId, TensorView>& bindings, VkDeviceAddress arena,
@@ -73,26 +96,8 @@ CompiledGraph::CompiledGraph(Context& ctx, const Graph& graph, const std::map<Te
   }
   order_ = topologicalOrder(graph);
 
-  // Lifetimes of intermediates in execution steps.
-  std::map<TensorId, LiveTensor> live;
-  for (size_t step = 0; step < order_.size(); ++step) {
-    const GraphNode& n = graph.nodes()[order_[step]];
-    for (const auto* list : {&n.writes, &n.reads})
-      for (TensorId t : *list) {
-        if (tensors[t].role != TensorRole::Intermediate) continue;
-        auto [it, inserted] = live.try_emplace(t, LiveTensor{uint64_t(numel(tensors[t].shape)) * dtypeSize(tensors[t].dtype),
-                                                             int(step), int(step)});
-        it->second.lastStep = std::max(it->second.lastStep, int(step));
-        it->second.firstStep = std::min(it->second.firstStep, int(step));
-      }
-  }
-  std::vector<LiveTensor> requests;
   std::vector<TensorId> ids;
-  for (auto& [id, lt] : live) {
-    ids.push_back(id);
-    requests.push_back(lt);
-  }
-  plan_ = planMemory(requests);
+  plan_ = planIntermediates(graph, order_, &ids);
   std::map<TensorId, uint64_t> offsets;
   for (size_t i = 0; i < ids.size(); ++i) offsets[ids[i]] = plan_.offsets[i];
   if (plan_.peakBytes) arena_ = ctx.allocate(plan_.peakBytes, "graph intermediates arena");

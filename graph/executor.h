@@ -47,6 +47,11 @@ class CompiledGraph {
   CommandSequence seq_;
 };
 
+// The arena plan of the graph's intermediates run in `order` (what CompiledGraph allocates), without recording
+// or allocating anything: e.g. to decide whether a graph would fit before building it. `ids`, when given,
+// receives the planned tensors in the plan's order.
+MemoryPlan planIntermediates(const Graph& graph, const std::vector<int>& order, std::vector<TensorId>* ids = nullptr);
+
 // Topological order of the nodes: every tensor is written before it is read. Throws on cycles and on reads
 // of intermediates nothing writes.
 std::vector<int> topologicalOrder(const Graph& graph);

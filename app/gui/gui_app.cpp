@@ -191,6 +191,7 @@ void GuiApp::startGeneration(GenerationWorker& worker) {
   r.height = modelSize_ ? 0 : height_ / 8 * 8;
   r.sampler = sampler_;
   r.karras = karras_;
+  r.vaeTiling = vaeTiling_ ? pipeline::VaeTilingMode::On : pipeline::VaeTilingMode::Auto;
   r.clipSkip = clipSkip_ - 1;  // webui's 1 = the last layer
   r.promptSyntax = webuiSyntax_ ? prompt::PromptSyntax::Webui : prompt::PromptSyntax::Plain;
   initPanel_.apply(r);  // image to image / inpainting when an init image is set
@@ -357,6 +358,10 @@ void GuiApp::drawControls(GenerationWorker& worker) {
   width_ = std::clamp(width_, 8, 4096);
   height_ = std::clamp(height_, 8, 4096);
   if (modelSize_) ImGui::EndDisabled();
+  ImGui::Checkbox("Tiled VAE", &vaeTiling_);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Decode (and encode) large images in blended tiles, as diffusers' enable_tiling();\n"
+                      "off: only when the whole image would not fit in memory");
   ImGui::InputInt("Batch count", &batchCount_);
   batchCount_ = std::clamp(batchCount_, 1, 100);
   ImGui::InputInt("Clip skip", &clipSkip_);

@@ -80,6 +80,7 @@ class GuiApp {
   float cfgScale_ = 7.5f;
   uint64_t seed_ = 0;
   bool randomSeed_ = true, modelSize_ = true, karras_ = false;
+  bool vaeTiling_ = false;  // on: --vae-tiling; off: automatic (docs/vae-tiling.md)
   bool webuiSyntax_ = true;  // --prompt-syntax webui (else plain)
   std::string lorasText_, loraDir_;  // FILE[:SCALE] per line; the folder of the prompt's <lora:NAME> tags
   sampling::SamplerKind sampler_ = sampling::SamplerKind::EulerAncestral;

@@ -2,6 +2,7 @@
 
 #include "engine/error.h"
 #include "engine/tensor_io.h"
+#include "models/pipeline/vae_tile_plan.h"
 
 namespace sdgen::pipeline {
 
@@ -30,7 +31,7 @@ ImageEncoder::SizeStage& ImageEncoder::stage(int height, int width) {
   return stages_.emplace(key, std::move(st)).first->second;
 }
 
-std::vector<float> ImageEncoder::moments(const std::vector<float>& pixels, int height, int width) {
+std::vector<float> ImageEncoder::moments(const std::vector<float>& pixels, int height, int width, bool tiled) {
   const int s = downscale();
   if (height <= 0 || width <= 0 || height % s || width % s)
     throw Error("the VAE encoder needs an image size that is a positive multiple of " + std::to_string(s) + ", got " +
@@ -38,11 +39,39 @@ std::vector<float> ImageEncoder::moments(const std::vector<float>& pixels, int h
   if (pixels.size() != size_t(height) * size_t(width) * 3)
     throw Error("the VAE encoder got " + std::to_string(pixels.size()) + " values for a " + std::to_string(width) +
                 "x" + std::to_string(height) + " RGB image");
+  const models::VaeConfig& config = encoder_.config();
+  if (tiled && VaeTileGeometry::of(config.sampleSize, int(config.blockOutChannels.size())).encodeTiles(height, width))
+    return tiledMoments(pixels, height, width);
   SizeStage& st = stage(height, width);
   ctx_.upload(st.pixels, 0, {reinterpret_cast<const uint8_t*>(pixels.data()), pixels.size() * 4});
   st.graph->run();
   const size_t n = size_t(height / s) * size_t(width / s) * 2 * latentChannels();
   return downloadFloats(ctx_, st.moments, n, DType::F32);
+}
+
+// One graph per tile size (stage()), each tile's pixels uploaded in turn, the moments blended on the host.
+std::vector<float> ImageEncoder::tiledMoments(const std::vector<float>& pixels, int height, int width) {
+  const models::VaeConfig& config = encoder_.config();
+  const TilePlan plan =
+      VaeTileGeometry::of(config.sampleSize, int(config.blockOutChannels.size())).encodePlan(height, width);
+  const int s = downscale(), mc = 2 * latentChannels();
+  TileAssembler<float> assembler(plan, height / s, width / s, mc);
+  std::vector<float> tilePixels;
+  for (size_t r = 0; r < plan.rowStarts.size(); ++r)
+    for (size_t q = 0; q < plan.colStarts.size(); ++q) {
+      const int64_t top = plan.rowStarts[r], left = plan.colStarts[q];
+      const int th = int(plan.extentAt(top, height)), tw = int(plan.extentAt(left, width));
+      if (th % s || tw % s)
+        throw Error("VAE tiling: a " + std::to_string(tw) + "x" + std::to_string(th) + " tile of the " +
+                    std::to_string(width) + "x" + std::to_string(height) +
+                    " image is no multiple of the encoder's scale " + std::to_string(s) + " (sample_size " +
+                    std::to_string(config.sampleSize) + " in '" + config.source + "')");
+      tilePixels.resize(size_t(th) * tw * 3);
+      for (int y = 0; y < th; ++y)
+        std::copy_n(pixels.data() + ((top + y) * width + left) * 3, size_t(tw) * 3, tilePixels.data() + size_t(y) * tw * 3);
+      assembler.add(r, q, HostTile<float>{th / s, tw / s, moments(tilePixels, th, tw)});
+    }
+  return assembler.take();
 }
 
 }  // namespace sdgen::pipeline

@@ -27,8 +27,9 @@ class ImageEncoder {
   int latentChannels() const { return encoder_.config().latentChannels; }
 
   // pixels: NHWC [height, width, 3] in [-1, 1]; height and width multiples of downscale(). Returns the moments
-  // NHWC [height / s, width / s, 2 * latentChannels()] (mean first), fp32.
-  std::vector<float> moments(const std::vector<float>& pixels, int height, int width);
+  // NHWC [height / s, width / s, 2 * latentChannels()] (mean first), fp32. tiled: as diffusers' AutoencoderKL
+  // with enable_tiling() (_tiled_encode, docs/vae-tiling.md) when the image is larger than one tile.
+  std::vector<float> moments(const std::vector<float>& pixels, int height, int width, bool tiled = false);
 
  private:
   struct SizeStage {
@@ -36,6 +37,7 @@ class ImageEncoder {
     std::unique_ptr<graph::CompiledGraph> graph;
   };
   SizeStage& stage(int height, int width);
+  std::vector<float> tiledMoments(const std::vector<float>& pixels, int height, int width);
 
   Context& ctx_;
   DType dtype_;

@@ -17,6 +17,7 @@
 #include "models/networks/unet.h"
 #include "models/networks/vae_decoder.h"
 #include "models/pipeline/image_encoding.h"
+#include "models/pipeline/vae_tiling.h"
 #include "models/prompt/conditioning_windows.h"
 #include "models/prompt/emphasis.h"
 #include "models/sampling/linear_sampler.h"
@@ -69,6 +70,7 @@ struct TextToImage::Impl {
   lora::LoraLibrary loraLibrary;
   std::vector<lora::LoraSpec> baseLoras, mergedLoras;  // asked for (without prompt tags); merged now
   bool lorasMixed = false;  // a re-merge failed: the next generation re-merges whatever the set
+  std::unique_ptr<TiledVaeDecoder> tiledDecoder;  // made on the first tiled decode
 
   // Text encoding per number of 77-token windows (guidance halves x prompt chunks): ids in, embeddings out (the
   // buffers the recorded denoising steps read), with one recorded encoder per clip skip writing the same
@@ -86,15 +88,16 @@ struct TextToImage::Impl {
     std::unique_ptr<graph::CompiledGraph> context, step;
   };
 
-  // Everything of one latent size: persistent latents (fp32, NHWC), sampler state, the decode graph and the
-  // recorded denoising steps per (guided, sampler kind, karras, context length: the text stage it reads, saved
-  // tensors of a LinearSampler).
+  // Everything of one latent size: persistent latents (fp32, NHWC), sampler state, the decode graph (made when
+  // first decoding untiled) and the recorded denoising steps per (guided, sampler kind, karras, context length:
+  // the text stage it reads, saved tensors of a LinearSampler).
   struct SizeStage {
     int64_t h = 0, w = 0;
     Allocation latents, noise, history, update, image;
     std::vector<Allocation> registers, registerScratch;  // LinearSampler state, grown to the largest K used
     Allocation mask, maskedLatents;  // inpainting UNets' extra inputs: [1, h, w, 1] and [1, h, w, C], fp32
     std::unique_ptr<graph::CompiledGraph> decode;
+    std::optional<uint64_t> fullDecodeArena;  // the untiled decode's planned intermediates (auto tiling)
     std::map<std::tuple<bool, int, bool, int64_t, int>, StepGraphs> steps;
   };
   std::map<std::pair<int64_t, int64_t>, SizeStage> sizeStages;
@@ -179,6 +182,7 @@ struct TextToImage::Impl {
       }
       if (st.decode) r.components[2].arenaBytes += st.decode->memoryPlan().peakBytes;
     }
+    if (tiledDecoder) r.components[2].arenaBytes += tiledDecoder->arenaBytes();
     r.convScratchBytes = scratch.bytesHeld();
     MemoryPool& pool = ctx.memory().pool(MemoryKind::Device);
     pool.sampleHeapUsage();
@@ -245,26 +249,54 @@ struct TextToImage::Impl {
       st.mask = ctx.allocate(uint64_t(h) * w * 4, "latent mask");
       st.maskedLatents = ctx.allocate(n * 4, "masked image latents");
     }
-    const int s = vae->upscale();
-    const int64_t oc = files.vaeConfig.outChannels;
-    st.image = ctx.allocate(uint64_t(h) * s * w * s * oc * 4, "decoded image");
-    graph::Graph g;
-    graph::TensorId out = g.output("image", {1, h * s, w * s, oc}, DType::F32);
-    nn::Builder b(g, dtype, &scratch);
-    const float scale = 1.f / files.vaeConfig.scalingFactor, shift = files.vaeConfig.shiftFactor.value_or(0.f);
-    Value z = b.map(external(graph::view(st.latents, DType::F32, {1, h, w, latentChannels()})), [=](const Expr& e) {
-      Expr scaled = e * graph::constant(scale);
-      return shift != 0.f ? scaled + graph::constant(shift) : scaled;
-    });
-    vae->build(b, z, out);
-    st.decode = std::make_unique<graph::CompiledGraph>(
-        ctx, g, std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.image, DType::F32, {1, h * s, w * s, oc})}});
     return sizeStages.emplace(key, std::move(st)).first->second;
   }
 
   static int savedTensorCount(const sampling::Sampler& sampler) {
     const auto* linear = dynamic_cast<const sampling::LinearSampler*>(&sampler);
     return linear ? linear->registerCount() : 0;
+  }
+
+  // The untiled decode of a whole latent map into st.image: its graph (also planned, not recorded, to decide on
+  // tiling) and, when decoding that way, the recorded graph.
+  graph::TensorId buildFullDecode(graph::Graph& g, const SizeStage& st) {
+    const int64_t s = vae->upscale(), oc = files.vaeConfig.outChannels;
+    graph::TensorId out = g.output("image", {1, st.h * s, st.w * s, oc}, DType::F32);
+    nn::Builder b(g, dtype, &scratch);
+    vae->build(b, decoderInput(b, external(graph::view(st.latents, DType::F32, {1, st.h, st.w, latentChannels()})),
+                               files.vaeConfig),
+               out);
+    return out;
+  }
+
+  graph::CompiledGraph& fullDecode(SizeStage& st) {
+    if (st.decode) return *st.decode;
+    const int64_t s = vae->upscale(), oc = files.vaeConfig.outChannels;
+    st.image = ctx.allocate(uint64_t(st.h) * s * st.w * s * oc * 4, "decoded image");
+    graph::Graph g;
+    graph::TensorId out = buildFullDecode(g, st);
+    st.decode = std::make_unique<graph::CompiledGraph>(
+        ctx, g, std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.image, DType::F32, {1, st.h * s, st.w * s, oc})}});
+    return *st.decode;
+  }
+
+  // Whether this generation decodes in tiles (docs/vae-tiling.md): as diffusers' use_tiling, only latents larger
+  // than one tile are; On tiles those, Auto those whose untiled decode's activations exceed autoTilingLimit.
+  bool useVaeTiling(VaeTilingMode mode, SizeStage& st) {
+    if (mode == VaeTilingMode::Off || !vaeTileGeometry(files.vaeConfig).decodeTiles(st.h, st.w)) return false;
+    if (mode == VaeTilingMode::On) return true;
+    if (st.decode) return false;  // decoded untiled before: its graph and memory are there
+    if (!st.fullDecodeArena) {
+      graph::Graph g;
+      buildFullDecode(g, st);
+      st.fullDecodeArena = graph::planIntermediates(g, graph::topologicalOrder(g)).peakBytes;
+    }
+    return *st.fullDecodeArena > autoTilingLimit(ctx);
+  }
+
+  TiledVaeDecoder& tiled() {
+    if (!tiledDecoder) tiledDecoder = std::make_unique<TiledVaeDecoder>(ctx, *vae, dtype, scratch);
+    return *tiledDecoder;
   }
 
   StepGraphs& stepGraph(SizeStage& st, const sampling::Sampler& sampler, bool guided, const graph::TensorView& context) {
@@ -366,7 +398,8 @@ struct TextToImage::Impl {
   };
 
   Start startingLatents(const GenerationRequest& req, const sampling::Sampler& sampler, int firstStep,
-                        sampling::TorchCpuGenerator& generator, SizeStage& ss, int width, int height) {
+                        sampling::TorchCpuGenerator& generator, SizeStage& ss, int width, int height,
+                        bool vaeTiled) {
     const int c = int(latentChannels()), h = int(ss.h), w = int(ss.w);
     const size_t n = size_t(c) * h * w;
     const float sf = files.vaeConfig.scalingFactor;
@@ -385,7 +418,7 @@ struct TextToImage::Impl {
     // pure noise).
     std::vector<float> imageLatents;
     if (!inpaint || !inpaintingUNet() || !fullStrength)
-      imageLatents = sampleLatents(encoder().moments(pixels, height, width), generator.randn(n), c, h, w, sf);
+      imageLatents = sampleLatents(encoder().moments(pixels, height, width, vaeTiled), generator.randn(n), c, h, w, sf);
     // Draw 2: the noise.
     const std::vector<float> noise = generator.randn(n);
     std::vector<float> latents(n);
@@ -400,7 +433,7 @@ struct TextToImage::Impl {
     // Draw 3: the masked image's latents (diffusers encodes them for every UNet).
     const std::vector<float> mask = binaryMask(*req.mask);
     const std::vector<float> maskedLatents = sampleLatents(
-        encoder().moments(maskedPixels(pixels, mask), height, width), generator.randn(n), c, h, w, sf);
+        encoder().moments(maskedPixels(pixels, mask), height, width, vaeTiled), generator.randn(n), c, h, w, sf);
     std::vector<float> latentMask = downsampleNearest(mask, height, width, vae->upscale());
     if (inpaintingUNet()) {
       uploadFloats(ctx, ss.mask, latentMask);
@@ -506,7 +539,12 @@ struct TextToImage::Impl {
     encoder.finishRecording();  // the graphs' kernels compile together (KernelRegistry's workers)
     stepGraphs.context->finishRecording();
     step.finishRecording();
-    ss.decode->finishRecording();
+    // Tiled or not decides the encode too, as diffusers' one use_tiling flag does.
+    const bool vaeTiled = useVaeTiling(req.vaeTiling, ss);
+    if (vaeTiled)
+      tiled().prepare(ss.h, ss.w);
+    else
+      fullDecode(ss).finishRecording();
     timings.compileMs = msSince(compileStart);
 
     auto encodeStart = std::chrono::steady_clock::now();
@@ -520,7 +558,7 @@ struct TextToImage::Impl {
     const int64_t c = latentChannels(), h = ss.h, w = ss.w;
     sampling::TorchCpuGenerator generator(req.seed);
     auto imageStart = std::chrono::steady_clock::now();
-    const Start start = startingLatents(req, *sampler, firstStep, generator, ss, width, height);
+    const Start start = startingLatents(req, *sampler, firstStep, generator, ss, width, height, vaeTiled);
     timings.encodeMs += msSince(imageStart);
     uploadFloats(ctx, ss.latents, start.latents);
     // Every saved tensor and the noise start as zeros: the first evaluation weights them by 0.
@@ -562,12 +600,17 @@ struct TextToImage::Impl {
     checkCancel(run, run);
 
     auto decodeStart = std::chrono::steady_clock::now();
-    ss.decode->run();
     const int64_t oc = files.vaeConfig.outChannels;
     if (oc != 3) throw Error("VAE has " + std::to_string(oc) + " output channels; images need 3");
     image.width = width;
     image.height = height;
-    image.pixels = downloadFloats(ctx, ss.image, size_t(width) * height * 3, DType::F32);
+    image.vaeTiled = vaeTiled;
+    if (vaeTiled) {
+      image.pixels = tiled().decode(downloadFloats(ctx, ss.latents, size_t(h * w * c), DType::F32), h, w);
+    } else {
+      ss.decode->run();
+      image.pixels = downloadFloats(ctx, ss.image, size_t(width) * height * 3, DType::F32);
+    }
     image.rgb.resize(image.pixels.size());
     for (size_t i = 0; i < image.pixels.size(); ++i) {
       // diffusers: (x / 2 + 0.5).clamp(0, 1), then numpy's round-half-to-even of x * 255

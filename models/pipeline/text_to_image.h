@@ -20,6 +20,7 @@
 #include "models/lora/lora_library.h"
 #include "models/pipeline/image_inputs.h"
 #include "models/pipeline/latent_preview.h"
+#include "models/pipeline/vae_tile_plan.h"
 #include "models/prompt/prompt_syntax.h"
 #include "models/sampling/sampler_kind.h"
 
@@ -63,6 +64,9 @@ struct GenerationRequest {
   float strength = 0.75f;
   // Inpainting (needs initImage, same size): white (luma >= 128) = repaint, black = keep.
   std::optional<RgbImage> mask;
+  // VAE decode (and image-to-image encode) in diffusers' overlapping tiles (docs/vae-tiling.md): On as
+  // enable_tiling() (images larger than one tile), Off never, Auto when the full-size decode would not fit.
+  VaeTilingMode vaeTiling = VaeTilingMode::Auto;
 };
 
 struct Image {
@@ -70,6 +74,7 @@ struct Image {
   std::vector<uint8_t> rgb;  // width * height * 3, row-major, top row first
   std::vector<float> pixels;  // the same as floats in [0, 1] before quantization (diffusers' output_type="np")
   std::vector<std::string> warnings;  // e.g. a plain-syntax prompt longer than the encoder's 77 tokens, cut off
+  bool vaeTiled = false;  // decoded (and encoded) in tiles
 };
 
 // Wall-clock milliseconds of the stages of the last generate() (and of loading).

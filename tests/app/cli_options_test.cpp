@@ -384,3 +384,22 @@ TEST(CliOptions, ArgvOverload) {
 
 }  // namespace
 }  // namespace sdgen::app
+
+namespace sdgen::app {
+namespace {
+
+TEST(CliOptions, VaeTilingFlags) {
+  EXPECT_EQ(parseCommandLine({"-p", "x"}).vaeTiling, pipeline::VaeTilingMode::Auto);
+  EXPECT_EQ(parseCommandLine({"-p", "x", "--vae-tiling"}).vaeTiling, pipeline::VaeTilingMode::On);
+  EXPECT_EQ(parseCommandLine({"-p", "x", "--no-vae-tiling", "--no-vae-tiling"}).vaeTiling, pipeline::VaeTilingMode::Off);
+  EXPECT_THROW(parseCommandLine({"-p", "x", "--vae-tiling", "--no-vae-tiling"}), UsageError);
+  try {
+    parseCommandLine({"-p", "x", "--no-vae-tiling", "--vae-tiling"});
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--vae-tiling and --no-vae-tiling cannot be combined"), std::string::npos);
+  }
+  EXPECT_NE(usageText().find("--vae-tiling"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sdgen::app

@@ -3,14 +3,15 @@
 
   python3 tests/reference/make_fixtures.py --out DIR
       [--only rng,schedulers,models,components,pipelines,realsched,tf5text,prompts,img2img,inpaint,samplers,
-              samplerpipes,lora]
+              samplerpipes,lora,vaetiling]
 
 DIR receives tiny-sd1/, tiny-sd2/ (diffusers folders), tiny-sd1-ldm.safetensors, tiny-sd2-ldm.safetensors and
 fixtures/*.{json,safetensors} (realsched and tf5text: real_checkpoints.py, which also writes tiny-clip-tf5/;
 prompts: prompt_weighting.py, webui-syntax prompt conditioning; img2img and inpaint: image_to_image.py, which also
 writes tiny-sd1-inpaint/ and tiny-sd1-inpaint-unet-ldm.safetensors; samplers and samplerpipes:
 sampler_fixtures.py, the samplers of issue 21; lora: lora_fixtures.py, LoRA files and the images of diffusers'
-load_lora_weights + fuse_lora, needs peft);
+load_lora_weights + fuse_lora, needs peft; vaetiling: vae_tiling_fixtures.py, diffusers' tiled VAE decode and
+encode);
 docs/reference-fixtures.md says what each holds. It is run on the device machine
 by scripts/device/make-fixtures.sh (this machine has no torch). 'components' and 'pipelines' read the model
 folders that 'models' wrote into DIR; every section logs its progress, a failing section does not stop the
@@ -37,7 +38,7 @@ import tiny_models  # noqa: E402
 
 T0 = time.time()
 SECTIONS = ["rng", "schedulers", "models", "components", "pipelines", "realsched", "tf5text", "prompts", "img2img",
-            "inpaint", "samplers", "samplerpipes", "lora"]
+            "inpaint", "samplers", "samplerpipes", "lora", "vaetiling"]
 
 
 def log(msg):
@@ -604,6 +605,7 @@ def main():
     import prompt_weighting
     import real_checkpoints
     import sampler_fixtures
+    import vae_tiling_fixtures
     here = sys.modules[__name__]
     funcs = {"rng": make_rng, "schedulers": make_schedulers, "models": make_models,
              "components": make_components, "pipelines": make_pipelines,
@@ -614,7 +616,8 @@ def main():
              "inpaint": lambda out: image_to_image.make_inpaint_fixtures(out, here),
              "samplers": lambda out: sampler_fixtures.make_sampler_schedulers(out, here),
              "samplerpipes": lambda out: sampler_fixtures.make_sampler_pipelines(out, here),
-             "lora": lambda out: lora_fixtures.make_lora_fixtures(out, here)}
+             "lora": lambda out: lora_fixtures.make_lora_fixtures(out, here),
+             "vaetiling": lambda out: vae_tiling_fixtures.make_vae_tiling_fixtures(out, here)}
     failed = []
     for s in SECTIONS:
         if s not in wanted:
