@@ -184,9 +184,13 @@ std::string gemmSplitSumSource(const GemmInfo& info, bool bias) {
 }
 
 GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
-  // Offsets and coordinates are 32-bit in the kernel.
+  // Offsets and coordinates are 32-bit in the kernel. A convolution's im2col A is never stored: its offsets
+  // are those of the input tensor (a 1024^2 VAE decode has M x K = 2.4e9 but 2.7e8 input elements).
   const int64_t limit = int64_t(1) << 31;
-  if (p.batches * p.m * std::max(p.n, p.k) >= limit || p.k * p.n >= limit)
+  const int64_t aElements = p.conv ? (p.m / std::max<int64_t>(p.conv->ho * p.conv->wo, 1)) * p.conv->h * p.conv->w *
+                                         p.conv->cin
+                                   : p.batches * p.m * p.k;
+  if (aElements >= limit || p.batches * p.m * p.n >= limit || p.k * p.n >= limit)
     throw Error(p.label + ": tensors over 2^31 elements are not supported (M " + std::to_string(p.m) + ", N " +
                 std::to_string(p.n) + ", K " + std::to_string(p.k) + ", batches " + std::to_string(p.batches) + ")");
   const bool fp16Weights = p.packed && p.packed->storage == DType::F16;
