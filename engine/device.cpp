@@ -100,6 +100,7 @@ Device::Device(Instance& instance, const DeviceOptions& options) : instance_(ins
   VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
   VkPhysicalDeviceShaderBfloat16FeaturesKHR bf16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
 
   // Query what is supported, then enable exactly the features sdgen uses.
   VkPhysicalDeviceVulkan12Features s12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
@@ -140,6 +141,13 @@ Device::Device(Instance& instance, const DeviceOptions& options) : instance_(ins
     *tail = &bf16;
     tail = &bf16.pNext;
   }
+  if (info_.coopMatrix2Softmax) {
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+    coop2.cooperativeMatrixReductions = VK_TRUE;
+    coop2.cooperativeMatrixConversions = VK_TRUE;
+    *tail = &coop2;
+    tail = &coop2.pNext;
+  }
 
   // A validation layer older than an extension reports its feature struct as unknown and the extension as
   // unsupported; those messages say nothing about sdgen's use of the API, so exactly they are not counted.
@@ -162,6 +170,9 @@ Device::Device(Instance& instance, const DeviceOptions& options) : instance_(ins
                            {"Invalid capability operand: 6022",
                             "A SPIR-V Capability (Unhandled OpCapability) was declared that is not supported by Vulkan",
                             "A SPIR-V Extension (SPV_KHR_cooperative_matrix) was declared that is not supported"});
+  if (info_.coopMatrix2Softmax)
+    tolerateNewerThanLayer(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME, VK_MAKE_API_VERSION(0, 1, 3, 303), 1000593000,
+                           {"A SPIR-V Extension (SPV_NV_cooperative_matrix2) was declared that is not supported"});
   if (info_.bfloat16)
     tolerateNewerThanLayer(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME, VK_MAKE_API_VERSION(0, 1, 4, 311), 1000141000);
 

@@ -52,6 +52,7 @@ DeviceInfo queryDeviceInfo(VkInstance instance, VkPhysicalDevice pd, uint32_t in
   info.memoryBudget = hasExtension(exts, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   bool coopExt = hasExtension(exts, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   bool bf16Ext = hasExtension(exts, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
+  bool coop2Ext = hasExtension(exts, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
   for (const char* name : {"VK_NV_cooperative_matrix2", "VK_NV_cooperative_vector", "VK_EXT_shader_float8",
                            "VK_KHR_shader_integer_dot_product", "VK_KHR_shader_subgroup_rotate"})
     if (hasExtension(exts, name)) info.extensionsOfNote.push_back(name);
@@ -98,6 +99,7 @@ DeviceInfo queryDeviceInfo(VkInstance instance, VkPhysicalDevice pd, uint32_t in
 
   VkPhysicalDeviceShaderBfloat16FeaturesKHR bf16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
   VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
   VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f13};
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
@@ -105,6 +107,7 @@ DeviceInfo queryDeviceInfo(VkInstance instance, VkPhysicalDevice pd, uint32_t in
   void** tail = &f13.pNext;
   if (coopExt) { *tail = &coop; tail = &coop.pNext; }
   if (bf16Ext) { *tail = &bf16; tail = &bf16.pNext; }
+  if (coopExt && coop2Ext) { *tail = &coop2; tail = &coop2.pNext; }
   vkGetPhysicalDeviceFeatures2(pd, &features);
   info.shaderFloat16 = f12.shaderFloat16;
   info.storage16Bit = f11.storageBuffer16BitAccess;
@@ -114,6 +117,8 @@ DeviceInfo queryDeviceInfo(VkInstance instance, VkPhysicalDevice pd, uint32_t in
   info.computeFullSubgroups = f13.computeFullSubgroups;
   info.coopMatrixKHR = coopExt && coop.cooperativeMatrix;
   info.bfloat16 = bf16Ext && bf16.shaderBFloat16Type;
+  info.coopMatrix2Softmax = info.coopMatrixKHR && coop2Ext && coop2.cooperativeMatrixReductions &&
+                            coop2.cooperativeMatrixConversions;
 
   if (info.coopMatrixKHR) {
     auto* getProps = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
@@ -173,7 +178,8 @@ std::string DeviceInfo::describe() const {
       << ", budget " << mib(heaps[i].budget) << (memoryBudget ? "" : " (no VK_EXT_memory_budget)") << "\n";
   o << "  features: shaderFloat16=" << shaderFloat16 << " storage16=" << storage16Bit
     << " bufferDeviceAddress=" << bufferDeviceAddress << " subgroupSizeControl=" << subgroupSizeControl
-    << " cooperativeMatrixKHR=" << coopMatrixKHR << " bfloat16=" << bfloat16 << "\n";
+    << " cooperativeMatrixKHR=" << coopMatrixKHR << " bfloat16=" << bfloat16
+    << " coopMatrix2Softmax=" << coopMatrix2Softmax << "\n";
   if (!extensionsOfNote.empty()) {
     o << "  extensions of note:";
     for (const std::string& e : extensionsOfNote) o << " " << e;

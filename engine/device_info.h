@@ -53,6 +53,9 @@ struct DeviceInfo {
   bool memoryBudget = false;
   bool coopMatrixKHR = false;
   bool bfloat16 = false;
+  // VK_NV_cooperative_matrix2's row reductions and accumulator -> operand conversions (enabled together when
+  // both are supported): the tensor-core attention keeps its softmax in accumulators (flash_coop2.slang).
+  bool coopMatrix2Softmax = false;
   std::vector<CoopMatrixShape> coopMatrixShapes;
   // Present (not enabled) extensions that kernels to come may use, listed by --list-devices so that a
   // GPU's support is known before code depends on it (e.g. VK_NV_cooperative_matrix2's row reductions).

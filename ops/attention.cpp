@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "engine/error.h"
 #include "engine/param_block.h"
@@ -16,6 +17,24 @@ using namespace graph;
 
 static constexpr int kHeaderWords = 20;  // shaders/attention/flash.slang kAttentionHeaderWords
 static constexpr double kLog2e = 1.4426950408889634;  // Q is pre-scaled by scale * log2(e): softmax via exp2
+
+// SDGEN_FLASH_SOFTMAX=shared keeps the softmax of the tensor-core attention in shared memory
+// (flash_coop.slang) where the accumulator kernel (flash_coop2.slang) would be chosen: a developer knob for
+// comparing the two through whole steps (docs/dispatch.md).
+static bool accumulatorSoftmaxAllowed() {
+  const char* v = std::getenv("SDGEN_FLASH_SOFTMAX");
+  return !(v && std::string(v) == "shared");
+}
+
+// The accumulator-softmax tile where the engine picks it by itself: the device and the shape allow it
+// (flashCoop2UnsupportedReason with the smallest key block), no emulation, and the knob does not forbid it.
+static std::optional<FlashCoopTile> defaultAccumulatorSoftmaxTile(const DeviceInfo& dev, const AttentionOptions& options,
+                                                                  int64_t d, int64_t sq, int64_t sk) {
+  if (options.coopEmulation || !accumulatorSoftmaxAllowed() ||
+      !flashCoop2UnsupportedReason(dev, options.causal, sk, 16).empty())
+    return std::nullopt;
+  return chooseFlashCoop2Tile(d, sq, sk, dev.sharedMemoryPerWorkgroup, dev.maxWorkgroupInvocations);
+}
 
 static std::string wrapperSource(const AttentionInfo& info, int64_t d, bool causal) {
   const FlashTile& t = info.tile;
@@ -91,6 +110,13 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
     const uint32_t extra = options.coopEmulation ? 4 * (2 * 256 + 32) : 0;
     if (options.coopBlocks) {
       info.coopTile = makeFlashCoopTile(d, *options.coopBlocks);
+      if (info.coopTile.accumulatorSoftmax) {
+        if (options.coopEmulation) fail("the accumulator-softmax kernel has no emulation");
+        if (std::string why = flashCoop2UnsupportedReason(dev, options.causal, ks[1], info.coopTile.bkv); !why.empty())
+          fail("the accumulator-softmax attention kernel was requested, but it cannot run here: " + why);
+      }
+    } else if (auto t = defaultAccumulatorSoftmaxTile(dev, options, d, qs[1], ks[1])) {
+      info.coopTile = *t;
     } else if (auto t = chooseFlashCoopTile(d, qs[1], dev.sharedMemoryPerWorkgroup - extra,
                                             dev.maxWorkgroupInvocations, options.coopEmulation ? 1 : 4)) {
       info.coopTile = *t;
@@ -111,7 +137,9 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
              std::all_of(inputs.begin(), inputs.end(), [](const TensorView& t) { return t.dtype == DType::F16; })) {
     // Fp16 inputs on a device with tensor cores, where it measured faster (docs/dispatch.md); D beyond the
     // shared memory falls back to the fp32 kernel.
-    if (auto t = chooseFlashCoopTile(d, qs[1], dev.sharedMemoryPerWorkgroup, dev.maxWorkgroupInvocations)) {
+    std::optional<FlashCoopTile> t = defaultAccumulatorSoftmaxTile(dev, options, d, qs[1], ks[1]);
+    if (!t) t = chooseFlashCoopTile(d, qs[1], dev.sharedMemoryPerWorkgroup, dev.maxWorkgroupInvocations);
+    if (t) {
       info.coopTile = *t;
       info.coopMatrix = true;
     }
@@ -168,7 +196,7 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
     if (options.coopEmulation)
       src.defines = {{"SDGEN_COOP_EMULATION", "1"}};
     else
-      src.capabilities = {"spvCooperativeMatrixKHR"};
+      src.capabilities = flashCoopCapabilities(info.coopTile);
   } else {
     src.generated = wrapperSource(info, d, options.causal);
   }

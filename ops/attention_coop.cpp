@@ -5,6 +5,8 @@
 namespace sdgen::ops {
 
 uint32_t FlashCoopTile::sharedBytes() const {
+  // flash_coop2.slang: only the K/V (first Q, last the fp16 output) rows.
+  if (accumulatorSoftmax) return uint32_t(2 * kvRows() * (dp + 8));
   // K/V (and first Q) rows of dp + 8 halfs; per 16-row tile the fp32 scores [16][bkv + 4] and the fp16
   // probabilities [16][bkv + 8] (shaders/attention/flash_coop.slang FlashCoopTiles).
   const int tiles = rowTiles * subgroups;
@@ -15,7 +17,8 @@ std::string FlashCoopTile::describe() const {
   return "tensor cores, D " + std::to_string(d) + " (padded " + std::to_string(dp) + "), " + std::to_string(bq()) +
          " query x " + std::to_string(bkv) + " key rows, " + std::to_string(subgroups) + " subgroups of " +
          std::to_string(rowTiles * 16) + " rows, " + std::to_string(sharedBytes()) + " bytes shared" +
-         (doubleBuffer ? ", double-buffered" : prefetch ? ", prefetch" : "");
+         (doubleBuffer ? ", double-buffered" : prefetch ? ", prefetch" : "") +
+         (accumulatorSoftmax ? ", softmax in accumulators" : "");
 }
 
 std::string flashCoopUnsupportedReason(const DeviceInfo& info) {
@@ -24,6 +27,16 @@ std::string flashCoopUnsupportedReason(const DeviceInfo& info) {
     return "no 16x16x16 f16 x f16 -> f32 subgroup cooperative matrix shape";
   if (info.subgroupSize != 32) return "subgroup size " + std::to_string(info.subgroupSize) + " (32 needed)";
   if (!info.shaderFloat16) return "no shaderFloat16";
+  return "";
+}
+
+std::string flashCoop2UnsupportedReason(const DeviceInfo& info, bool causal, int64_t sk, int bkv) {
+  if (std::string why = flashCoopUnsupportedReason(info); !why.empty()) return why;
+  if (!info.coopMatrix2Softmax)
+    return "no VK_NV_cooperative_matrix2 with cooperativeMatrixReductions and cooperativeMatrixConversions";
+  if (causal) return "a causal mask (the accumulator-softmax kernel masks no key)";
+  if (bkv <= 0 || sk % bkv != 0)
+    return std::to_string(sk) + " keys are not a multiple of the " + std::to_string(bkv) + "-key block";
   return "";
 }
 
@@ -48,6 +61,9 @@ FlashCoopTile makeFlashCoopTile(int64_t d, FlashCoopBlocks blocks) {
   t.prefetch = nl <= 20 && t.rowTiles * t.dp / 16 <= 10;
   t.doubleBuffer = blocks.doubleBuffer;
   if (t.doubleBuffer) t.prefetch = true;
+  t.accumulatorSoftmax = blocks.accumulatorSoftmax;
+  if (t.accumulatorSoftmax && t.doubleBuffer)
+    throw Error("attention: the accumulator-softmax kernel has no double-buffered variant");
   return t;
 }
 
@@ -68,10 +84,46 @@ std::optional<FlashCoopTile> chooseFlashCoopTile(int64_t d, int64_t sq, uint32_t
   return std::nullopt;
 }
 
+std::optional<FlashCoopTile> chooseFlashCoop2Tile(int64_t d, int64_t sq, int64_t sk, uint32_t sharedBytes,
+                                                  uint32_t maxInvocations) {
+  if (d < 1 || d > kFlashCoopMaxHeadDim) return std::nullopt;
+  // Measured on the H100 over SD's shapes (docs/dispatch.md, 2026-11-24): 64-key blocks up to D 128 (each
+  // block costs two workgroup barriers; 64x64 level 0.333 ms vs 0.465 at 16), 32 beyond (D 160: 0.018 vs
+  // 0.020 ms at 64, more workgroups resident), the largest that divides sk; 4 subgroups; two 16-row tiles per
+  // subgroup where the grid stays large (64x64 level: 0.333 -> 0.272 ms; at 32x32 one is faster).
+  int subgroups = sq <= 16 ? 1 : sq <= 32 ? 2 : 4;
+  const std::vector<int> blocks = d > 128 ? std::vector<int>{32, 64, 16} : std::vector<int>{64, 32, 16};
+  for (int bkv : blocks) {
+    if (sk % bkv != 0) continue;
+    for (int rows : {2, 1}) {
+      if (rows == 2 && sq < 2048) continue;
+      FlashCoopTile t = makeFlashCoopTile(d, {bkv, rows, subgroups, false, true});
+      if (t.sharedBytes() <= sharedBytes && uint32_t(t.threads()) <= maxInvocations) return t;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> flashCoopCapabilities(const FlashCoopTile& t) {
+  if (t.accumulatorSoftmax)
+    return {"spvCooperativeMatrixKHR", "spvCooperativeMatrixReductionsNV", "spvCooperativeMatrixConversionsNV"};
+  return {"spvCooperativeMatrixKHR"};
+}
+
 std::string flashCoopWrapperSource(const FlashCoopTile& t, const std::string& q, const std::string& k,
                                    const std::string& v, const std::string& out, bool vector, bool causal,
                                    bool raw) {
   auto n = [](int x) { return std::to_string(x); };
+  if (t.accumulatorSoftmax) {
+    if (causal || t.doubleBuffer) throw Error("attention: the accumulator-softmax kernel takes no causal mask or double buffer");
+    return "import sdgen;\nimport expr;\nimport attention.flash_coop2;\n"
+           "typealias Q = " + q + ";\ntypealias K = " + k + ";\ntypealias V = " + v + ";\ntypealias O = " + out +
+           ";\n[shader(\"compute\")]\n[numthreads(" + n(t.threads()) +
+           ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
+           "  flashCoop2Main<Q, K, V, O, " + n(t.d) + ", " + n(t.dp) + ", " + n(t.bkv) + ", " + n(t.rowTiles) + ", " +
+           n(t.subgroups) + ", " + n(t.kvRows()) + ", " + (t.prefetch ? "1" : "0") + ", " + (vector ? "1" : "0") +
+           ", " + (raw ? "1" : "0") + ">(group, local);\n}\n";
+  }
   return "import sdgen;\nimport expr;\nimport attention.flash_coop;\n"
          "typealias Q = " + q + ";\ntypealias K = " + k + ";\ntypealias V = " + v + ";\ntypealias O = " + out +
          ";\n[shader(\"compute\")]\n[numthreads(" + n(t.threads()) +

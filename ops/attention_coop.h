@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/device_info.h"
 
@@ -21,9 +22,12 @@ inline constexpr int64_t kFlashCoopAutoMaxHeadDim = 128;
 // workgroup (1, 2 or 4).
 // doubleBuffer: two K/V tiles in shared memory (one workgroup barrier per key block), with the register
 // prefetch.
+// accumulatorSoftmax: shaders/attention/flash_coop2.slang (the softmax on accumulators through
+// VK_NV_cooperative_matrix2; no double buffer).
 struct FlashCoopBlocks {
   int bkv = 0, rowTiles = 0, subgroups = 0;
   bool doubleBuffer = false;
+  bool accumulatorSoftmax = false;
 };
 
 struct FlashCoopTile {
@@ -32,6 +36,7 @@ struct FlashCoopTile {
   int bkv = 0, rowTiles = 0, subgroups = 0;
   bool prefetch = false;  // the next key block is loaded into registers during the current one
   bool doubleBuffer = false;  // two shared K/V tiles (implies prefetch)
+  bool accumulatorSoftmax = false;  // flash_coop2.slang: scores, softmax and P stay in accumulators
   int bq() const { return 16 * rowTiles * subgroups; }
   int threads() const { return 32 * subgroups; }
   // K and V rows (twice over when double-buffered); the Q block is staged there first.
@@ -47,6 +52,11 @@ inline constexpr int64_t kFlashCoopMaxHeadDim = 256;
 std::string flashCoopUnsupportedReason(const DeviceInfo& info);
 inline bool flashCoopSupported(const DeviceInfo& info) { return flashCoopUnsupportedReason(info).empty(); }
 
+// Empty when the accumulator-softmax kernel (flash_coop2.slang) can run this attention with key blocks of bkv
+// rows: the device has VK_NV_cooperative_matrix2's reductions and conversions (DeviceInfo::coopMatrix2Softmax),
+// no causal mask, and Sk a multiple of bkv (the kernel masks no key); otherwise the missing condition.
+std::string flashCoop2UnsupportedReason(const DeviceInfo& info, bool causal, int64_t sk, int bkv);
+
 // The tile for head dimension `d` with the given blocks; throws sdgen::Error on inconsistent blocks.
 FlashCoopTile makeFlashCoopTile(int64_t d, FlashCoopBlocks blocks);
 // The default tile for head dimension d and sq query rows, or nullopt when none fits `sharedBytes` /
@@ -54,6 +64,12 @@ FlashCoopTile makeFlashCoopTile(int64_t d, FlashCoopBlocks blocks);
 // emulation of tests).
 std::optional<FlashCoopTile> chooseFlashCoopTile(int64_t d, int64_t sq, uint32_t sharedBytes, uint32_t maxInvocations,
                                                  int maxSubgroups = 4);
+// The default accumulator-softmax tile for head dimension d, sq query rows and sk keys, or nullopt when none
+// fits or sk is not a multiple of any of its key blocks (the caller checks flashCoop2UnsupportedReason too).
+std::optional<FlashCoopTile> chooseFlashCoop2Tile(int64_t d, int64_t sq, int64_t sk, uint32_t sharedBytes,
+                                                  uint32_t maxInvocations);
+// slangc capabilities of the tile's kernel.
+std::vector<std::string> flashCoopCapabilities(const FlashCoopTile& t);
 
 // The generated wrapper calling flashCoopMain with the expression and sink types.
 // raw: q, k and v are read as raw fp16 heads (ops::rawHalfHeads, header words 4-18).

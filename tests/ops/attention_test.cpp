@@ -298,6 +298,49 @@ TEST_P(AttentionTest, TensorCoreKernel) {
       "expression loads, double-buffered");
 }
 
+TEST_P(AttentionTest, AccumulatorSoftmaxKernel) {
+  // flash_coop2.slang (softmax in accumulators, VK_NV_cooperative_matrix2) against the reference where the
+  // device has it (H100, H200): every block variant on shapes whose key count its blocks divide, raw and
+  // expression loads, odd query counts and head dimensions; the default choice takes it for such shapes and
+  // keeps flash_coop.slang for 77 keys and causal masks. Elsewhere (lavapipe): forcing it throws the reason.
+  const DeviceInfo& dev = ctx().info();
+  const std::string why = ops::flashCoop2UnsupportedReason(dev, false, 128, 64);
+  if (!why.empty()) {
+    Problem p = dense(1, 20, 64, 2, 40, 1600);
+    TensorView out = output(p.q.shape());
+    CommandSequence seq(ctx());
+    test::expectErrorContaining([&] {
+      ops::attention(ctx(), seq, p.q, p.k, p.v, bufferSink(out), {.coopBlocks = ops::FlashCoopBlocks{64, 1, 4, false, true}});
+    }, why);
+    EXPECT_FALSE(run(p, {}, "no accumulator softmax").coopTile.accumulatorSoftmax);
+    return;
+  }
+  coopTolerance_ = true;
+  for (int bkv : {16, 32, 64})
+    for (int rows : {1, 2})
+      for (int sg : {1, 4}) {
+        const ops::FlashCoopBlocks b{bkv, rows, sg, false, true};
+        auto i = run(dense(2, 150, 128, 2, 40, 1610 + uint32_t(bkv + rows + sg)), {.coopBlocks = b}, "cm2 D 40");
+        EXPECT_TRUE(i.coopTile.accumulatorSoftmax);
+        EXPECT_EQ(i.rawInputs, dt() == DType::F16);
+        run(dense(1, 33, 64, 3, 80, 1620 + uint32_t(bkv + rows + sg)), {.coopBlocks = b, .allowRawInputs = false},
+            "cm2 D 80, expression loads");
+      }
+  run(dense(1, 70, 256, 2, 160, 1630), {.coopBlocks = ops::FlashCoopBlocks{32, 1, 4, false, true}}, "cm2 D 160");
+  run(dense(1, 17, 32, 1, 33, 1631), {.coopBlocks = ops::FlashCoopBlocks{16, 1, 2, false, true}}, "cm2 D 33");
+  if (dt() == DType::F16) {
+    EXPECT_TRUE(run(dense(2, 100, 256, 2, 40, 1640), {}, "default, 256 keys").coopTile.accumulatorSoftmax);
+    EXPECT_FALSE(run(dense(2, 100, 77, 2, 40, 1641), {}, "default, 77 keys").coopTile.accumulatorSoftmax);
+    EXPECT_FALSE(run(dense(2, 64, 64, 2, 40, 1642), {.causal = true}, "default, causal").coopTile.accumulatorSoftmax);
+  }
+  Problem p = dense(1, 20, 77, 2, 40, 1650);
+  TensorView out = output(p.q.shape());
+  CommandSequence seq(ctx());
+  test::expectErrorContaining([&] {
+    ops::attention(ctx(), seq, p.q, p.k, p.v, bufferSink(out), {.coopBlocks = ops::FlashCoopBlocks{16, 1, 4, false, true}});
+  }, "77 keys are not a multiple of the 16-key block");
+}
+
 // fp16 storage only (instantiated below): fp32 leaves change nothing in the emulated kernel's code, and each
 // kernel takes llvmpipe ~9 s to compile.
 class AttentionF16Test : public AttentionTest {};
@@ -429,6 +472,38 @@ TEST(AttentionCoopTiles, RawHalfHeadsContract) {
       << "a computed value";
 }
 
+TEST(AttentionCoopTiles, AccumulatorSoftmaxChoiceAndContract) {
+  // The rule measured on the H100 (docs/dispatch.md): the largest key block dividing Sk, two row tiles per
+  // subgroup from 2048 query rows on, only K/V in shared memory.
+  auto t = *ops::chooseFlashCoop2Tile(40, 4096, 4096, 49152, 1024);
+  EXPECT_TRUE(t.accumulatorSoftmax);
+  EXPECT_EQ(t.bkv, 64);
+  EXPECT_EQ(t.rowTiles, 2);
+  EXPECT_EQ(t.subgroups, 4);
+  EXPECT_EQ(t.sharedBytes(), uint32_t(2 * 128 * (48 + 8)));
+  t = *ops::chooseFlashCoop2Tile(80, 1024, 1024, 49152, 1024);
+  EXPECT_EQ(t.rowTiles, 1);
+  EXPECT_EQ(ops::chooseFlashCoop2Tile(80, 64, 96, 49152, 1024)->bkv, 32) << "96 keys: 32-key blocks";
+  EXPECT_EQ(ops::chooseFlashCoop2Tile(160, 256, 256, 49152, 1024)->bkv, 32) << "beyond D 128: 32-key blocks";
+  EXPECT_EQ(ops::chooseFlashCoop2Tile(160, 256, 48, 49152, 1024)->bkv, 16);
+  EXPECT_EQ(ops::chooseFlashCoop2Tile(160, 16, 48, 49152, 1024)->subgroups, 1);
+  EXPECT_FALSE(ops::chooseFlashCoop2Tile(40, 4096, 77, 49152, 1024).has_value()) << "77 keys: no block divides";
+  EXPECT_FALSE(ops::chooseFlashCoop2Tile(256, 4096, 4096, 16384, 1024).has_value()) << "nothing fits 16 KiB";
+  EXPECT_THROW(ops::makeFlashCoopTile(40, {16, 1, 4, true, true}), Error) << "no double-buffered variant";
+
+  DeviceInfo d;
+  d.coopMatrixKHR = true;
+  d.subgroupSize = 32;
+  d.shaderFloat16 = true;
+  d.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f32", "f32", "subgroup"}};
+  EXPECT_NE(ops::flashCoop2UnsupportedReason(d, false, 128, 64).find("VK_NV_cooperative_matrix2"), std::string::npos);
+  d.coopMatrix2Softmax = true;
+  EXPECT_EQ(ops::flashCoop2UnsupportedReason(d, false, 128, 64), "");
+  EXPECT_NE(ops::flashCoop2UnsupportedReason(d, true, 128, 64).find("causal"), std::string::npos);
+  EXPECT_NE(ops::flashCoop2UnsupportedReason(d, false, 77, 16).find("77 keys"), std::string::npos);
+  EXPECT_EQ(ops::flashCoopCapabilities(t).size(), 3u);
+}
+
 TEST(AttentionCoopTiles, RealKernelCompilesToSpirv) {
   const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-flash-coop-compile-test";
   std::filesystem::remove_all(cache);
@@ -442,13 +517,17 @@ TEST(AttentionCoopTiles, RealKernelCompilesToSpirv) {
                         Case{160, {32, 1, 4}, true, false, true}, Case{160, {32, 1, 1}, true, true, false},
                         Case{64, {16, 2, 4}, true, true, true}, Case{33, {32, 1, 2}, false, false, false},
                         Case{256, {32, 1, 4}, true, false, true}, Case{40, {64, 2, 4}, true, false, true},
-                        Case{40, {16, 1, 4, true}, true, false, true}, Case{80, {32, 1, 4, true}, true, true, false}}) {
+                        Case{40, {16, 1, 4, true}, true, false, true}, Case{80, {32, 1, 4, true}, true, true, false},
+                        // The accumulator-softmax kernel (flash_coop2.slang).
+                        Case{40, {64, 1, 4, false, true}, true, false, true},
+                        Case{160, {32, 2, 4, false, true}, true, false, false},
+                        Case{33, {16, 1, 2, false, true}, false, false, false}}) {
     ops::FlashCoopTile t = ops::makeFlashCoopTile(c.d, c.blocks);
     KernelSource src;
     src.generated = ops::flashCoopWrapperSource(t, "Buf<20,F16Storage,1,0>", "Buf<27,F16Storage,1,0>",
                                                 "Buf<34,F16Storage,1,0>", "BufSink<41,F16Storage>", c.vector, c.causal,
                                                 c.raw);
-    src.capabilities = {"spvCooperativeMatrixKHR"};
+    src.capabilities = ops::flashCoopCapabilities(t);
     src.label = "flash coop " + t.describe();
     std::vector<uint32_t> spirv;
     EXPECT_NO_THROW(spirv = compiler.compile(src)) << src.label;
