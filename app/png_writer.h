@@ -1,5 +1,5 @@
 #pragma once
-// PNG output: 8-bit RGB pixels encoded with stb_image_write, text chunks (the generation parameters) inserted
+// PNG output: 8-bit RGB pixels (adaptive row filters, zlib deflate), text chunks (the generation parameters)
 // right after IHDR, written atomically.
 #include <cstdint>
 #include <span>

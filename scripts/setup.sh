@@ -10,7 +10,7 @@ packages=(
   build-essential cmake pkg-config python3 python3-pip python3-venv unzip
   libvulkan-dev vulkan-validationlayers mesa-vulkan-drivers vulkan-tools
   libglfw3-dev libimgui-dev libstb-dev libsentencepiece-dev nlohmann-json3-dev
-  libgtest-dev xvfb libcpp-httplib-dev nginx
+  libgtest-dev xvfb libcpp-httplib-dev nginx zlib1g-dev
 )
 missing=()
 for p in "${packages[@]}"; do
