@@ -3,26 +3,44 @@
 #include "engine/error.h"
 #include "engine/param_block.h"
 #include "graph/expr_codegen.h"
+#include "ops/conv2d_plan.h"
 #include "ops/elementwise.h"
+
+#include <algorithm>
 
 namespace sdgen::ops {
 
 using namespace graph;
 
-static constexpr int kHeaderWords = 6;  // shaders/reduce.slang kReduceHeaderWords
+static constexpr int kHeaderWords = 9;  // shaders/reduce.slang kReduceHeaderWords
+
+int chooseReduceParts(const DeviceInfo& device, int64_t outputs, int64_t rows, int64_t rowElements) {
+  if (useCpuGemmKernels(device) || outputs <= 0 || rows <= 0) return 1;
+  constexpr int64_t kTargetWorkgroups = 512;  // ~4 per SM of an H100 (132)
+  constexpr int64_t kMinElementsPerPart = 16384;  // below this a workgroup's fixed cost dominates
+  int64_t parts = (kTargetWorkgroups + outputs - 1) / outputs;
+  parts = std::min<int64_t>(parts, rows * rowElements / kMinElementsPerPart);
+  return int(std::clamp<int64_t>(parts, 1, kMaxReduceParts));
+}
 
 ReduceInfo sumAndSumOfSquares(Context& ctx, CommandSequence& seq, const Expr& input, const TensorView& out,
-                              const std::string& label) {
+                              const std::string& label, const ReduceSplit& split) {
   const Shape& s = input.shape();
   if (s.size() != 4) throw Error(label + ": input must have shape [A, B, C, D], got " + shapeString(s));
   if (out.isInt32 || out.dtype != DType::F32 || !out.dense() || numel(out.shape) != s[0] * s[2] * 2)
     throw Error(label + ": output must be a dense fp32 tensor of " + std::to_string(s[0] * s[2] * 2) +
                 " elements (sum and sum of squares per [A, C]), got " + shapeString(out.shape));
   if (s[0] * s[2] > 65535 * 65535ll) throw Error(label + ": too many outputs");
+  const int parts = std::max(1, split.parts);
+  if (parts > 1 && (split.partials.isInt32 || split.partials.dtype != DType::F32 || !split.partials.dense() ||
+                    numel(split.partials.shape) < s[0] * s[2] * parts * 2))
+    throw Error(label + ": split into " + std::to_string(parts) + " parts needs dense fp32 partials of " +
+                std::to_string(s[0] * s[2] * parts * 2) + " elements, got " + shapeString(split.partials.shape));
   ReduceInfo info;
   info.vector = s[3] % 4 == 0;
   ParamBlock params;
   params.u32(uint32_t(s[0])).u32(uint32_t(s[1])).u32(uint32_t(s[2])).u32(uint32_t(s[3])).address(out.address);
+  params.u32(uint32_t(parts)).address(parts > 1 ? split.partials.address : 0);
   if (params.size() != kHeaderWords) throw Error("reduce: header layout mismatch");
   ExprCodegen gen(params, {info.vector, false});
   info.exprType = gen.emit(input);
@@ -31,12 +49,28 @@ ReduceInfo sumAndSumOfSquares(Context& ctx, CommandSequence& seq, const Expr& in
   src.generated = "import sdgen;\nimport expr;\nimport reduce;\ntypealias E = " + info.exprType +
                   ";\n[shader(\"compute\")]\n[numthreads(256, 1, 1)]\n"
                   "void main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
-                  "  reduceMain<E, " + (info.vector ? "1" : "0") + ">(group, local);\n}\n";
+                  "  reduceMain<E, " + (info.vector ? "1" : "0") + ", " + (parts > 1 ? "1" : "0") +
+                  ">(group, local);\n}\n";
   src.label = label;
   uint32_t groups = uint32_t(s[0] * s[2]);
   if (groups > ctx.info().maxWorkgroupCount[0]) throw Error(label + ": " + std::to_string(groups) + " outputs exceed the grid");
-  seq.dispatch(ctx.kernels().request(src), {groups, 1, 1}, params, rangesOf(tensorsRead(input)),
-               rangesOf({out}), label);
+  if (parts == 1) {
+    seq.dispatch(ctx.kernels().request(src), {groups, 1, 1}, params, rangesOf(tensorsRead(input)),
+                 rangesOf({out}), label);
+    return info;
+  }
+  seq.dispatch(ctx.kernels().request(src), {groups, uint32_t(parts), 1}, params, rangesOf(tensorsRead(input)),
+               rangesOf({split.partials}), label + " (" + std::to_string(parts) + " parts)");
+  // The combine launch reads only the header (A, C, out, P, partials): the same words, no expression.
+  ParamBlock header;
+  header.u32(uint32_t(s[0])).u32(uint32_t(s[1])).u32(uint32_t(s[2])).u32(uint32_t(s[3])).address(out.address);
+  header.u32(uint32_t(parts)).address(split.partials.address);
+  KernelSource combine;
+  combine.generated = "import sdgen;\nimport reduce;\n[shader(\"compute\")]\n[numthreads(64, 1, 1)]\n"
+                      "void main(uint3 id : SV_DispatchThreadID) { reduceCombineMain(id); }\n";
+  combine.label = "reduce combine";
+  seq.dispatch(ctx.kernels().request(combine), {(groups + 63) / 64, 1, 1}, header, rangesOf({split.partials}),
+               rangesOf({out}), label + " combine");
   return info;
 }
 

@@ -7,6 +7,7 @@
 
 #include "engine/command_sequence.h"
 #include "engine/context.h"
+#include "engine/device_info.h"
 #include "graph/expr.h"
 
 namespace sdgen::ops {
@@ -16,7 +17,23 @@ struct ReduceInfo {
   bool vector = false;
 };
 
+// Split reduction (for few outputs over many rows, e.g. group norm: 32 groups per image): `parts` > 1 splits
+// axis 1 into that many parts, one workgroup each, whose sums go to `partials` (dense fp32, A * C * parts * 2
+// elements) and a second launch adds them in order (deterministic). parts == 1: one launch, partials unused.
+struct ReduceSplit {
+  int parts = 1;
+  graph::TensorView partials;
+};
+
 ReduceInfo sumAndSumOfSquares(Context& ctx, CommandSequence& seq, const graph::Expr& input,
-                              const graph::TensorView& out, const std::string& label = "reduce");
+                              const graph::TensorView& out, const std::string& label = "reduce",
+                              const ReduceSplit& split = {});
+
+// The parts a group-norm statistics reduction of `outputs` (A * C) sums over `rows` (B) rows of `rowElements`
+// (D) elements should use on `device`: enough workgroups to fill a GPU (about 4 per compute unit of a large
+// one), each at least 64 rows; 1 on CPU devices (lavapipe: one launch is cheaper than two there) and where the
+// outputs alone fill the GPU. At most kMaxReduceParts.
+inline constexpr int kMaxReduceParts = 16;
+int chooseReduceParts(const DeviceInfo& device, int64_t outputs, int64_t rows, int64_t rowElements);
 
 }  // namespace sdgen::ops

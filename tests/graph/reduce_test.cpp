@@ -19,17 +19,23 @@ TEST_P(ReduceTest, RowsAndGroupsMatchReference) {
   struct Case {
     Shape shape;       // [A, B, C, D]
     bool throughExpr;  // reduce silu(x) instead of x
+    int parts = 1;
   };
+  // parts > 1: the split reduction (partials, then the ordered combine), including more parts than rows.
   for (Case k : {Case{{5, 1, 1, 37}, false}, Case{{2, 30, 3, 4}, false}, Case{{2, 16, 4, 10}, true},
-                 Case{{1, 300, 2, 8}, true}}) {
+                 Case{{1, 300, 2, 8}, true}, Case{{1, 300, 2, 8}, true, 7}, Case{{2, 30, 3, 4}, false, 16},
+                 Case{{2, 45, 3, 10}, true, 4}, Case{{1, 3, 2, 4}, false, 5}}) {
     Shape s = k.shape;
     Allocation in = mem.upload(ctx(), test::randomFloats(numel(s), uint32_t(numel(s)), -1.f, 3.f), dt);
     Expr x = buffer(view(in, dt, s));
     if (k.throughExpr) x = silu(x);
     Allocation out = ctx().allocate(s[0] * s[2] * 2 * 4, "stats");
     test::poison(ctx(), out);
+    Allocation partials = ctx().allocate(s[0] * s[2] * k.parts * 2 * 4, "partials");
+    test::poison(ctx(), partials);
     CommandSequence seq(ctx());
-    auto info = ops::sumAndSumOfSquares(ctx(), seq, x, view(out, DType::F32, {s[0] * s[2] * 2}));
+    auto info = ops::sumAndSumOfSquares(ctx(), seq, x, view(out, DType::F32, {s[0] * s[2] * 2}), "reduce",
+                                        {k.parts, view(partials, DType::F32, {s[0] * s[2] * k.parts * 2})});
     seq.run();
     EXPECT_EQ(info.vector, s[3] % 4 == 0);
     auto got = test::downloadFloats(ctx(), out, s[0] * s[2] * 2, DType::F32);
@@ -44,8 +50,8 @@ TEST_P(ReduceTest, RowsAndGroupsMatchReference) {
             mag += std::abs(v);
           }
         size_t o = size_t(a * s[2] + c) * 2;
-        EXPECT_NEAR(got[o], sum, 1e-5 * mag + 1e-6) << shapeString(s);
-        EXPECT_NEAR(got[o + 1], sq, 1e-5 * sq + 1e-6) << shapeString(s);
+        EXPECT_NEAR(got[o], sum, 1e-5 * mag + 1e-6) << shapeString(s) << " parts " << k.parts;
+        EXPECT_NEAR(got[o + 1], sq, 1e-5 * sq + 1e-6) << shapeString(s) << " parts " << k.parts;
       }
   }
 }
@@ -59,6 +65,29 @@ TEST_P(ReduceTest, WrongOutputIsAnError) {
                Error);
   EXPECT_THROW(ops::sumAndSumOfSquares(ctx(), seq, buffer(view(in, dt, {4, 4})), view(out, DType::F32, {8})),
                Error);
+}
+
+TEST_P(ReduceTest, SplitNeedsEnoughPartials) {
+  DType dt = GetParam();
+  Allocation in = ctx().allocate(64 * 4, "in"), out = ctx().allocate(64, "out"), partials = ctx().allocate(64, "p");
+  CommandSequence seq(ctx());
+  EXPECT_THROW(ops::sumAndSumOfSquares(ctx(), seq, buffer(view(in, dt, {2, 4, 2, 2})), view(out, DType::F32, {8}),
+                                       "reduce", {4, view(partials, DType::F32, {16})}),
+               Error) << "4 outputs x 4 parts x 2 need 32 partials";
+}
+
+TEST(ReduceParts, FillTheGpuNotTheCpu) {
+  DeviceInfo gpu;
+  gpu.type = "discrete";
+  gpu.subgroupSize = 32;
+  EXPECT_EQ(ops::chooseReduceParts(gpu, 32, 512 * 512, 4), 16) << "VAE 512^2 group norm, one image";
+  EXPECT_EQ(ops::chooseReduceParts(gpu, 64, 64 * 64, 10), 2) << "UNet 64^2 x 320: 40960 elements per group";
+  EXPECT_EQ(ops::chooseReduceParts(gpu, 64, 8 * 8, 40), 1) << "8^2: too little work to split";
+  EXPECT_EQ(ops::chooseReduceParts(gpu, 4096, 1, 768), 1) << "layer-norm-like: enough outputs";
+  DeviceInfo cpu;
+  cpu.type = "cpu";
+  cpu.subgroupSize = 8;
+  EXPECT_EQ(ops::chooseReduceParts(cpu, 32, 512 * 512, 4), 1) << "lavapipe keeps one launch";
 }
 
 INSTANTIATE_TEST_SUITE_P(DTypes, ReduceTest, ::testing::Values(DType::F32, DType::F16),
