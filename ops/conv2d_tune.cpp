@@ -61,6 +61,7 @@ std::optional<ConvTuneEntry> ConvTuner::entryFor(const ConvProblem& prob, const 
   const std::string key = convTuneProblemKey(prob, storage);
   measured = false;
   if (const ConvTuneEntry* e = cache_.find(key)) {
+    measured = tunedHere_.count(key) > 0;  // by this process (an earlier layer of the same shape)
     if (counted_.insert(key).second) ++stats_.fromCache;
     return *e;
   }
@@ -92,6 +93,7 @@ std::optional<ConvTuneEntry> ConvTuner::entryFor(const ConvProblem& prob, const 
   }
   ++stats_.tuned;
   measured = true;
+  tunedHere_.insert(key);
   cache_.put(key, entry);
   cache_.save();
   return entry;

@@ -94,7 +94,8 @@ class ConvTuner {
   std::unique_ptr<ConvCandidateTimer> timer_;
   mutable std::mutex mutex_;
   ConvTuneCache cache_;
-  std::set<std::string> counted_;  // problems counted as tuned or from the cache
+  std::set<std::string> counted_;    // problems counted as tuned, from the cache or failed
+  std::set<std::string> tunedHere_;  // problems measured by this process
   std::map<std::string, ConvChoice> choices_;
   std::vector<std::string> warnings_;
   ConvTuneStats stats_;
