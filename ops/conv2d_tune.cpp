@@ -86,7 +86,7 @@ std::optional<ConvTuneEntry> ConvTuner::entryFor(const ConvProblem& prob, const 
   ConvTuneEntry entry{convTuneFamily(prob.cin, prob.cout, prob.p, storage), {}};
   for (size_t i = 0; i < candidates.size() && i < ms.size(); ++i)
     if (ms[i] && *ms[i] > 0) entry.ms[candidates[i].name()] = *ms[i];
-  if (candidates.size() == 1) entry.ms[candidates[0].name()] = 1.0;  // nothing to choose: no launch needed
+  if (candidates.size() == 1) return std::nullopt;  // nothing to choose between: the rule, no launch, no entry
   if (entry.ms.empty()) {
     ++stats_.failed;
     return std::nullopt;

@@ -1,5 +1,6 @@
 // The autotune's measurement on the device (ops/conv2d_tune.h makeGpuConvTimer).
 #include <algorithm>
+#include <memory>
 
 #include "engine/command_sequence.h"
 #include "engine/error.h"
@@ -45,17 +46,27 @@ class GpuConvTimer final : public ConvCandidateTimer {
       conv2d(ctx_, seq, input, weights, sink, {.scratch = &scratch, .candidate = c, .label = "autotune " + c.name()});
     };
     // Each candidate alone first (its kernels compiled and checked): one that fails drops out, not the problem.
+    // All are recorded before any is ended, so their kernels compile in parallel (recording never waits).
     std::vector<std::optional<double>> result(candidates.size());
+    std::vector<std::unique_ptr<CommandSequence>> probes(candidates.size());
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      try {
+        probes[i] = std::make_unique<CommandSequence>(ctx_);
+        record(*probes[i], candidates[i]);
+      } catch (const Error&) {
+        probes[i].reset();
+      }
+    }
     std::vector<size_t> runnable;
     for (size_t i = 0; i < candidates.size(); ++i) {
       try {
-        CommandSequence probe(ctx_);
-        record(probe, candidates[i]);
-        probe.end();
+        if (!probes[i]) continue;
+        probes[i]->end();
         runnable.push_back(i);
       } catch (const Error&) {
       }
     }
+    probes.clear();
     if (runnable.empty()) return result;
     // Repetitions interleave the candidates, so a clock change mid-run biases none of them.
     CommandSequence seq(ctx_, {.timestamps = true});
