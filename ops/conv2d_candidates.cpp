@@ -162,7 +162,10 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     }
   }
   add(ConvCandidate{ConvAlgo::Winograd, chooseConvTile(prob.tiles(), prob.cout, cc.device, 36), 1});
-  add(ConvCandidate{ConvAlgo::GemmV2, chooseConvTile(prob.m(), prob.cout, cc.device), 1});
+  // GEMM v2 computes fp16 on CUDA cores: wherever tensor-core tiles run, it lost every SD 1.5 row on the H100
+  // (docs/dispatch-conv.md), and it is the slowest candidate to time on the VAE's 512^2 layers.
+  const bool coop = std::any_of(out.begin(), out.end(), [](const ConvCandidate& c) { return c.algo == ConvAlgo::Coop; });
+  if (!coop) add(ConvCandidate{ConvAlgo::GemmV2, chooseConvTile(prob.m(), prob.cout, cc.device), 1});
   bool fast = false;
   for (const ConvCandidate& c : out) fast = fast || c.algo != ConvAlgo::General;
   if (!fast) add(ConvCandidate{ConvAlgo::General});

@@ -31,7 +31,8 @@ std::optional<ConvCandidate> ruleCandidate(const ConvProblem& prob, const ConvCo
 
 // The candidates worth timing for a problem in context `cc` (each passes candidateViolation), the rule's own
 // among them: direct (Cout <= 4), coop 128x128 and 64x64 with split-K 1/2/4/8/16 where splitting is allowed,
-// Winograd and GEMM v2 on the rule's tile, and general only where nothing else runs.
+// Winograd on the rule's tile, GEMM v2 on the rule's tile where no coop tile runs, general only where nothing
+// else runs.
 std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvContext& cc);
 
 }  // namespace sdgen::ops

@@ -24,6 +24,7 @@ TEST_F(ProfileConv, TinyModelReportIsConsistent) {
   st.modelPath = std::string(SDGEN_SOURCE_DIR) + "/tests/data/tiny-sd1";
   st.precision = DType::F32;
   st.width = st.height = 32;  // 16x16 latents: every level of the tiny UNet and VAE is small
+  st.autotune.mode = ops::ConvTuneSettings::Mode::Off;  // the rule's choices (the autotune: the next test)
   ProfileReport r = profileConv(ctx(), st);
   ASSERT_EQ(r.graphs.size(), 2u);
   EXPECT_EQ(r.graphs[0].name, "unet step");
@@ -44,7 +45,7 @@ TEST_F(ProfileConv, TinyModelReportIsConsistent) {
       EXPECT_FALSE(c.weights.empty());
       ASSERT_TRUE(c.algo == "general" || c.algo == "gemm-v2" || c.algo == "winograd") << c.algo;
       EXPECT_FALSE(c.tile.empty());
-      EXPECT_EQ(c.selectedBy, "rule");  // the autotune is off on CPU devices by default
+      EXPECT_EQ(c.selectedBy, "rule");
       EXPECT_EQ(c.candidate, "");
       const size_t expectedKernels = c.algo == "winograd" ? 3 : 1;
       ASSERT_EQ(c.kernels.size(), expectedKernels);

@@ -160,6 +160,7 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
   EXPECT_TRUE(has("coop 64x64 split 16"));
   EXPECT_TRUE(has("winograd 64x64") || has("winograd 64x128") || has("winograd 128x128"));
   EXPECT_FALSE(has("direct"));  // Cout 1280
+  for (const std::string& n : names) EXPECT_NE(n.rfind("gemm-v2", 0), 0u) << "CUDA-core GEMM next to tensor cores";
   EXPECT_LE(list.size(), 10u);
   for (auto& c : list) EXPECT_EQ(ops::candidateViolation(c, p, cc), "") << c.name();
   std::optional<ConvCandidate> rule = ops::ruleCandidate(p, cc);
