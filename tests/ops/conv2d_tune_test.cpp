@@ -172,6 +172,13 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
   for (auto& c : ops::convCandidates(p, noScratch)) EXPECT_EQ(c.splitK, 1) << c.name();
   EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{64, 64, 0, 0}, 4}, p, noScratch).find("scratch"),
             std::string::npos);
+  // The VAE's 512^2 layers: many tiles, no split-K, three candidates.
+  auto w128 = ops::Conv2dWeights::allocate(ctx(), 128, 128, ops::Conv2dParams::square(3), o);
+  ops::ConvProblem vae = p;
+  vae.n = 1, vae.h = vae.ho = vae.w = vae.wo = 512, vae.cin = vae.cout = 128;
+  std::vector<std::string> vaeNames;
+  for (auto& c : ops::convCandidates(vae, {d, w128, true, {}, true})) vaeNames.push_back(c.name());
+  EXPECT_EQ(vaeNames, (std::vector<std::string>{"coop 128x128", "coop 64x64", "winograd 128x128"}));
   // Cout <= 4: direct is a candidate (the rule takes it only for large images).
   auto narrow = ops::Conv2dWeights::allocate(ctx(), 4, 320, ops::Conv2dParams::square(3), o);
   ops::ConvProblem q = p;
