@@ -308,6 +308,16 @@ constexpr Flag kFlags[] = {
          throw UsageError(f + ": expected a file name ending in .png, got " + quoted(v));
        s.options.outputPath = v;
      }},
+    {nullptr, "--no-autotune", false, kGenerate | kProfileConv,
+     [](ParseState& s, const std::string& f, const std::string&) {
+       if (s.options.retune) throw UsageError(f + ": --retune and --no-autotune exclude each other");
+       s.options.noAutotune = true;
+     }},
+    {nullptr, "--retune", false, kGenerate | kProfileConv,
+     [](ParseState& s, const std::string& f, const std::string&) {
+       if (s.options.noAutotune) throw UsageError(f + ": --retune and --no-autotune exclude each other");
+       s.options.retune = true;
+     }},
     {"-v", "--verbose", false, kAnyMode,
      [](ParseState& s, const std::string&, const std::string&) { s.options.verbose = true; }},
     {"-h", "--help", false, kAnyMode,
@@ -524,6 +534,9 @@ std::string usageText() {
   s += "      --batch-count N         images one after another; seeds seed, seed+1, ... (default 1)\n";
   s += "      --precision P           auto, fp32, fp16 (default auto: fp16 on GPUs that support it)\n";
   s += "  -o, --output FILE.png       default sdgen-<seed>.png; with --batch-count > 1: FILE-1.png, FILE-2.png, ...\n";
+  s += "      --no-autotune           convolutions by the fixed rule, no timing (default on GPUs: each conv problem\n";
+  s += "                              timed once, cached in SDGEN_CACHE_DIR/conv-tune-v1.json; docs/dispatch-conv.md)\n";
+  s += "      --retune                time every conv problem again and rewrite its cache entries\n";
   s += "\n";
   s += "other:\n";
   s += "      --device N              Vulkan device N (default: SDGEN_DEVICE, else the best GPU, else lavapipe)\n";

@@ -62,6 +62,10 @@ struct CliOptions {
          karras = false;
   } given;
 
+  // Convolution autotune (generation and --profile-conv; docs/dispatch-conv.md "Autotune"): --no-autotune runs
+  // the rule, --retune measures again and rewrites the cache.
+  bool noAutotune = false, retune = false;
+
   // Shared.
   std::optional<uint32_t> device;
   bool verbose = false;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "app/atomic_file.h"
+#include "app/conv_tune_report.h"
 #include "app/generation_params.h"
 #include "app/generation_plan.h"
 #include "app/image_decode.h"
@@ -25,6 +26,7 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
   load.tokenizerPath = options.tokenizerPath;
   load.loras = options.loras;
   load.loraDir = options.loraDir;
+  load.autotune = autotuneSettings(options);
   for (const lora::LoraSpec& l : options.loras)
     if (std::error_code ec; !std::filesystem::is_regular_file(l.path, ec))
       throw Error("--lora '" + l.path + "': no such file");
@@ -118,6 +120,8 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
     std::fflush(out);
   }
   std::fputs(formatTimingSummary(totals).c_str(), err);
+  printConvTuneWarnings(textToImage.convTuner(), err);
+  if (options.verbose) std::fputs(formatConvTuneSummary(textToImage.convTuner()).c_str(), err);
   if (options.verbose) std::fputs(formatMemoryReport(textToImage.memoryReport()).c_str(), err);
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "app/atomic_file.h"
+#include "app/conv_tune_report.h"
 #include "app/generation_plan.h"
 #include "app/profile_conv_weights.h"
 #include "engine/error.h"
@@ -92,7 +93,8 @@ ops::ConvProblem convProblem(const graph::Graph& g, const graph::GraphNode& node
 }
 
 ProfiledGraph summarize(const std::string& name, const graph::Graph& g, const graph::CompiledGraph& compiled,
-                        const std::vector<RecordedConvWeight>& weights, DType dtype) {
+                        const std::vector<RecordedConvWeight>& weights, DType dtype,
+                        const std::map<std::string, ops::ConvChoice>& choices) {
   ProfiledGraph pg;
   pg.name = name;
   pg.launches = compiled.launches();
@@ -132,6 +134,9 @@ ProfiledGraph summarize(const std::string& name, const graph::Graph& g, const gr
       prob = convProblem(g, node, w);
       conv.layer = node.label;
       conv.problem = prob.str();
+      auto choice = choices.find(node.label);
+      conv.selectedBy = choice == choices.end() ? "rule" : choice->second.source;
+      if (choice != choices.end() && choice->second.source != "rule") conv.candidate = choice->second.candidate;
       conv.weights = w.name;
       conv.directFlops = ops::convDirectFlops(prob);
     }
@@ -184,7 +189,9 @@ ProfileReport profileConv(Context& ctx, const ProfileSettings& st) {
   models::ModelFiles files = models::openModel(st.modelPath);
   report.model = files.name;
   const DType dtype = st.precision;
+  ops::ConvTuner tuner(ctx, st.autotune);  // before params: the weights it packed point to it
   nn::ParameterStore params(ctx, dtype);
+  params.setConvTuner(&tuner);
   RecordingWeightSource unetSource(*files.unetWeights), vaeSource(*files.vaeWeights);
   networks::UNet unet(params, files.unetConfig, unetSource);
   networks::VaeDecoder vae(params, files.vaeConfig, vaeSource);
@@ -232,7 +239,7 @@ ProfileReport profileConv(Context& ctx, const ProfileSettings& st) {
     kvCompiled.run();
     compiled.setUniform(kTimestepSlot, kTimestep);
     runTimed(compiled);
-    ProfiledGraph pg = summarize("unet step", g, compiled, unetSource.convWeights(), dtype);
+    ProfiledGraph pg = summarize("unet step", g, compiled, unetSource.convWeights(), dtype, tuner.choices());
     pg.input = "latents [" + std::to_string(batch) + "," + std::to_string(h) + "," + std::to_string(w) + "," +
                std::to_string(c) + "], text context [" + std::to_string(batch) + "," + std::to_string(seq) + "," +
                std::to_string(ctxDim) + "], timestep " + std::to_string(int(kTimestep));
@@ -248,10 +255,13 @@ ProfileReport profileConv(Context& ctx, const ProfileSettings& st) {
     vae.build(b, external(graph::view(latents, DType::F32, {1, h, w, c})), out);
     graph::CompiledGraph compiled(ctx, g, {{out, graph::view(image, DType::F32, {1, h * scale, w * scale, oc})}}, true);
     runTimed(compiled);
-    ProfiledGraph pg = summarize("vae decode", g, compiled, vaeSource.convWeights(), dtype);
+    ProfiledGraph pg = summarize("vae decode", g, compiled, vaeSource.convWeights(), dtype, tuner.choices());
     pg.input = "latents [1," + std::to_string(h) + "," + std::to_string(w) + "," + std::to_string(c) + "]";
     report.graphs.push_back(std::move(pg));
   }
+  report.autotune = tuner.stats();
+  report.autotuneCache = tuner.cachePath();
+  for (const std::string& w : tuner.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
   return report;
 }
 
@@ -261,13 +271,20 @@ std::string formatProfile(const ProfileReport& r) {
   std::snprintf(buf, sizeof buf, "device: %s\nmodel: %s, %dx%d, %s; GPU time of every command (timestamps)\n",
                 r.device.c_str(), r.model.c_str(), r.width, r.height, dtypeName(r.precision));
   s += buf;
+  if (r.autotune.enabled)
+    std::snprintf(buf, sizeof buf, "conv autotune: %d problems tuned in %.2f s (%llu launches), %d from the cache %s\n",
+                  r.autotune.tuned, r.autotune.seconds, static_cast<unsigned long long>(r.autotune.launches),
+                  r.autotune.fromCache, r.autotuneCache.c_str());
+  else
+    std::snprintf(buf, sizeof buf, "conv autotune: off (every conv by the rule)\n");
+  s += buf;
   for (const auto& g : r.graphs) {
-    std::snprintf(buf, sizeof buf, "\n== %s: %s\n%-34s %-44s %-8s %-12s %9s %8s %8s\n", g.name.c_str(), g.input.c_str(),
-                  "conv layer", "problem", "algo", "tile", "ms", "TFLOP/s", "GB/s");
+    std::snprintf(buf, sizeof buf, "\n== %s: %s\n%-34s %-44s %-8s %-12s %9s %8s %8s %s\n", g.name.c_str(),
+                  g.input.c_str(), "conv layer", "problem", "algo", "tile", "ms", "TFLOP/s", "GB/s", "chosen by");
     s += buf;
     for (const auto& c : g.convs) {
-      std::snprintf(buf, sizeof buf, "%-34s %-44s %-8s %-12s %9.4f %8.3f %8.1f\n", c.layer.c_str(), c.problem.c_str(),
-                    c.algo.c_str(), c.tile.empty() ? "-" : c.tile.c_str(), c.ms, c.tflops, c.gbps);
+      std::snprintf(buf, sizeof buf, "%-34s %-44s %-8s %-12s %9.4f %8.3f %8.1f %s\n", c.layer.c_str(), c.problem.c_str(),
+                    c.algo.c_str(), c.tile.empty() ? "-" : c.tile.c_str(), c.ms, c.tflops, c.gbps, c.selectedBy.c_str());
       s += buf;
       if (c.kernels.size() > 1)
         for (const auto& k : c.kernels) {
@@ -303,7 +320,8 @@ std::string profileJson(const ProfileReport& r) {
         kernels.push_back({{"label", k.label}, {"role", k.role}, {"ms", k.ms}, {"flops", k.flops}, {"bytes", k.bytes}});
       convs.push_back({{"layer", c.layer}, {"problem", c.problem}, {"weights", c.weights}, {"algo", c.algo},
                        {"tile", c.tile}, {"ms", c.ms}, {"direct_flops", c.directFlops}, {"bytes", c.bytes},
-                       {"tflops", c.tflops}, {"gbps", c.gbps}, {"kernels", kernels}});
+                       {"tflops", c.tflops}, {"gbps", c.gbps}, {"kernels", kernels}, {"candidate", c.candidate},
+                       {"selected_by", c.selectedBy}});
     }
     json byType = json::object();
     for (const auto& type : profileOpTypes())
@@ -313,6 +331,10 @@ std::string profileJson(const ProfileReport& r) {
   }
   json root{{"device", r.device}, {"model", r.model},   {"precision", dtypeName(r.precision)},
             {"width", r.width},   {"height", r.height}, {"graphs", graphs}};
+  root["autotune"] = {{"enabled", r.autotune.enabled},   {"problems_tuned", r.autotune.tuned},
+                      {"problems_from_cache", r.autotune.fromCache}, {"problems_failed", r.autotune.failed},
+                      {"launches", r.autotune.launches}, {"seconds", r.autotune.seconds},
+                      {"cache", r.autotuneCache}};
   return root.dump(1) + "\n";
 }
 
@@ -327,6 +349,7 @@ int runProfileConv(const CliOptions& options, std::FILE* out, std::FILE*) {
   co.deviceIndex = options.device;
   Context ctx(co);
   st.precision = resolvePrecision(options.precision, ctx.info());
+  st.autotune = autotuneSettings(options);
   ProfileReport report = profileConv(ctx, st);
   std::fputs(formatProfile(report).c_str(), out);
   if (!options.jsonPath.empty()) {

@@ -11,6 +11,7 @@
 #include "app/cli_options.h"
 #include "engine/context.h"
 #include "engine/dtype.h"
+#include "ops/conv2d_tune.h"
 
 namespace sdgen::app {
 
@@ -25,6 +26,8 @@ struct ProfiledConv {
   std::string problem;  // "[N,H,W,Cin] -> [N,Ho,Wo,Cout] 3x3 s1 p1 d1"
   std::string weights;  // the weight tensor's name
   std::string algo, tile;
+  std::string candidate;   // the autotune's candidate name ("coop 64x64 split 4"); empty when the rule chose
+  std::string selectedBy;  // "tuner" (measured by this run), "cache" (by an earlier run) or "rule"
   std::vector<ProfiledKernel> kernels;
   double ms = 0;           // sum of the kernels
   double directFlops = 0;  // 2*N*Ho*Wo*Cout*Cin*kh*kw: the basis of tflops
@@ -54,6 +57,8 @@ struct ProfileReport {
   DType precision = DType::F32;
   int width = 0, height = 0;
   bool timestamps = true;
+  ops::ConvTuneStats autotune;  // what the convolution autotune did while the graphs were recorded
+  std::string autotuneCache;    // its cache file
   std::vector<ProfiledGraph> graphs;
 };
 
@@ -61,6 +66,7 @@ struct ProfileSettings {
   std::string modelPath;  // resolved
   DType precision = DType::F32;
   int width = 0, height = 0;  // 0: the model's default
+  ops::ConvTuneSettings autotune;
 };
 
 ProfileReport profileConv(Context& ctx, const ProfileSettings& settings);

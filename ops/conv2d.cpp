@@ -1,6 +1,8 @@
 #include "ops/conv2d.h"
 
 #include "engine/error.h"
+#include "ops/conv2d_candidates.h"
+#include "ops/conv2d_tune.h"
 #include "ops/conv2d_kernels.h"
 #include "ops/elementwise.h"
 
@@ -71,12 +73,23 @@ Conv2dInfo conv2d(Context& ctx, CommandSequence& seq, const Expr& input, const C
     }
   }
   ConvContext cc{ctx.info(), weights, options.scratch != nullptr, forced, convInputRawHalf(input)};
-  ConvPlan plan = planConv(options.algo, prob, cc, label);
+  ConvPlan plan;
+  if (options.candidate) {
+    if (options.algo != ConvAlgo::Auto || forced.valid())
+      throw Error(label + ": a forced candidate excludes a forced algorithm or tile");
+    plan = planConvCandidate(*options.candidate, prob, cc, label);
+  } else if (options.algo == ConvAlgo::Auto && !forced.valid() && weights.tuner() && weights.tuner()->enabled()) {
+    plan = weights.tuner()->plan(prob, cc, label);  // measured (or cached) choice; the rule where none runs
+  } else {
+    plan = planConv(options.algo, prob, cc, label);
+  }
 
   Conv2dInfo info;
   info.algo = plan.algo;
   info.skipped = plan.skipped;
   info.tile = plan.tile.str();
+  info.source = plan.source;
+  if (plan.candidate) info.candidate = plan.candidate->name();
   ConvCall call{ctx, seq, prob, input, weights, out, label, info};
   switch (plan.algo) {
     case ConvAlgo::General: recordConvGeneral(call, plan.tile); break;
@@ -86,7 +99,7 @@ Conv2dInfo conv2d(Context& ctx, CommandSequence& seq, const Expr& input, const C
       recordConvWinograd(call, plan.tile, options.scratch->acquire(info.scratchBytes));
       break;
     }
-    case ConvAlgo::Coop: recordConvCoop(call, options.scratch); break;
+    case ConvAlgo::Coop: recordConvCoop(call, options.scratch, plan.candidate ? &*plan.candidate : nullptr); break;
     case ConvAlgo::Direct: recordConvDirect(call); break;
     case ConvAlgo::Auto: throw Error(label + ": internal error: no algorithm planned");
   }

@@ -4,6 +4,7 @@
 // with zero padding outside the image. Three algorithms (docs/kernels-conv.md): a general implicit GEMM
 // (always correct), a vectorized implicit GEMM (Cin, Cout multiples of 4) and Winograd F(4,3) (3x3, stride 1,
 // pad 1, dilation 1). The selection rule is in docs/dispatch-conv.md.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct Conv2dOptions {
   // With tileM x tileN: the CPU lanes kernel's tile (tileM = 8 * rows per lane in 8..64, tileN 32 or 64;
   // subgroup size 8 only) instead of one of convTiles(). Tests and benchmarks.
   bool lanes = false;
+  // Runs exactly this candidate (the autotune's measurements, tests); its contract failing throws.
+  std::optional<ConvCandidate> candidate;
   std::string label = "conv2d";
 };
 
@@ -36,6 +39,8 @@ struct Conv2dInfo {
   std::vector<std::string> skipped;  // with Auto: each better algorithm not taken and the condition that failed
   int nativeVectorNodes = 0, scalarWrappedNodes = 0;  // input/sink access of the vectorized kernels
   uint64_t scratchBytes = 0;
+  std::string candidate;  // ConvCandidate::name() of what ran (coop: with its split-K parts)
+  std::string source;     // ConvPlan::source: "rule", "forced", "tuner" or "cache"
 };
 
 // `input` has shape [N, H, W, Cin] (any expression), `out` has shape [N, Ho, Wo, Cout] (any sink); the sink

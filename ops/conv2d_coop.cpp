@@ -4,6 +4,7 @@
 // scratch by one elementwise launch. Contract: docs/kernels-conv.md; selection: docs/dispatch-conv.md.
 #include "engine/error.h"
 #include "graph/expr_nodes.h"
+#include "ops/conv2d_candidates.h"
 #include "ops/conv2d_kernels.h"
 #include "ops/elementwise.h"
 #include "ops/linear_gemm.h"
@@ -18,7 +19,7 @@ bool convInputRawHalf(const Expr& input) {
   return !t.isInt32 && t.dtype == DType::F16 && t.dense() && t.address % 16 == 0 && t.shape.size() == 4;
 }
 
-void recordConvCoop(const ConvCall& c, Conv2dScratch* scratch) {
+void recordConvCoop(const ConvCall& c, Conv2dScratch* scratch, const ConvCandidate* candidate) {
   const ConvProblem& p = c.prob;
   Expr in = c.input;
   if (!convInputRawHalf(in)) {
@@ -41,8 +42,13 @@ void recordConvCoop(const ConvCall& c, Conv2dScratch* scratch) {
   g.k = p.k();
   g.d1 = p.ho;  // output row g = output pixel (n, oy, ox) of the [N, Ho, Wo, Cout] sink
   g.d2 = p.wo;
-  GemmTile tile = chooseGemmTile(g.m, g.n, g.k, c.ctx.info(), true);
-  if (scratch && g.n % 4 == 0) tile.splitK = chooseSplitK(tile, g.m, g.n, g.k, 1);
+  GemmTile tile;
+  if (candidate) {
+    tile = convCoopGemmTile(*candidate);  // checked by candidateViolation
+  } else {
+    tile = chooseGemmTile(g.m, g.n, g.k, c.ctx.info(), true);
+    if (scratch && g.n % 4 == 0) tile.splitK = chooseSplitK(tile, g.m, g.n, g.k, 1);
+  }
   g.tile = tile;
   g.scratch = scratch;
   const std::string kernel = "coop " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) +

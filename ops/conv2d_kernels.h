@@ -28,7 +28,8 @@ void recordConvGemmV2(const ConvCall& call, const ConvTile& tile);
 // `scratch` holds V at offset 0 and M at prob.winogradMOffset() (prob.winogradScratchBytes() in all).
 void recordConvWinograd(const ConvCall& call, const ConvTile& tile, const Allocation& scratch);
 // ops/conv2d_coop.cpp: tensor cores; an input that is not a dense fp16 NHWC tensor is staged into `scratch`.
-void recordConvCoop(const ConvCall& call, Conv2dScratch* scratch);
+// `candidate`: its tile and split-K; null: the GEMM's tile and split-K rule.
+void recordConvCoop(const ConvCall& call, Conv2dScratch* scratch, const ConvCandidate* candidate);
 // shaders/conv/conv_direct.slang: Cout <= 4, kernels up to 3x3, stride 1, dilation 1, Cin % 4 == 0.
 void recordConvDirect(const ConvCall& call);
 bool convInputRawHalf(const graph::Expr& input);

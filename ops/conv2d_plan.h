@@ -67,10 +67,28 @@ constexpr uint32_t kGeneralConvSharedBytes = 16 * (256 + 64) * 4 + 256 * 16;  //
 // Empty when `algo` can run the problem; otherwise the first failing condition, as a sentence for errors.
 std::string contractViolation(ConvAlgo algo, const ConvProblem& prob, const ConvContext& cc);
 
+// One way to run a problem: an algorithm with its GEMM tile and, on tensor cores, the split-K parts. The
+// autotune (ops/conv2d_tune.h) times a problem's candidates (ops/conv2d_candidates.h); Conv2dOptions::candidate
+// forces one.
+struct ConvCandidate {
+  ConvAlgo algo = ConvAlgo::General;
+  ConvTile tile;   // GemmV2, Winograd: the GEMM tile; Coop: BM x BN of the tensor-core tile; else unused
+  int splitK = 1;  // Coop: K split over this many workgroups per tile
+  // "coop 64x64 split 4", "coop 128x128", "winograd 64x64", "gemm-v2 32x32 lanes", "general", "direct".
+  std::string name() const;
+  bool operator==(const ConvCandidate& o) const {
+    return algo == o.algo && splitK == o.splitK && tile.bm == o.tile.bm && tile.bn == o.tile.bn &&
+           tile.tm == o.tile.tm && tile.tn == o.tile.tn && tile.lanes == o.tile.lanes;
+  }
+};
+
 struct ConvPlan {
   ConvAlgo algo = ConvAlgo::General;
   ConvTile tile;                     // GemmV2 and Winograd
   std::vector<std::string> skipped;  // Auto: "winograd: <condition>" for each better algorithm not taken
+  // Set when a candidate was forced or picked by the autotune: its tile (and coop's split-K) replace the rule's.
+  std::optional<ConvCandidate> candidate;
+  std::string source = "rule";  // "rule", "forced", "tuner" (measured now), "cache" (measured by an earlier run)
 };
 // Whether Auto runs a convolution with weights in `storage` and these channels on the tensor cores (coop) on
 // `device`, whatever the input: then the Winograd filters would never be read and need not be packed.

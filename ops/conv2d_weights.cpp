@@ -34,7 +34,7 @@ std::vector<float> packGemmLayout(std::span<const float> w, int cout, int cin, i
 
 Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams& p,
                              const Conv2dWeightsOptions& options)
-    : cout_(cout), cin_(cin), params_(p), storage_(options.storage), name_(options.name) {
+    : cout_(cout), cin_(cin), params_(p), storage_(options.storage), name_(options.name), tuner_(options.tuner) {
   const std::string who = name_ + " (" + p.str() + ")";
   if (cout <= 0 || cin <= 0)
     throw Error(who + ": channel counts must be positive, got Cout " + std::to_string(cout) + ", Cin " +

@@ -19,6 +19,8 @@
 
 namespace sdgen::ops {
 
+class ConvTuner;
+
 struct Conv2dParams {
   int kh = 3, kw = 3;
   int strideH = 1, strideW = 1;
@@ -40,6 +42,9 @@ struct Conv2dWeightsOptions {
   bool packGemm = true;      // General and GemmV2 need it; drop it only when Winograd always runs
   bool packWinograd = true;  // packed only when the geometry is Winograd's (4x the memory of the gemm layout)
   std::string name = "conv2d weights";  // names the allocations and appears in errors
+  // The autotune that decided these layouts at load (ops/conv2d_tune.h): ConvAlgo::Auto convolutions with
+  // these weights take its measured choice. Null: the rule (docs/dispatch-conv.md).
+  ConvTuner* tuner = nullptr;
 };
 
 class Conv2dWeights {
@@ -64,6 +69,7 @@ class Conv2dWeights {
   const Allocation& gemm() const;      // throws sdgen::Error when not packed
   const Allocation& winograd() const;  // throws sdgen::Error when not packed; always fp32
   const Allocation& bias() const { return bias_; }
+  ConvTuner* tuner() const { return tuner_; }
 
  private:
   Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams& params, const Conv2dWeightsOptions& options);
@@ -71,6 +77,7 @@ class Conv2dWeights {
   Conv2dParams params_;
   DType storage_;
   std::string name_;
+  ConvTuner* tuner_ = nullptr;
   Allocation gemm_, winograd_, bias_;
 };
 

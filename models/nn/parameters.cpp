@@ -2,6 +2,7 @@
 
 #include "engine/error.h"
 #include "ops/conv2d_plan.h"
+#include "ops/conv2d_tune.h"
 #include "ops/conv2d_winograd_math.h"
 #include "ops/linear_geglu.h"
 
@@ -86,7 +87,10 @@ const ops::Conv2dWeights& ParameterStore::conv(const models::ScopedWeights& w, i
   o.name = w.name("weight");
   // On tensor cores in fp16 the coop algorithm runs these convs (docs/dispatch-conv.md): Winograd's fp32
   // filters, 8x the fp16 checkpoint's bytes for a 3x3 conv, would never be read.
-  o.packWinograd = !ops::coopConvChosen(ctx_.info(), storage_, cin, cout);
+  // With the autotune, its measurements decide (Winograd packed where it won, docs/dispatch-conv.md).
+  const bool ruleWantsWinograd = !ops::coopConvChosen(ctx_.info(), storage_, cin, cout);
+  o.packWinograd = tuner_ ? tuner_->packWinogradFilters(cin, cout, p, storage_, ruleWantsWinograd) : ruleWantsWinograd;
+  o.tuner = tuner_;
   auto& c = *convs_.emplace_back(
       std::make_unique<ops::Conv2dWeights>(ops::Conv2dWeights::allocate(ctx_, cout, cin, p, o)));
   const ops::PackLayout gemm = ops::PackLayout::convGemm(cout, cin, p.kh, p.kw);

@@ -36,6 +36,9 @@ class ParameterStore {
 
   Context& context() const { return ctx_; }
   DType storage() const { return storage_; }
+  // The convolution autotune of this model (ops/conv2d_tune.h), set before the networks load: it decides
+  // whether each conv's Winograd filters are packed and plans its Auto convolutions. Null: the rule.
+  void setConvTuner(ops::ConvTuner* tuner) { tuner_ = tuner; }
 
   // "name.weight" [cout, cin, kh, kw] and "name.bias" [cout] (optional when !bias).
   const ops::Conv2dWeights& conv(const models::ScopedWeights& w, int cin, int cout, const ops::Conv2dParams& p,
@@ -105,6 +108,7 @@ class ParameterStore {
   void count(const Allocation& a) { bytes_ += a ? a.size() : 0; }
   Context& ctx_;
   DType storage_;
+  ops::ConvTuner* tuner_ = nullptr;
   WeightStream stream_{ctx_};
   LoraMerging lora_;
   uint64_t bytes_ = 0;

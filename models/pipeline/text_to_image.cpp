@@ -26,6 +26,7 @@
 #include "models/sampling/step_recorder.h"
 #include "models/sampling/torch_generator.h"
 #include "ops/conv2d_scratch.h"
+#include "ops/conv2d_tune.h"
 #include "ops/guidance.h"
 
 namespace sdgen::pipeline {
@@ -59,6 +60,7 @@ struct TextToImage::Impl {
   Context& ctx;
   models::ModelFiles files;
   DType dtype;
+  ops::ConvTuner tuner;  // before params: the weights it packed point to it
   nn::ParameterStore params;
   std::unique_ptr<networks::ClipTextEncoder> text;
   std::unique_ptr<networks::UNet> unet;
@@ -110,9 +112,11 @@ struct TextToImage::Impl {
                                                .imageSize = o.imageSize,
                                                .configPath = o.configPath})),
         dtype(o.precision),
+        tuner(c, o.autotune),
         params(c, o.precision),
         scratch(c, "pipeline conv scratch"),
         loraLibrary(o.loraDir) {
+    params.setConvTuner(&tuner);
     params.setLoraComponent(*files.unetWeights, lora::Component::Unet);
     params.setLoraComponent(*files.textEncoderWeights, lora::Component::TextEncoder);
     lora::LoraTargets targets = resolveLoras(o.loras, false);
@@ -651,6 +655,8 @@ TextToImage::TextToImage(Context& ctx, const LoadOptions& options) {
 TextToImage::~TextToImage() = default;
 
 MemoryReport TextToImage::memoryReport() const { return impl_->memoryReport(); }
+
+const ops::ConvTuner& TextToImage::convTuner() const { return impl_->tuner; }
 
 Image TextToImage::generate(const GenerationRequest& request, const ProgressCallback& progress) {
   GenerationHooks hooks;

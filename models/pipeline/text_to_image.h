@@ -23,6 +23,11 @@
 #include "models/pipeline/vae_tile_plan.h"
 #include "models/prompt/prompt_syntax.h"
 #include "models/sampling/sampler_kind.h"
+#include "ops/conv2d_tune_settings.h"
+
+namespace sdgen::ops {
+class ConvTuner;
+}
 
 namespace sdgen::pipeline {
 
@@ -40,6 +45,8 @@ struct LoadOptions {
   // tags <lora:NAME:SCALE> are looked up in.
   std::vector<lora::LoraSpec> loras;
   std::string loraDir;
+  // The convolution autotune (docs/dispatch-conv.md "Autotune"; --no-autotune, --retune).
+  ops::ConvTuneSettings autotune;
 };
 
 struct GenerationRequest {
@@ -134,6 +141,8 @@ class TextToImage {
 
   const StageTimings& timings() const;
   MemoryReport memoryReport() const;
+  // The model's convolution autotune: what it tuned, took from its cache and chose per layer (sdgen -v).
+  const ops::ConvTuner& convTuner() const;
   std::string modelName() const;   // the folder or file name, for metadata
   int defaultWidth() const;
   int defaultHeight() const;

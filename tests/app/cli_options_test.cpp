@@ -169,7 +169,7 @@ TEST(CliOptions, UsageTextListsEveryFlag) {
                            "--verbose", "-v,", "--help", "--version", "--list-devices", "--demo", "--show-params",
                            "ddim, euler, euler_a, dpmpp_2m", "auto, fp32, fp16", "--profile-conv", "--bench-conv2d",
                            "--algo", "--shape", "--quick", "--reps", "--warmup", "--reference cudnn", "--json",
-                           "--prompt-syntax", "--lora FILE[:SCALE]", "--lora-dir"})
+                           "--prompt-syntax", "--lora FILE[:SCALE]", "--lora-dir", "--no-autotune", "--retune"})
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
 }
 
@@ -387,6 +387,18 @@ TEST(CliOptions, ArgvOverload) {
 
 namespace sdgen::app {
 namespace {
+
+TEST(CliOptions, AutotuneFlags) {
+  EXPECT_FALSE(parseCommandLine({"-p", "x"}).noAutotune);
+  EXPECT_FALSE(parseCommandLine({"-p", "x"}).retune);
+  EXPECT_TRUE(parseCommandLine({"-p", "x", "--no-autotune"}).noAutotune);
+  EXPECT_TRUE(parseCommandLine({"-p", "x", "--retune"}).retune);
+  EXPECT_TRUE(parseCommandLine({"--profile-conv", "--retune"}).retune);
+  EXPECT_TRUE(parseCommandLine({"--profile-conv", "--no-autotune"}).noAutotune);
+  expectUsageError({"-p", "x", "--retune", "--no-autotune"}, {"--retune and --no-autotune exclude each other"});
+  expectUsageError({"-p", "x", "--no-autotune", "--retune"}, {"--retune and --no-autotune exclude each other"});
+  expectUsageError({"--demo", "--retune"}, {"--retune does not apply to --demo"});
+}
 
 TEST(CliOptions, VaeTilingFlags) {
   EXPECT_EQ(parseCommandLine({"-p", "x"}).vaeTiling, pipeline::VaeTilingMode::Auto);

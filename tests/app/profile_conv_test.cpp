@@ -1,7 +1,10 @@
 // --profile-conv on the tiny SD1 test model (lavapipe): the report's structure and its consistency with the
 // recorded graphs. Timings are only required to be positive, never compared with anything.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -21,6 +24,7 @@ TEST_F(ProfileConv, TinyModelReportIsConsistent) {
   st.modelPath = std::string(SDGEN_SOURCE_DIR) + "/tests/data/tiny-sd1";
   st.precision = DType::F32;
   st.width = st.height = 32;  // 16x16 latents: every level of the tiny UNet and VAE is small
+  st.autotune.mode = ops::ConvTuneSettings::Mode::Off;  // the rule's choices (the autotune: the next test)
   ProfileReport r = profileConv(ctx(), st);
   ASSERT_EQ(r.graphs.size(), 2u);
   EXPECT_EQ(r.graphs[0].name, "unet step");
@@ -41,6 +45,8 @@ TEST_F(ProfileConv, TinyModelReportIsConsistent) {
       EXPECT_FALSE(c.weights.empty());
       ASSERT_TRUE(c.algo == "general" || c.algo == "gemm-v2" || c.algo == "winograd") << c.algo;
       EXPECT_FALSE(c.tile.empty());
+      EXPECT_EQ(c.selectedBy, "rule");
+      EXPECT_EQ(c.candidate, "");
       const size_t expectedKernels = c.algo == "winograd" ? 3 : 1;
       ASSERT_EQ(c.kernels.size(), expectedKernels);
       if (c.algo == "winograd") {
@@ -97,10 +103,61 @@ TEST_F(ProfileConv, TinyModelReportIsConsistent) {
     for (const auto& type : profileOpTypes()) launches += g["by_type"][type]["launches"].get<size_t>();
     EXPECT_EQ(launches, r.graphs[i].commands);
     EXPECT_EQ(g["convs"][0]["kernels"][0]["ms"].get<double>(), r.graphs[i].convs[0].kernels[0].ms);
+    EXPECT_EQ(g["convs"][0]["selected_by"], "rule");
   }
+  EXPECT_EQ(j["autotune"]["enabled"], false);
+  EXPECT_EQ(j["autotune"]["problems_tuned"], 0);
   // The text report names every conv layer.
   const std::string text = formatProfile(r);
   for (const auto& c : r.graphs[1].convs) EXPECT_NE(text.find(c.layer), std::string::npos);
+}
+
+// With the autotune on (as on GPUs; reps 1 to stay quick): the first profile times the problems and names the
+// tuner's choice per layer, the second takes every choice from the cache and launches nothing for tuning.
+TEST_F(ProfileConv, AutotuneChoicesComeFromTheTunerThenTheCache) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("sdgen-profile-tune-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ProfileSettings st;
+  st.modelPath = std::string(SDGEN_SOURCE_DIR) + "/tests/data/tiny-sd1";
+  st.precision = DType::F32;
+  st.width = st.height = 32;
+  st.autotune.mode = ops::ConvTuneSettings::Mode::On;
+  st.autotune.cacheDir = dir.string();
+  st.autotune.reps = 1;
+  ProfileReport first = profileConv(ctx(), st);
+  EXPECT_TRUE(first.autotune.enabled);
+  EXPECT_GT(first.autotune.tuned, 0);
+  EXPECT_GT(first.autotune.launches, 0u);
+  std::map<std::string, std::string> chosen;  // "graph / layer" -> candidate
+  for (const auto& g : first.graphs)
+    for (const auto& c : g.convs) {
+      ASSERT_TRUE(c.selectedBy == "tuner" || c.selectedBy == "rule") << c.layer << ": " << c.selectedBy;
+      EXPECT_EQ(c.candidate.empty(), c.selectedBy == "rule") << c.layer;
+      if (c.selectedBy == "tuner") chosen[g.name + " / " + c.layer] = c.candidate;
+    }
+  EXPECT_FALSE(chosen.empty());
+  ProfileReport second = profileConv(ctx(), st);
+  EXPECT_EQ(second.autotune.tuned, 0);
+  EXPECT_EQ(second.autotune.launches, 0u);
+  EXPECT_EQ(second.autotune.fromCache, first.autotune.tuned);
+  size_t fromCache = 0;
+  for (const auto& g : second.graphs)
+    for (const auto& c : g.convs) {
+      auto it = chosen.find(g.name + " / " + c.layer);
+      if (it == chosen.end()) continue;
+      ++fromCache;
+      EXPECT_EQ(c.selectedBy, "cache") << c.layer;
+      EXPECT_EQ(c.candidate, it->second) << c.layer;
+    }
+  EXPECT_EQ(fromCache, chosen.size());
+  nlohmann::json j = nlohmann::json::parse(profileJson(second));
+  EXPECT_EQ(j["autotune"]["problems_from_cache"], first.autotune.tuned);
+  bool cacheField = false;
+  for (const auto& g : j["graphs"])
+    for (const auto& c : g["convs"]) cacheField = cacheField || c["selected_by"] == "cache";
+  EXPECT_TRUE(cacheField);
+  std::filesystem::remove_all(dir);
 }
 
 // The labels ops::conv2d gives its dispatches are the ones the profile parses (ops/conv2d_kernels.cpp names them,

@@ -1,0 +1,17 @@
+#pragma once
+// The convolution autotune as the CLI drives and reports it (--no-autotune, --retune, -v, --profile-conv).
+#include <cstdio>
+#include <string>
+
+#include "app/cli_options.h"
+#include "ops/conv2d_tune.h"
+
+namespace sdgen::app {
+
+ops::ConvTuneSettings autotuneSettings(const CliOptions& options);
+// "conv autotune: 23 problems tuned in 2.41 s (1840 launches), 0 from the cache FILE" (-v), or why it is off.
+std::string formatConvTuneSummary(const ops::ConvTuner& tuner);
+// The tuner's warnings (unreadable or corrupt cache file, unwritable cache directory), one "warning:" line each.
+void printConvTuneWarnings(const ops::ConvTuner& tuner, std::FILE* err);
+
+}  // namespace sdgen::app

@@ -1,0 +1,175 @@
+#include "ops/conv2d_candidates.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "engine/error.h"
+#include "ops/linear_gemm.h"
+
+namespace sdgen::ops {
+
+static constexpr int64_t kInt32Limit = int64_t(1) << 31;
+static constexpr int kCoopBk = 32;  // the coop tiles' K slice (ops/linear_gemm.cpp chooseCoopTile)
+
+std::string ConvCandidate::name() const {
+  std::string s = convAlgoName(algo);
+  if (algo == ConvAlgo::General || algo == ConvAlgo::Direct) return s;
+  s += " " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn);
+  if (tile.lanes) s += " lanes";
+  if (algo == ConvAlgo::Coop && splitK > 1) s += " split " + std::to_string(splitK);
+  return s;
+}
+
+std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
+  if (name.size() > 64) return std::nullopt;
+  std::istringstream in(name);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  if (words.empty()) return std::nullopt;
+  ConvCandidate c;
+  try {
+    c.algo = parseConvAlgo(words[0]);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (c.algo == ConvAlgo::Auto) return std::nullopt;
+  if (c.algo == ConvAlgo::General || c.algo == ConvAlgo::Direct)
+    return words.size() == 1 ? std::optional<ConvCandidate>(c) : std::nullopt;
+  if (words.size() < 2) return std::nullopt;
+  int bm = 0, bn = 0;
+  char x = 0, rest = 0;
+  std::istringstream tile(words[1]);
+  if (!(tile >> bm >> x >> bn) || x != 'x' || (tile >> rest) || bm <= 0 || bn <= 0 || bm > 4096 || bn > 4096)
+    return std::nullopt;
+  size_t next = 2;
+  if (c.algo == ConvAlgo::Coop) {
+    c.tile = ConvTile{bm, bn, 0, 0};
+    if (!convCoopGemmTile(c).bm) return std::nullopt;
+    if (words.size() == 4 && words[2] == "split") {
+      try {
+        size_t used = 0;
+        c.splitK = std::stoi(words[3], &used);
+        if (used != words[3].size() || c.splitK < 2 || c.splitK > 64) return std::nullopt;
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+      next = 4;
+    }
+  } else if (words.size() > 2 && words[2] == "lanes") {
+    const int tm = bm / 8, cb = bn / 32;
+    if (bm != 8 * tm || bn != 32 * cb || (tm != 1 && tm != 2 && tm != 4 && tm != 8) || (cb != 1 && cb != 2))
+      return std::nullopt;
+    c.tile = ConvTile::lanesTile(tm, cb);
+    next = 3;
+  } else {
+    c.tile = findConvTile(bm, bn);
+    if (!c.tile.valid()) return std::nullopt;
+  }
+  if (words.size() != next) return std::nullopt;
+  return c;
+}
+
+GemmTile convCoopGemmTile(const ConvCandidate& c) {
+  GemmTile t;
+  if (c.tile.bm == 128 && c.tile.bn == 128) t = GemmTile::coopTile(128, 128, kCoopBk, 4, 2);
+  else if (c.tile.bm == 64 && c.tile.bn == 64) t = GemmTile::coopTile(64, 64, kCoopBk, 2, 2);
+  else return GemmTile{0, 0, 0};
+  t.splitK = c.splitK;
+  return t;
+}
+
+std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, const ConvContext& cc) {
+  const DeviceInfo& d = cc.device;
+  if (c.algo == ConvAlgo::Auto) return "auto is no candidate";
+  if (c.algo != ConvAlgo::Coop && c.splitK != 1) return "split-K is only for the coop algorithm";
+  ConvContext forced = cc;
+  if (c.algo == ConvAlgo::GemmV2 || c.algo == ConvAlgo::Winograd) {
+    if (!c.tile.valid()) return "no GEMM tile given";
+    if (c.tile.lanes && d.subgroupSize != 8) return "lanes tiles need 8-wide subgroups";
+    forced.forcedTile = c.tile;
+  }
+  std::string why = contractViolation(c.algo, prob, forced);
+  if (!why.empty() || c.algo != ConvAlgo::Coop) return why;
+  const GemmTile t = convCoopGemmTile(c);
+  if (!t.bm) return "no coop tile " + c.tile.str() + " (128x128 or 64x64)";
+  if (std::string p = coopTileProblem(t, d); !p.empty()) return "coop tile " + t.describe() + ": " + p;
+  const int64_t gx = (prob.cout + t.bn - 1) / t.bn, gy = (prob.m() + t.bm - 1) / t.bm;
+  if (gx > d.maxWorkgroupCount[0] || gy > d.maxWorkgroupCount[1] || c.splitK > int64_t(d.maxWorkgroupCount[2]))
+    return "the grid of tile " + t.describe() + " exceeds the device's workgroup count limits";
+  if (c.splitK > 1) {
+    if (!cc.haveScratch) return "split-K needs scratch memory for its partials";
+    if (prob.cout % 4) return "split-K needs Cout % 4 == 0";
+    if (c.splitK * prob.m() * prob.cout >= kInt32Limit) return "split-K partials have 2^31 elements or more";
+    if (c.splitK > (prob.k() + kCoopBk - 1) / kCoopBk) return "more split-K parts than K slices";
+  }
+  return {};
+}
+
+ConvPlan planConvCandidate(const ConvCandidate& c, const ConvProblem& prob, const ConvContext& cc,
+                           const std::string& label) {
+  std::string why = candidateViolation(c, prob, cc);
+  if (!why.empty())
+    throw Error(label + ": candidate '" + c.name() + "' cannot run " + prob.str() + ": " + why);
+  ConvPlan plan;
+  plan.algo = c.algo;
+  if (c.algo == ConvAlgo::General) plan.tile = generalConvTile(prob.cout);
+  else if (c.algo == ConvAlgo::Direct) plan.tile = ConvTile{16, 16, 1, 4};  // conv2d_plan.cpp kDirectConvTile
+  else plan.tile = c.tile;
+  plan.candidate = c;
+  plan.source = "forced";
+  return plan;
+}
+
+std::optional<ConvCandidate> ruleCandidate(const ConvProblem& prob, const ConvContext& cc) {
+  ConvPlan plan = planConv(ConvAlgo::Auto, prob, cc, "rule");
+  ConvCandidate c{plan.algo, plan.tile, 1};
+  if (plan.algo == ConvAlgo::Coop) {  // as recordConvCoop chooses without a candidate
+    GemmTile t = chooseGemmTile(prob.m(), prob.cout, prob.k(), cc.device, true);
+    c.tile = ConvTile{t.bm, t.bn, 0, 0};
+    if (cc.haveScratch && prob.cout % 4 == 0) c.splitK = chooseSplitK(t, prob.m(), prob.cout, prob.k(), 1);
+    GemmTile mine = convCoopGemmTile(c);
+    if (!mine.bm || mine.bk != t.bk || mine.warpRows != t.warpRows || mine.warpCols != t.warpCols ||
+        t.halfAccumulate || t.f16Accumulators || t.doubleBuffer)
+      return std::nullopt;
+  }
+  if (plan.algo == ConvAlgo::General || plan.algo == ConvAlgo::Direct) c.tile = ConvTile{};
+  return c;
+}
+
+// Split-K parts as chooseSplitK normalizes them: whole K slices per part, no empty part.
+static int normalizedParts(int parts, int64_t slices) {
+  const int64_t chunk = (slices + parts - 1) / parts;
+  return int((slices + chunk - 1) / chunk);
+}
+
+std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvContext& cc) {
+  std::vector<ConvCandidate> out;
+  auto add = [&](const ConvCandidate& c) {
+    if (std::find(out.begin(), out.end(), c) == out.end() && candidateViolation(c, prob, cc).empty())
+      out.push_back(c);
+  };
+  if (std::optional<ConvCandidate> rule = ruleCandidate(prob, cc)) add(*rule);
+  add(ConvCandidate{ConvAlgo::Direct});
+  if (gemmCoopSupported(cc.device) && cc.weights.storage() == DType::F16) {
+    add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1});
+    // 64x64 tiles split K where few tiles walk a deep K (docs/dispatch.md "Split-K"): at most 16 parts, each
+    // part at least 4 slices of K, and no more than about 2,000 64x64 workgroups in all.
+    const int64_t tiles = ((prob.m() + 63) / 64) * ((prob.cout + 63) / 64);
+    const int64_t slices = (prob.k() + kCoopBk - 1) / kCoopBk;
+    for (int parts : {1, 2, 4, 8, 16}) {
+      if (parts > 1 && (slices / parts < 4 || tiles * parts > 2048)) continue;
+      add(ConvCandidate{ConvAlgo::Coop, ConvTile{64, 64, 0, 0}, normalizedParts(parts, slices)});
+    }
+  }
+  add(ConvCandidate{ConvAlgo::Winograd, chooseConvTile(prob.tiles(), prob.cout, cc.device, 36), 1});
+  // GEMM v2 computes fp16 on CUDA cores: wherever tensor-core tiles run, it lost every SD 1.5 row on the H100
+  // (docs/dispatch-conv.md), and it is the slowest candidate to time on the VAE's 512^2 layers.
+  const bool coop = std::any_of(out.begin(), out.end(), [](const ConvCandidate& c) { return c.algo == ConvAlgo::Coop; });
+  if (!coop) add(ConvCandidate{ConvAlgo::GemmV2, chooseConvTile(prob.m(), prob.cout, cc.device), 1});
+  bool fast = false;
+  for (const ConvCandidate& c : out) fast = fast || c.algo != ConvAlgo::General;
+  if (!fast) add(ConvCandidate{ConvAlgo::General});
+  return out;
+}
+
+}  // namespace sdgen::ops

@@ -1,0 +1,38 @@
+#pragma once
+// The candidates of a convolution problem for the autotune (ops/conv2d_tune.h): algorithm x GEMM tile x split-K
+// parts among those whose contract holds, a handful per problem (docs/dispatch-conv.md "Autotune"), their
+// names as stored in the tuning cache, and the plan that runs one.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ops/conv2d_plan.h"
+#include "ops/linear.h"
+
+namespace sdgen::ops {
+
+// Parses ConvCandidate::name(); nullopt for anything else (a cache entry written by another version).
+std::optional<ConvCandidate> parseConvCandidate(const std::string& name);
+
+// The tensor-core GEMM tile of a coop candidate: 128x128 (8 subgroups of 64x32) or 64x64 (4 of 32x32), BK 32,
+// with its split-K parts. Invalid (bm 0) for any other BM x BN.
+GemmTile convCoopGemmTile(const ConvCandidate& candidate);
+
+// Empty when `candidate` can run the problem in context `cc`; otherwise the first failing condition.
+std::string candidateViolation(const ConvCandidate& candidate, const ConvProblem& prob, const ConvContext& cc);
+
+// The plan that runs `candidate` (source "forced"); throws sdgen::Error when its contract does not hold.
+ConvPlan planConvCandidate(const ConvCandidate& candidate, const ConvProblem& prob, const ConvContext& cc,
+                           const std::string& label);
+
+// What planConv(Auto) runs, as a candidate (coop: the tile and split-K rule of ops/linear_gemm.cpp). nullopt
+// where the rule's coop tile is none of the candidates' (SDGEN_COOP_BIG_TILE / SMALL_TILE set).
+std::optional<ConvCandidate> ruleCandidate(const ConvProblem& prob, const ConvContext& cc);
+
+// The candidates worth timing for a problem in context `cc` (each passes candidateViolation), the rule's own
+// among them: direct (Cout <= 4), coop 128x128 and 64x64 with split-K 1/2/4/8/16 where splitting is allowed,
+// Winograd on the rule's tile, GEMM v2 on the rule's tile where no coop tile runs, general only where nothing
+// else runs.
+std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvContext& cc);
+
+}  // namespace sdgen::ops

@@ -1,0 +1,160 @@
+#include "ops/conv2d_tune.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "engine/error.h"
+#include "ops/conv2d_candidates.h"
+
+namespace sdgen::ops {
+
+std::string convTuneDeviceKey(const DeviceInfo& d) {
+  char ids[32];
+  std::snprintf(ids, sizeof ids, "%04x:%04x", d.vendorId, d.deviceId);
+  std::string uuid;
+  for (uint8_t b : d.pipelineCacheUUID) {
+    char hex[3];
+    std::snprintf(hex, sizeof hex, "%02x", b);
+    uuid += hex;
+  }
+  return d.name + " | " + d.driverName + " " + d.driverInfo + " | " + ids + " | " + uuid;
+}
+
+std::string convTuneProblemKey(const ConvProblem& prob, DType storage) {
+  return prob.str() + " | " + dtypeName(storage) + " | nhwc";
+}
+
+std::string convTuneFamily(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage) {
+  return "Cin " + std::to_string(cin) + " Cout " + std::to_string(cout) + " " + p.str() + " " + dtypeName(storage);
+}
+
+bool convTuneEnabled(const ConvTuneSettings& s, const DeviceInfo& device) {
+  if (!device.timestampsSupported) return false;  // nothing to measure with
+  if (s.mode != ConvTuneSettings::Mode::Auto) return s.mode == ConvTuneSettings::Mode::On;
+  if (const char* v = std::getenv("SDGEN_AUTOTUNE"); v && *v) {
+    if (!std::strcmp(v, "1") || !std::strcmp(v, "on")) return true;
+    if (!std::strcmp(v, "0") || !std::strcmp(v, "off")) return false;
+  }
+  return device.type != "cpu";
+}
+
+static std::string cacheFile(Context& ctx, const ConvTuneSettings& s) {
+  return (s.cacheDir.empty() ? ctx.compiler().cacheDir() : s.cacheDir) + "/conv-tune-v" +
+         std::to_string(ConvTuneCache::kVersion) + ".json";
+}
+
+ConvTuner::ConvTuner(Context& ctx, ConvTuneSettings settings, std::unique_ptr<ConvCandidateTimer> timer)
+    : ctx_(ctx),
+      settings_(std::move(settings)),
+      enabled_(convTuneEnabled(settings_, ctx.info())),
+      timer_(timer ? std::move(timer) : makeGpuConvTimer(ctx, settings_.reps)),
+      cache_(cacheFile(ctx, settings_), convTuneDeviceKey(ctx.info())) {
+  stats_.enabled = enabled_;
+  if (enabled_ && !settings_.retune) cache_.load();
+}
+
+std::optional<ConvTuneEntry> ConvTuner::entryFor(const ConvProblem& prob, const ConvContext& cc, bool& measured) {
+  const DType storage = cc.weights.storage();
+  const std::string key = convTuneProblemKey(prob, storage);
+  measured = false;
+  if (const ConvTuneEntry* e = cache_.find(key)) {
+    measured = tunedHere_.count(key) > 0;  // by this process (an earlier layer of the same shape)
+    if (counted_.insert(key).second) ++stats_.fromCache;
+    return *e;
+  }
+  if (!counted_.insert(key).second) return std::nullopt;  // tried before: nothing could be timed
+  // Candidates as they run on scratch memory: every weight layout, a raw fp16 input, scratch for split-K and
+  // Winograd. The call's own contract is checked when choosing (its weights may lack the Winograd layout).
+  Conv2dWeightsOptions all;
+  all.storage = storage;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<ConvCandidate> candidates;
+  std::vector<std::optional<double>> ms;
+  try {
+    Conv2dWeights layouts = Conv2dWeights::allocate(ctx_, int(prob.cout), int(prob.cin), prob.p, all);
+    const ConvContext tuning{cc.device, layouts, true, ConvTile{}, storage == DType::F16};
+    candidates = convCandidates(prob, tuning);
+    if (candidates.size() > 1) ms = timer_->time(prob, layouts, candidates, stats_.launches);
+  } catch (const Error& e) {  // out of device memory for the scratch tensors, a broken candidate list
+    warnings_.push_back("autotune of " + key + " failed: " + e.what() + " (the rule runs it)");
+    ms.clear();
+  }
+  stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ConvTuneEntry entry{convTuneFamily(prob.cin, prob.cout, prob.p, storage), {}};
+  for (size_t i = 0; i < candidates.size() && i < ms.size(); ++i)
+    if (ms[i] && *ms[i] > 0) entry.ms[candidates[i].name()] = *ms[i];
+  if (candidates.size() == 1) return std::nullopt;  // nothing to choose between: the rule, no launch, no entry
+  if (entry.ms.empty()) {
+    ++stats_.failed;
+    return std::nullopt;
+  }
+  ++stats_.tuned;
+  measured = true;
+  tunedHere_.insert(key);
+  cache_.put(key, entry);
+  cache_.save();
+  return entry;
+}
+
+ConvPlan ConvTuner::plan(const ConvProblem& prob, const ConvContext& cc, const std::string& label) {
+  std::lock_guard lock(mutex_);
+  bool measured = false;
+  std::optional<ConvTuneEntry> entry = entryFor(prob, cc, measured);
+  const std::string key = convTuneProblemKey(prob, cc.weights.storage());
+  if (entry) {
+    std::vector<std::pair<double, std::string>> ranked;
+    for (const auto& [name, ms] : entry->ms) ranked.push_back({ms, name});
+    std::sort(ranked.begin(), ranked.end());
+    for (const auto& [ms, name] : ranked) {
+      std::optional<ConvCandidate> c = parseConvCandidate(name);
+      if (!c || !candidateViolation(*c, prob, cc).empty()) continue;  // e.g. Winograd without its filters
+      ConvPlan p = planConvCandidate(*c, prob, cc, label);
+      p.source = measured ? "tuner" : "cache";
+      choices_[label] = {key, c->name(), p.source};
+      return p;
+    }
+  }
+  ConvPlan p = planConv(ConvAlgo::Auto, prob, cc, label);
+  std::optional<ConvCandidate> rule = ruleCandidate(prob, cc);
+  choices_[label] = {key, rule ? rule->name() : convAlgoName(p.algo), "rule"};
+  return p;
+}
+
+bool ConvTuner::packWinogradFilters(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage,
+                                    bool ruleWants) const {
+  if (!enabled_ || !isWinogradGeometry(p)) return ruleWants;
+  std::lock_guard lock(mutex_);
+  const std::string family = convTuneFamily(cin, cout, p, storage);
+  bool seen = false;
+  for (const auto& [key, entry] : cache_.entries()) {
+    if (entry.family != family || entry.ms.empty()) continue;
+    seen = true;
+    auto best = std::min_element(entry.ms.begin(), entry.ms.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+    std::optional<ConvCandidate> c = parseConvCandidate(best->first);
+    if (c && c->algo == ConvAlgo::Winograd) return true;
+  }
+  return seen ? false : ruleWants;
+}
+
+ConvTuneStats ConvTuner::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+std::map<std::string, ConvChoice> ConvTuner::choices() const {
+  std::lock_guard lock(mutex_);
+  return choices_;
+}
+
+std::vector<std::string> ConvTuner::warnings() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> all = cache_.warnings();
+  all.insert(all.end(), warnings_.begin(), warnings_.end());
+  return all;
+}
+
+}  // namespace sdgen::ops

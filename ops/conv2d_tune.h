@@ -1,0 +1,104 @@
+#pragma once
+// The on-device micro-autotune of convolutions (docs/dispatch-conv.md "Autotune"). For each distinct problem
+// (shape, geometry, storage dtype; NHWC) it times the problem's candidates (ops/conv2d_candidates.h) once on
+// scratch tensors with GPU timestamps, keeps the milliseconds in the persistent cache (ops/conv2d_tune_cache.h)
+// under this device's key, and plans every ConvAlgo::Auto convolution whose weights it packed with the
+// fastest candidate that can run that call. Tuning happens on a problem's first use (when its graph is
+// recorded, before the first step runs); at load, the cache decides whether Winograd filters are packed.
+// One tuner per loaded model (nn::ParameterStore::setConvTuner); thread-safe.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/context.h"
+#include "ops/conv2d_plan.h"
+#include "ops/conv2d_tune_cache.h"
+#include "ops/conv2d_tune_settings.h"
+
+namespace sdgen::ops {
+
+// Times candidates of one problem (the test seam: tests inject fake timings).
+class ConvCandidateTimer {
+ public:
+  virtual ~ConvCandidateTimer() = default;
+  // Milliseconds of each candidate (median of the repetitions), nullopt for one that failed to compile or run.
+  // `weights`: scratch weights of the problem with every layout (contents undefined: the timer fills them).
+  // `launches` grows by the dispatches submitted.
+  virtual std::vector<std::optional<double>> time(const ConvProblem& prob, const Conv2dWeights& weights,
+                                                  const std::vector<ConvCandidate>& candidates,
+                                                  uint64_t& launches) = 0;
+};
+// Times on this device: scratch input and output of the problem's shape; every candidate
+// recorded `reps + 1` times into one sequence with a timestamp after each command, run once untimed (clocks,
+// first-submission effects) and once timed.
+std::unique_ptr<ConvCandidateTimer> makeGpuConvTimer(Context& ctx, int reps);
+
+// What the tuner did (sdgen -v).
+struct ConvTuneStats {
+  bool enabled = false;
+  int tuned = 0;        // problems measured by this process
+  int fromCache = 0;    // problems whose measurements came from the cache file
+  int failed = 0;       // problems no candidate could be timed for (the rule runs them)
+  uint64_t launches = 0;  // tuning dispatches submitted
+  double seconds = 0;   // wall time spent tuning (candidate kernels' compiles included)
+};
+
+// Per conv label (Conv2dOptions::label): what ran and where the choice came from (sdgen --profile-conv).
+struct ConvChoice {
+  std::string problem, candidate;
+  std::string source;  // "tuner", "cache" or "rule"
+};
+
+// "NVIDIA H100 80GB HBM3 | NVIDIA 580.65.06 | 10de:2330 | <pipelineCacheUUID hex>": a device and its driver.
+std::string convTuneDeviceKey(const DeviceInfo& device);
+// "[2,64,64,320] -> [2,64,64,320] 3x3 s1 p1 d1 | f16 | nhwc": a problem bucket.
+std::string convTuneProblemKey(const ConvProblem& prob, DType storage);
+// "Cin 320 Cout 320 3x3 s1 p1 d1 f16": the weights a bucket concerns.
+std::string convTuneFamily(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage);
+// Whether the settings turn tuning on for this device (Auto: GPUs with timestamps; SDGEN_AUTOTUNE overrides).
+bool convTuneEnabled(const ConvTuneSettings& settings, const DeviceInfo& device);
+
+class ConvTuner {
+ public:
+  // `timer` null: makeGpuConvTimer. Loads the cache unless settings.retune.
+  ConvTuner(Context& ctx, ConvTuneSettings settings, std::unique_ptr<ConvCandidateTimer> timer = nullptr);
+  ConvTuner(const ConvTuner&) = delete;
+  ConvTuner& operator=(const ConvTuner&) = delete;
+
+  bool enabled() const { return enabled_; }
+  // The plan of an Auto convolution: the fastest measured candidate that passes its contract in `cc` (tuning
+  // the problem first when it has no measurements), else planConv's rule. Records the choice under `label`.
+  ConvPlan plan(const ConvProblem& prob, const ConvContext& cc, const std::string& label);
+  // At load: whether to pack Winograd filters for these weights. Tuning off, a geometry that is not
+  // Winograd's, or no measurement of this family yet: `ruleWants`. Else whether Winograd was the fastest
+  // candidate of any measured problem of the family.
+  bool packWinogradFilters(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage, bool ruleWants) const;
+
+  ConvTuneStats stats() const;
+  std::map<std::string, ConvChoice> choices() const;
+  std::vector<std::string> warnings() const;  // the cache's, and candidates that failed
+  std::string cachePath() const { return cache_.path(); }
+
+ private:
+  // The problem's entry: from memory, the cache, or measured now (nullopt when nothing could be timed).
+  std::optional<ConvTuneEntry> entryFor(const ConvProblem& prob, const ConvContext& cc, bool& measured);
+
+  Context& ctx_;
+  ConvTuneSettings settings_;
+  bool enabled_ = false;
+  std::unique_ptr<ConvCandidateTimer> timer_;
+  mutable std::mutex mutex_;
+  ConvTuneCache cache_;
+  std::set<std::string> counted_;    // problems counted as tuned, from the cache or failed
+  std::set<std::string> tunedHere_;  // problems measured by this process
+  std::map<std::string, ConvChoice> choices_;
+  std::vector<std::string> warnings_;
+  ConvTuneStats stats_;
+};
+
+}  // namespace sdgen::ops

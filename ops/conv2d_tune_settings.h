@@ -1,0 +1,17 @@
+#pragma once
+// How the convolution autotune runs (ops/conv2d_tune.h; the CLI's --no-autotune and --retune, docs/cli.md).
+#include <string>
+
+namespace sdgen::ops {
+
+struct ConvTuneSettings {
+  // Auto: on for GPUs, off on CPU devices (lavapipe: its timings of tiny problems are noise and every candidate
+  // compiles more llvmpipe kernels than the rule ever runs); SDGEN_AUTOTUNE=1 / 0 overrides Auto (tests).
+  enum class Mode { Auto, On, Off };
+  Mode mode = Mode::Auto;
+  bool retune = false;   // ignore the cache's entries for this device: measure again and rewrite them
+  std::string cacheDir;  // empty: the kernel cache's directory (SDGEN_CACHE_DIR, else ~/.cache/sdgen)
+  int reps = 5;          // timed repetitions per candidate (after one untimed run of them all)
+};
+
+}  // namespace sdgen::ops

@@ -1,0 +1,109 @@
+// The autotune's measurement on the device (ops/conv2d_tune.h makeGpuConvTimer).
+#include <algorithm>
+#include <memory>
+
+#include "engine/command_sequence.h"
+#include "engine/error.h"
+#include "graph/expr.h"
+#include "ops/conv2d.h"
+#include "ops/conv2d_tune.h"
+
+namespace sdgen::ops {
+
+namespace {
+
+// 0.1 in the storage's encoding: finite, normal values (zeros or NaNs could take faster or slower paths).
+constexpr uint32_t kTenthF32 = 0x3DCCCCCDu, kTenthF16Pair = 0x2E662E66u;
+
+void fillAll(CommandSequence& seq, const Allocation& a, uint32_t value, const char* label) {
+  if (a && a.size() >= 4) seq.fill(a, 0, a.size() / 4 * 4, value, label);
+}
+
+class GpuConvTimer final : public ConvCandidateTimer {
+ public:
+  GpuConvTimer(Context& ctx, int reps) : ctx_(ctx), reps_(std::clamp(reps, 1, 100)) {}
+
+  std::vector<std::optional<double>> time(const ConvProblem& prob, const Conv2dWeights& weights,
+                                          const std::vector<ConvCandidate>& candidates, uint64_t& launches) override {
+    const DType dt = weights.storage();
+    const graph::Shape inShape{prob.n, prob.h, prob.w, prob.cin}, outShape{prob.n, prob.ho, prob.wo, prob.cout};
+    Allocation in = ctx_.allocate(uint64_t(graph::numel(inShape)) * dtypeSize(dt), "autotune input");
+    Allocation out = ctx_.allocate(uint64_t(graph::numel(outShape)) * dtypeSize(dt), "autotune output");
+    const graph::Expr input = graph::buffer(graph::view(in, dt, inShape));
+    const graph::Sink sink = graph::bufferSink(graph::view(out, dt, outShape));
+    Conv2dScratch scratch(ctx_, "autotune scratch");
+    {
+      CommandSequence fill(ctx_);
+      const uint32_t tenth = dt == DType::F16 ? kTenthF16Pair : kTenthF32;
+      fillAll(fill, in, tenth, "autotune input");
+      if (weights.hasGemm()) fillAll(fill, weights.gemm(), tenth, "autotune weights");
+      if (weights.hasWinograd()) fillAll(fill, weights.winograd(), kTenthF32, "autotune winograd weights");
+      fillAll(fill, weights.bias(), 0, "autotune bias");
+      fill.end();
+      fill.run();
+    }
+    auto record = [&](CommandSequence& seq, const ConvCandidate& c) {
+      conv2d(ctx_, seq, input, weights, sink, {.scratch = &scratch, .candidate = c, .label = "autotune " + c.name()});
+    };
+    // Each candidate alone first (its kernels compiled and checked): one that fails drops out, not the problem.
+    // All are recorded before any is ended, so their kernels compile in parallel (recording never waits).
+    std::vector<std::optional<double>> result(candidates.size());
+    std::vector<std::unique_ptr<CommandSequence>> probes(candidates.size());
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      try {
+        probes[i] = std::make_unique<CommandSequence>(ctx_);
+        record(*probes[i], candidates[i]);
+      } catch (const Error&) {
+        probes[i].reset();
+      }
+    }
+    std::vector<size_t> runnable;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      try {
+        if (!probes[i]) continue;
+        probes[i]->end();
+        runnable.push_back(i);
+      } catch (const Error&) {
+      }
+    }
+    probes.clear();
+    if (runnable.empty()) return result;
+    // Repetitions interleave the candidates, so a clock change mid-run biases none of them.
+    CommandSequence seq(ctx_, {.timestamps = true});
+    std::vector<std::vector<std::pair<size_t, size_t>>> spans(candidates.size());  // command ranges per rep
+    for (int rep = 0; rep < reps_; ++rep)
+      for (size_t i : runnable) {
+        const size_t first = seq.commandCount();
+        record(seq, candidates[i]);
+        spans[i].push_back({first, seq.commandCount()});
+      }
+    seq.end();
+    seq.run();  // untimed: clocks ramp up, first-submission effects
+    seq.run();
+    launches += 2 * seq.dispatchCount();
+    const std::vector<CommandTiming> t = seq.timings();
+    for (size_t i : runnable) {
+      std::vector<double> ms;
+      for (auto [a, b] : spans[i]) {
+        double ns = 0;
+        for (size_t j = a; j < b && j < t.size(); ++j) ns += t[j].ns;
+        ms.push_back(ns * 1e-6);
+      }
+      std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+      result[i] = ms[ms.size() / 2];
+    }
+    return result;
+  }
+
+ private:
+  Context& ctx_;
+  int reps_;
+};
+
+}  // namespace
+
+std::unique_ptr<ConvCandidateTimer> makeGpuConvTimer(Context& ctx, int reps) {
+  return std::make_unique<GpuConvTimer>(ctx, reps);
+}
+
+}  // namespace sdgen::ops

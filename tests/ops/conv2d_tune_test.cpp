@@ -1,0 +1,448 @@
+// The convolution autotune (ops/conv2d_tune.h): candidate names and lists, selection among injected timings
+// (a fake timer: deterministic, and it counts the tuning launches), the fallbacks when the fastest candidate's
+// contract fails for a layer, the persistent cache (hit, miss, corrupt, truncated, oversized, other device,
+// other version, stale entries, unwritable directory, --retune), the Winograd packing decision, that a tuned
+// plan computes what the rule's does (float64 reference), and one real timing run on this device.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "engine/command_sequence.h"
+#include "engine/file_util.h"
+#include "graph/expr.h"
+#include "ops/conv2d.h"
+#include "ops/conv2d_candidates.h"
+#include "ops/conv2d_tune.h"
+#include "ops/linear_gemm.h"
+#include "tests/graph/reference_eval.h"
+#include "tests/ops/conv2d_reference.h"
+#include "tests/test_support.h"
+
+namespace sdgen {
+namespace {
+
+namespace fs = std::filesystem;
+using ops::ConvAlgo;
+using ops::ConvCandidate;
+using ops::ConvTile;
+
+// Times from a table by candidate name (absent: the candidate "failed"); counts calls and launches.
+class FakeTimer : public ops::ConvCandidateTimer {
+ public:
+  explicit FakeTimer(std::map<std::string, double> ms, int* calls) : ms_(std::move(ms)), calls_(calls) {}
+  std::vector<std::optional<double>> time(const ops::ConvProblem&, const ops::Conv2dWeights&,
+                                          const std::vector<ConvCandidate>& candidates, uint64_t& launches) override {
+    ++*calls_;
+    std::vector<std::optional<double>> out;
+    for (const ConvCandidate& c : candidates) {
+      auto it = ms_.find(c.name());
+      out.push_back(it == ms_.end() ? std::nullopt : std::optional<double>(it->second));
+      ++launches;
+    }
+    return out;
+  }
+
+ private:
+  std::map<std::string, double> ms_;
+  int* calls_;
+};
+
+class ConvTuneTest : public test::VulkanTest {
+ protected:
+  void SetUp() override {
+    VulkanTest::SetUp();
+    dir_ = (fs::temp_directory_path() /
+            ("sdgen-tune-test-" + std::to_string(getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+               .string();
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    fs::remove_all(dir_);
+    VulkanTest::TearDown();
+  }
+  std::string file() const { return dir_ + "/conv-tune-v1.json"; }
+
+  ops::ConvTuneSettings settings(bool retune = false) {
+    ops::ConvTuneSettings s;
+    s.mode = ops::ConvTuneSettings::Mode::On;
+    s.cacheDir = dir_;
+    s.retune = retune;
+    return s;
+  }
+  std::unique_ptr<ops::ConvTuner> tuner(std::map<std::string, double> ms, bool retune = false) {
+    return std::make_unique<ops::ConvTuner>(ctx(), settings(retune), std::make_unique<FakeTimer>(std::move(ms), &calls_));
+  }
+
+  // An 8 -> 8 channel 3x3 layer on [1, 6, 6, 8] (fp32): Winograd, GEMM v2 (and general as a fallback) run it.
+  ops::ConvProblem problem() const {
+    ops::ConvProblem p;
+    p.n = 1, p.h = 6, p.w = 6, p.cin = 8, p.ho = 6, p.wo = 6, p.cout = 8;
+    p.p = ops::Conv2dParams::square(3);
+    return p;
+  }
+  std::unique_ptr<ops::Conv2dWeights> weights(bool winograd = true, ops::ConvTuner* t = nullptr) {
+    ops::Conv2dWeightsOptions o;
+    o.packWinograd = winograd;
+    o.tuner = t;
+    w_ = test::randomFloats(8 * 8 * 9, 7);
+    b_ = test::randomFloats(8, 8);
+    return std::make_unique<ops::Conv2dWeights>(ctx(), 8, 8, ops::Conv2dParams::square(3), w_, b_, o);
+  }
+  ops::ConvContext context(const ops::Conv2dWeights& w) { return {ctx().info(), w, true, {}, false}; }
+  std::string name(ConvAlgo a) {  // this device's candidate of algorithm a for problem()
+    auto w = weights();
+    for (const ConvCandidate& c : ops::convCandidates(problem(), context(*w)))
+      if (c.algo == a) return c.name();
+    ADD_FAILURE() << "no " << ops::convAlgoName(a) << " candidate";
+    return "";
+  }
+  void writeCache(const std::string& text) { writeFileAtomic(file(), text); }
+  std::string readCache() { return readFile(file()).value_or(""); }
+
+  std::string dir_;
+  int calls_ = 0;
+  std::vector<float> w_, b_;
+};
+
+TEST(ConvCandidates, NamesRoundTrip) {
+  const std::vector<ConvCandidate> all = {
+      {ConvAlgo::General},
+      {ConvAlgo::Direct},
+      {ConvAlgo::GemmV2, ops::findConvTile(128, 128)},
+      {ConvAlgo::Winograd, ops::findConvTile(256, 16)},
+      {ConvAlgo::GemmV2, ConvTile::lanesTile(4, 1)},
+      {ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1},
+      {ConvAlgo::Coop, ConvTile{64, 64, 0, 0}, 8},
+  };
+  for (const ConvCandidate& c : all) {
+    std::optional<ConvCandidate> back = ops::parseConvCandidate(c.name());
+    ASSERT_TRUE(back) << c.name();
+    EXPECT_TRUE(*back == c) << c.name() << " -> " << back->name();
+  }
+  EXPECT_EQ(all[6].name(), "coop 64x64 split 8");
+  EXPECT_EQ(all[4].name(), "gemm-v2 32x32 lanes");
+  for (const char* bad : {"", "auto", "coop", "coop 96x96", "coop 64x64 split", "coop 64x64 split 1", "coop 64x64 split x",
+                          "winograd 64x64 split 2", "gemm-v2 7x9", "gemm-v2 64x64 extra", "direct 16x16",
+                          "general general", "gemm-v2 24x32 lanes", "winograd -64x64"})
+    EXPECT_FALSE(ops::parseConvCandidate(bad)) << bad;
+}
+
+// A device with tensor cores (as the H100 reports them): coop tiles and split-K join the candidates.
+TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
+  DeviceInfo d;
+  d.type = "discrete";
+  d.coopMatrixKHR = true;
+  d.subgroupSize = 32;
+  d.sharedMemoryPerWorkgroup = 49152;
+  d.maxWorkgroupInvocations = 1024;
+  for (auto& m : d.maxWorkgroupCount) m = 65535;
+  d.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f32", "f32", "subgroup"}};
+  ops::Conv2dWeightsOptions o;
+  o.storage = DType::F16;
+  auto w = ops::Conv2dWeights::allocate(ctx(), 1280, 1280, ops::Conv2dParams::square(3), o);
+  ops::ConvProblem p;  // the UNet's 8x8 level: 128 rows, K 11520: few tiles, a deep K
+  p.n = 2, p.h = 8, p.w = 8, p.cin = 1280, p.ho = 8, p.wo = 8, p.cout = 1280;
+  p.p = ops::Conv2dParams::square(3);
+  const ops::ConvContext cc{d, w, true, {}, true};
+  std::vector<ConvCandidate> list = ops::convCandidates(p, cc);
+  std::vector<std::string> names;
+  for (auto& c : list) names.push_back(c.name());
+  auto has = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+  EXPECT_TRUE(has("coop 128x128")) << ::testing::PrintToString(names);
+  EXPECT_TRUE(has("coop 64x64"));
+  EXPECT_TRUE(has("coop 64x64 split 2"));
+  EXPECT_TRUE(has("coop 64x64 split 16"));
+  EXPECT_TRUE(has("winograd 64x64") || has("winograd 64x128") || has("winograd 128x128"));
+  EXPECT_FALSE(has("direct"));  // Cout 1280
+  for (const std::string& n : names) EXPECT_NE(n.rfind("gemm-v2", 0), 0u) << "CUDA-core GEMM next to tensor cores";
+  EXPECT_LE(list.size(), 10u);
+  for (auto& c : list) EXPECT_EQ(ops::candidateViolation(c, p, cc), "") << c.name();
+  std::optional<ConvCandidate> rule = ops::ruleCandidate(p, cc);
+  ASSERT_TRUE(rule);
+  EXPECT_EQ(rule->algo, ConvAlgo::Coop);
+  EXPECT_TRUE(has(rule->name())) << rule->name();
+  // Without scratch memory split-K is no candidate; fp32 weights have no coop at all.
+  const ops::ConvContext noScratch{d, w, false, {}, true};
+  for (auto& c : ops::convCandidates(p, noScratch)) EXPECT_EQ(c.splitK, 1) << c.name();
+  EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{64, 64, 0, 0}, 4}, p, noScratch).find("scratch"),
+            std::string::npos);
+  // The VAE's 512^2 layers: many tiles, no split-K, three candidates.
+  auto w128 = ops::Conv2dWeights::allocate(ctx(), 128, 128, ops::Conv2dParams::square(3), o);
+  ops::ConvProblem vae = p;
+  vae.n = 1, vae.h = vae.ho = vae.w = vae.wo = 512, vae.cin = vae.cout = 128;
+  std::vector<std::string> vaeNames;
+  for (auto& c : ops::convCandidates(vae, {d, w128, true, {}, true})) vaeNames.push_back(c.name());
+  EXPECT_EQ(vaeNames, (std::vector<std::string>{"coop 128x128", "coop 64x64", "winograd 128x128"}));
+  // Cout <= 4: direct is a candidate (the rule takes it only for large images).
+  auto narrow = ops::Conv2dWeights::allocate(ctx(), 4, 320, ops::Conv2dParams::square(3), o);
+  ops::ConvProblem q = p;
+  q.cin = 320, q.cout = 4, q.h = q.ho = 64, q.w = q.wo = 64;
+  bool direct = false;
+  for (auto& c : ops::convCandidates(q, {d, narrow, true, {}, true})) direct = direct || c.algo == ConvAlgo::Direct;
+  EXPECT_TRUE(direct);
+}
+
+TEST_F(ConvTuneTest, ChoosesTheFastestCandidate) {
+  const std::string v2 = name(ConvAlgo::GemmV2), wino = name(ConvAlgo::Winograd);
+  auto w = weights();
+  {
+    auto t = tuner({{v2, 0.5}, {wino, 0.9}});
+    ops::ConvPlan plan = t->plan(problem(), context(*w), "layer a");
+    EXPECT_EQ(plan.algo, ConvAlgo::GemmV2);
+    EXPECT_EQ(plan.source, "tuner");
+    ASSERT_TRUE(plan.candidate);
+    EXPECT_EQ(plan.candidate->name(), v2);
+    EXPECT_EQ(t->choices().at("layer a").candidate, v2);
+    EXPECT_EQ(t->stats().tuned, 1);
+    EXPECT_EQ(calls_, 1);
+  }
+  fs::remove_all(dir_);
+  {
+    auto t = tuner({{v2, 0.9}, {wino, 0.5}});
+    EXPECT_EQ(t->plan(problem(), context(*w), "layer a").algo, ConvAlgo::Winograd);
+    // The same problem again (another layer of the same shape): measured once.
+    EXPECT_EQ(t->plan(problem(), context(*w), "layer b").algo, ConvAlgo::Winograd);
+    EXPECT_EQ(calls_, 2);
+    EXPECT_EQ(t->stats().tuned, 1);
+  }
+}
+
+TEST_F(ConvTuneTest, FallsBackWhenTheFastestCannotRun) {
+  const std::string v2 = name(ConvAlgo::GemmV2), wino = name(ConvAlgo::Winograd);
+  auto t = tuner({{v2, 0.9}, {wino, 0.5}});
+  // The layer's weights lack the Winograd filters: the next fastest runs.
+  auto noWinograd = weights(false);
+  ops::ConvPlan plan = t->plan(problem(), context(*noWinograd), "layer");
+  EXPECT_EQ(plan.algo, ConvAlgo::GemmV2);
+  EXPECT_EQ(plan.source, "tuner");
+  EXPECT_NE(ops::candidateViolation(*ops::parseConvCandidate(wino), problem(), context(*noWinograd)).find("Winograd"),
+            std::string::npos);
+  // No scratch memory either: Winograd cannot run; with only Winograd measured, the rule decides.
+  fs::remove_all(dir_);
+  auto only = tuner({{wino, 0.5}});
+  auto w = weights();
+  ops::ConvContext noScratch = context(*w);
+  noScratch.haveScratch = false;
+  ops::ConvPlan rule = only->plan(problem(), noScratch, "layer");
+  EXPECT_EQ(rule.source, "rule");
+  EXPECT_EQ(rule.algo, ops::planConv(ConvAlgo::Auto, problem(), noScratch, "x").algo);
+  // Nothing could be timed: the rule, and the problem is not measured again.
+  fs::remove_all(dir_);
+  auto none = tuner({});
+  EXPECT_EQ(none->plan(problem(), context(*w), "layer").source, "rule");
+  EXPECT_EQ(none->plan(problem(), context(*w), "layer 2").source, "rule");
+  EXPECT_EQ(none->stats().failed, 1);
+  // A forced candidate whose contract fails throws, naming it.
+  test::expectErrorContaining(
+      [&] { ops::planConvCandidate(*ops::parseConvCandidate(wino), problem(), context(*noWinograd), "fc"); },
+      "candidate '" + wino + "'");
+}
+
+TEST_F(ConvTuneTest, SecondRunTakesTheCache) {
+  const std::string v2 = name(ConvAlgo::GemmV2), wino = name(ConvAlgo::Winograd);
+  auto w = weights();
+  tuner({{v2, 0.5}, {wino, 0.9}})->plan(problem(), context(*w), "layer");
+  EXPECT_EQ(calls_, 1);
+  ASSERT_TRUE(fs::exists(file()));
+  auto second = tuner({{v2, 0.9}, {wino, 0.5}});  // other timings: never asked
+  ops::ConvPlan plan = second->plan(problem(), context(*w), "layer");
+  EXPECT_EQ(calls_, 1);
+  EXPECT_EQ(second->stats().launches, 0u);
+  EXPECT_EQ(second->stats().fromCache, 1);
+  EXPECT_EQ(second->stats().tuned, 0);
+  EXPECT_EQ(plan.algo, ConvAlgo::GemmV2);
+  EXPECT_EQ(plan.source, "cache");
+  // --retune: measured again and rewritten.
+  auto again = tuner({{v2, 0.9}, {wino, 0.5}}, true);
+  EXPECT_EQ(again->plan(problem(), context(*w), "layer").algo, ConvAlgo::Winograd);
+  EXPECT_EQ(calls_, 2);
+  EXPECT_EQ(tuner({})->plan(problem(), context(*w), "layer").algo, ConvAlgo::Winograd);
+  EXPECT_EQ(calls_, 2);
+  // A miss: another shape is measured.
+  ops::ConvProblem other = problem();
+  other.h = other.ho = 7;
+  auto third = tuner({{v2, 0.5}});
+  third->plan(other, context(*w), "layer");
+  EXPECT_EQ(calls_, 3);
+  EXPECT_EQ(third->stats().tuned, 1);
+}
+
+// Bad cache files: ignored with a warning, never an exception; tuning runs and rewrites the file.
+TEST_F(ConvTuneTest, BadCacheFilesAreIgnoredAndRewritten) {
+  const std::string v2 = name(ConvAlgo::GemmV2);
+  auto w = weights();
+  tuner({{v2, 0.5}})->plan(problem(), context(*w), "layer");
+  const std::string valid = readCache();
+  ASSERT_NE(valid.find("\"version\": 1"), std::string::npos) << valid;
+  std::string oldVersion = valid;
+  oldVersion.replace(oldVersion.find("\"version\": 1"), 12, "\"version\": 0");
+  std::string staleCandidate = valid;
+  staleCandidate.replace(staleCandidate.find(v2), v2.size(), "coop 96x96");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"not json {{{", "not valid JSON"},
+      {valid.substr(0, valid.size() / 2), "not valid JSON"},  // truncated
+      {"[1, 2, 3]", "not valid JSON"},
+      {"{\"format\": \"something else\"}", "not an sdgen"},
+      {oldVersion, "version 0"},
+      {staleCandidate, "malformed or stale"},
+      {std::string(size_t(5) << 20, '['), "more than"},  // oversized (and hostile)
+      {std::string(200000, '[') + std::string(200000, ']'), "not valid JSON"},  // deep nesting
+  };
+  for (const auto& [text, warning] : cases) {
+    SCOPED_TRACE(warning);
+    writeCache(text);
+    calls_ = 0;
+    auto t = tuner({{v2, 0.5}});
+    const auto warnings = t->warnings();
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find(warning), std::string::npos) << warnings[0];
+    EXPECT_EQ(t->plan(problem(), context(*w), "layer").algo, ConvAlgo::GemmV2);
+    EXPECT_EQ(calls_, 1);
+    auto next = tuner({});  // rewritten: the next run hits
+    EXPECT_TRUE(next->warnings().empty()) << next->warnings()[0];
+    EXPECT_EQ(next->plan(problem(), context(*w), "layer").source, "cache");
+    EXPECT_EQ(calls_, 1);
+  }
+}
+
+TEST_F(ConvTuneTest, OtherDevicesEntriesAreKeptButNotUsed) {
+  const std::string v2 = name(ConvAlgo::GemmV2), wino = name(ConvAlgo::Winograd);
+  const std::string key = ops::convTuneProblemKey(problem(), DType::F32);
+  writeCache(R"({"format": "sdgen conv autotune", "version": 1, "entries": [
+      {"device": "Another GPU | driver 1 | 1234:5678 | 00", "problem": ")" + key +
+             R"(", "family": "f", "ms": {")" + wino + R"(": 0.1}}]})");
+  auto w = weights();
+  auto t = tuner({{v2, 0.5}, {wino, 0.9}});
+  EXPECT_TRUE(t->warnings().empty());
+  EXPECT_EQ(t->plan(problem(), context(*w), "layer").algo, ConvAlgo::GemmV2);
+  EXPECT_EQ(calls_, 1);
+  const std::string text = readCache();
+  EXPECT_NE(text.find("Another GPU"), std::string::npos);
+  EXPECT_NE(text.find(ops::convTuneDeviceKey(ctx().info())), std::string::npos);
+}
+
+TEST_F(ConvTuneTest, UnwritableCacheDirectoryStillTunes) {
+  const std::string v2 = name(ConvAlgo::GemmV2);
+  writeCache("a file where the cache directory should be");
+  ops::ConvTuneSettings s = settings();
+  s.cacheDir = file() + "/sub";  // a directory below a regular file cannot be created, even by root
+  ops::ConvTuner t(ctx(), s, std::make_unique<FakeTimer>(std::map<std::string, double>{{v2, 0.5}}, &calls_));
+  auto w = weights();
+  EXPECT_EQ(t.plan(problem(), context(*w), "layer").algo, ConvAlgo::GemmV2);
+  EXPECT_EQ(t.plan(problem(), context(*w), "layer 2").source, "tuner");  // kept in memory
+  EXPECT_EQ(calls_, 1);
+  const auto warnings = t.warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("cannot write the tuning cache"), std::string::npos) << warnings[0];
+}
+
+TEST_F(ConvTuneTest, OffMeansTheRuleAndNoTiming) {
+  ops::ConvTuneSettings s = settings();
+  s.mode = ops::ConvTuneSettings::Mode::Off;
+  ops::ConvTuner t(ctx(), s, std::make_unique<FakeTimer>(std::map<std::string, double>{}, &calls_));
+  EXPECT_FALSE(t.enabled());
+  auto w = weights(true, &t);
+  const graph::Shape in{1, 6, 6, 8};
+  Allocation x = test::uploadFloats(ctx(), test::randomFloats(288, 3), DType::F32);
+  Allocation y = ctx().allocate(288 * 4, "out");
+  ops::Conv2dScratch scratch(ctx());
+  CommandSequence seq(ctx());
+  ops::Conv2dInfo info = ops::conv2d(ctx(), seq, graph::buffer(graph::view(x, DType::F32, in)), *w,
+                                     graph::bufferSink(graph::view(y, DType::F32, in)), {.scratch = &scratch});
+  EXPECT_EQ(info.source, "rule");
+  EXPECT_EQ(info.algo, ops::planConv(ConvAlgo::Auto, problem(), context(*w), "x").algo);
+  EXPECT_EQ(calls_, 0);
+  EXPECT_FALSE(fs::exists(file()));
+  // Auto settings on a CPU device (lavapipe) are off unless SDGEN_AUTOTUNE says otherwise.
+  DeviceInfo cpu = ctx().info();
+  cpu.type = "cpu";
+  cpu.timestampsSupported = true;
+  if (!std::getenv("SDGEN_AUTOTUNE")) EXPECT_FALSE(ops::convTuneEnabled({}, cpu));
+  DeviceInfo gpu = cpu;
+  gpu.type = "discrete";
+  if (!std::getenv("SDGEN_AUTOTUNE")) EXPECT_TRUE(ops::convTuneEnabled({}, gpu));
+  gpu.timestampsSupported = false;
+  EXPECT_FALSE(ops::convTuneEnabled(settings(), gpu));
+}
+
+TEST_F(ConvTuneTest, WinogradFiltersPackedWhereWinogradWon) {
+  const std::string v2 = name(ConvAlgo::GemmV2), wino = name(ConvAlgo::Winograd);
+  const ops::Conv2dParams k3 = ops::Conv2dParams::square(3);
+  auto w = weights();
+  {
+    auto t = tuner({{v2, 0.5}, {wino, 0.9}});
+    EXPECT_TRUE(t->packWinogradFilters(8, 8, k3, DType::F32, true));  // nothing measured: the rule's answer
+    EXPECT_FALSE(t->packWinogradFilters(8, 8, k3, DType::F32, false));
+    t->plan(problem(), context(*w), "layer");
+    EXPECT_FALSE(t->packWinogradFilters(8, 8, k3, DType::F32, true));  // GEMM v2 won: no filters
+    EXPECT_TRUE(t->packWinogradFilters(8, 16, k3, DType::F32, true));  // another family: the rule
+    EXPECT_FALSE(t->packWinogradFilters(8, 8, ops::Conv2dParams::square(1), DType::F32, false));
+  }
+  fs::remove_all(dir_);
+  auto t = tuner({{v2, 0.9}, {wino, 0.5}});
+  t->plan(problem(), context(*w), "layer");
+  EXPECT_TRUE(t->packWinogradFilters(8, 8, k3, DType::F32, false));  // Winograd won: filters, whatever the rule
+  auto fresh = tuner({});  // from the cache file, at the next load
+  EXPECT_TRUE(fresh->packWinogradFilters(8, 8, k3, DType::F32, false));
+}
+
+// A tuned plan computes the rule's result: both against the float64 reference, on the device.
+TEST_F(ConvTuneTest, TunedPlanComputesTheRulesResult) {
+  const std::string v2 = name(ConvAlgo::GemmV2), wino = name(ConvAlgo::Winograd);
+  auto t = tuner({{v2, 0.5}, {wino, 0.9}});
+  auto tuned = weights(true, t.get());
+  auto ruled = weights(true);
+  const graph::Shape in{1, 6, 6, 8};
+  std::vector<float> host = test::randomFloats(288, 11);
+  Allocation x = test::uploadFloats(ctx(), host, DType::F32);
+  std::vector<double> input(host.begin(), host.end());
+  std::vector<double> ref = test::conv2dReference(input, in, w_, b_, 8, ops::Conv2dParams::square(3));
+  ops::Conv2dScratch scratch(ctx());
+  for (const ops::Conv2dWeights* w : {tuned.get(), ruled.get()}) {
+    Allocation y = ctx().allocate(288 * 4, "out");
+    test::poison(ctx(), y);
+    CommandSequence seq(ctx());
+    ops::Conv2dInfo info = ops::conv2d(ctx(), seq, graph::buffer(graph::view(x, DType::F32, in)), *w,
+                                       graph::bufferSink(graph::view(y, DType::F32, in)),
+                                       {.scratch = &scratch, .label = "tuned check"});
+    EXPECT_EQ(info.source, w == tuned.get() ? "tuner" : "rule");
+    if (w == tuned.get()) EXPECT_EQ(info.candidate, v2);
+    seq.run();
+    std::vector<float> got = test::downloadFloats(ctx(), y, 288, DType::F32);
+    double worst = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+      worst = std::max(worst, std::abs(got[i] - ref[i]) / std::max(1.0, std::abs(ref[i])));
+    EXPECT_LE(worst, 1e-4) << info.source << " " << ops::convAlgoName(info.algo);
+  }
+  EXPECT_EQ(calls_, 1);
+}
+
+// The real timer on this device: every candidate of a tiny problem gets a time; a second tuner launches nothing.
+TEST_F(ConvTuneTest, RealTimingRun) {
+  if (!ctx().info().timestampsSupported) GTEST_SKIP() << "no timestamps on this device";
+  auto w = weights();
+  ops::ConvTuner first(ctx(), settings());
+  ops::ConvPlan plan = first.plan(problem(), context(*w), "layer");
+  EXPECT_EQ(plan.source, "tuner");
+  const ops::ConvTuneStats st = first.stats();
+  EXPECT_EQ(st.tuned, 1);
+  EXPECT_GT(st.launches, 0u);
+  EXPECT_GT(st.seconds, 0.0);
+  const std::string text = readCache();
+  for (const ConvCandidate& c : ops::convCandidates(problem(), context(*w)))
+    EXPECT_NE(text.find("\"" + c.name() + "\""), std::string::npos) << c.name() << " not timed:\n" << text;
+  ops::ConvTuner second(ctx(), settings());
+  ops::ConvPlan again = second.plan(problem(), context(*w), "layer");
+  EXPECT_EQ(second.stats().launches, 0u);
+  EXPECT_EQ(again.source, "cache");
+  EXPECT_EQ(again.candidate->name(), plan.candidate->name());
+}
+
+}  // namespace
+}  // namespace sdgen
