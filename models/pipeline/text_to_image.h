@@ -18,6 +18,7 @@
 #include "engine/dtype.h"
 #include "engine/error.h"
 #include "models/lora/lora_library.h"
+#include "models/pipeline/decoder_choice.h"
 #include "models/pipeline/image_inputs.h"
 #include "models/pipeline/latent_preview.h"
 #include "models/pipeline/vae_tile_plan.h"
@@ -40,6 +41,10 @@ struct LoadOptions {
   // tags <lora:NAME:SCALE> are looked up in.
   std::vector<lora::LoraSpec> loras;
   std::string loraDir;
+  // TAESD (docs/taesd.md): a diffusers AutoencoderTiny folder or file, or madebyollin's taesd_decoder.safetensors
+  // (taesd_encoder.safetensors beside it for image to image); empty: none. Needed by GenerationRequest's
+  // ImageDecoder::Taesd and PreviewDecoder::Taesd.
+  std::string taesdPath;
 };
 
 struct GenerationRequest {
@@ -67,6 +72,11 @@ struct GenerationRequest {
   // VAE decode (and image-to-image encode) in diffusers' overlapping tiles (docs/vae-tiling.md): On as
   // enable_tiling() (images larger than one tile), Off never, Auto when the full-size decode would not fit.
   VaeTilingMode vaeTiling = VaeTilingMode::Auto;
+  // The final decode (and image-to-image encode): the model's VAE, or TAESD (LoadOptions::taesdPath), which never
+  // tiles and, as diffusers' AutoencoderTiny, encodes without drawing from the generator (docs/taesd.md).
+  ImageDecoder decoder = ImageDecoder::Vae;
+  // What GenerationHooks::preview gets: the latent-to-RGB projection (Approx) or TAESD's decode at full size.
+  PreviewDecoder preview = PreviewDecoder::Approx;
 };
 
 struct Image {
@@ -116,7 +126,8 @@ struct GenerationHooks {
   // Called after each step with the projected latents (one latent readback per step). The projection starts
   // as defaultLatentRgbProjection and is refitted for the loaded model from every image generated with a
   // preview hook (latents and decoded image, see LatentRgbFit), so previews match the model's colors from
-  // its second image on.
+  // its second image on. With GenerationRequest::preview Taesd: TAESD's decode of the latents instead, at the
+  // image's size (LatentPreview::pixelScale 1), as diffusers would decode them.
   std::function<void(const LatentPreview&)> preview;
 };
 
