@@ -146,8 +146,19 @@ void GenerationWorker::runJob(const GenerationJob& job) {
     // A changed LoRA set is re-merged into the loaded weights by the next generation, not reloaded.
     textToImage->setLoraDirectory(job.loraDir);
     textToImage->setLoras(job.loras);
+    // TAESD previews that cannot work with this model (another latent space or scale): the approximate ones, and
+    // a note with the result, rather than a failed job.
+    std::string previewNote;
+    pipeline::PreviewDecoder previewKind = job.request.preview;
+    if (job.previews && previewKind == pipeline::PreviewDecoder::Taesd) {
+      if (std::string problem = textToImage->taesdPreviewProblem(); !problem.empty()) {
+        previewKind = pipeline::PreviewDecoder::Approx;
+        previewNote = problem + "; the live preview is the latent-to-RGB projection";
+      }
+    }
     for (int i = 0; i < job.batchCount; ++i) {
       pipeline::GenerationRequest request = job.request;
+      request.preview = previewKind;
       request.seed = job.request.seed + uint64_t(i);
       {
         std::lock_guard lock(mutex_);
@@ -193,7 +204,7 @@ void GenerationWorker::runJob(const GenerationJob& job) {
       p.promptSyntax = request.promptSyntax;
       if (request.initImage) p.denoisingStrength = request.strength;
       p.version = std::string("sdgen ") + SDGEN_VERSION;
-      std::string warnings;
+      std::string warnings = previewNote;
       for (auto& w : image.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
       result.image = std::move(image);
       post(WorkerEvent{WorkerEvent::Kind::Result, std::move(result), warnings});

@@ -599,6 +599,19 @@ int TextToImage::defaultWidth() const { return impl_->defaultWidth(); }
 int TextToImage::defaultHeight() const { return impl_->defaultHeight(); }
 bool TextToImage::isInpaintingModel() const { return impl_->inpaintingUNet(); }
 
+std::string TextToImage::taesdPreviewProblem() const {
+  GenerationRequest req;
+  req.preview = PreviewDecoder::Taesd;
+  GenerationHooks hooks;
+  hooks.preview = [](const LatentPreview&) {};
+  try {
+    impl_->checkTaesdUse(req, hooks);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 void TextToImage::setLoras(const std::vector<lora::LoraSpec>& loras) { impl_->loras.setBase(loras); }
 const std::vector<lora::LoraSpec>& TextToImage::mergedLoras() const { return impl_->loras.merged(); }
 void TextToImage::setLoraDirectory(const std::string& dir) { impl_->loras.setDirectory(dir); }

@@ -150,6 +150,9 @@ class TextToImage {
   int defaultHeight() const;
   // A 9-input-channel UNet (latents, mask, masked-image latents): generating needs an init image and a mask.
   bool isInpaintingModel() const;
+  // Why TAESD cannot decode this model's previews (no TAESD loaded, other latent channels or scale, taesdxl), or
+  // empty when it can: the GUI then falls back to the latent-to-RGB preview instead of failing.
+  std::string taesdPreviewProblem() const;
 
   // The LoRAs of every later generation (replacing LoadOptions::loras; prompt tags add to them). Checked now
   // (unreadable files, LoRAs for another model: sdgen::Error, the current set stays); merged by the next

@@ -255,6 +255,10 @@ TEST_F(TaesdPipeline, RequestsTheModelCannotServeAreErrors) {
   pipeline::TextToImage wrongScale(
       ctx(), pipeline::LoadOptions{.modelPath = test::dataPath("tiny-sd1"), .taesdPath = test::dataPath("tiny-taesd")});
   test::expectErrorContaining([&] { wrongScale.generate(req); }, "scales by 8");
+  // What the GUI asks before TAESD previews (it falls back to the projection when they cannot work).
+  EXPECT_NE(plain.taesdPreviewProblem().find("--taesd"), std::string::npos);
+  EXPECT_NE(wrongScale.taesdPreviewProblem().find("scales by 8"), std::string::npos);
+  EXPECT_EQ(model().taesdPreviewProblem(), "");
   req.decoder = pipeline::ImageDecoder::Vae;
   EXPECT_EQ(wrongScale.generate(req).width, 16) << "the VAE decode still works";
   // No encoder: image to image with the TAESD decode is refused before any work.
