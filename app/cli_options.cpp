@@ -134,7 +134,7 @@ struct ParseState {
   CliOptions options;
   std::string modeFlag;  // the flag that chose a mode other than Generate
   bool done = false;     // --help / --version seen
-  bool strengthGiven = false;
+  bool strengthGiven = false, previewEveryGiven = false;
   struct Seen {
     std::string flag;
     unsigned modes;
@@ -239,6 +239,28 @@ constexpr Flag kFlags[] = {
      [](ParseState& s, const std::string& f, const std::string&) { setVaeTiling(s, f, pipeline::VaeTilingMode::On); }},
     {nullptr, "--no-vae-tiling", false, kGenerate,
      [](ParseState& s, const std::string& f, const std::string&) { setVaeTiling(s, f, pipeline::VaeTilingMode::Off); }},
+    {nullptr, "--taesd", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       if (v.empty()) throw UsageError(f + ": expected a TAESD folder or .safetensors file (docs/taesd.md)");
+       s.options.taesdPath = v;
+     }},
+    {nullptr, "--vae", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       if (v == "full") s.options.vae = pipeline::ImageDecoder::Vae;
+       else if (v == "taesd") s.options.vae = pipeline::ImageDecoder::Taesd;
+       else throw UsageError(f + ": unknown decoder " + quoted(v) + "; accepted: full (the model's VAE), taesd");
+     }},
+    {nullptr, "--preview", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       if (v == "approx") s.options.preview = pipeline::PreviewDecoder::Approx;
+       else if (v == "taesd") s.options.preview = pipeline::PreviewDecoder::Taesd;
+       else throw UsageError(f + ": unknown preview " + quoted(v) + "; accepted: approx, taesd");
+     }},
+    {nullptr, "--preview-every", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.previewEvery = parseInteger<int>(f, v, 1, CliLimits::kMaxSteps, rangeText(1, CliLimits::kMaxSteps));
+       s.previewEveryGiven = true;
+     }},
     {nullptr, "--clip-skip", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
        s.options.clipSkip =
@@ -420,6 +442,20 @@ void checkPromptSyntax(const CliOptions& o) {
   }
 }
 
+// --taesd, --vae taesd, --preview taesd and --preview-every need each other (docs/taesd.md).
+void checkTaesdFlags(const CliOptions& o, bool previewEveryGiven) {
+  const bool decode = o.vae == pipeline::ImageDecoder::Taesd, preview = o.preview == pipeline::PreviewDecoder::Taesd;
+  if ((decode || preview) && o.taesdPath.empty())
+    throw UsageError(std::string(decode ? "--vae taesd" : "--preview taesd") +
+                     " needs --taesd PATH: a TAESD folder or .safetensors file (docs/taesd.md)");
+  if (!o.taesdPath.empty() && !decode && !preview)
+    throw UsageError("--taesd PATH is used by --vae taesd and --preview taesd: give one of them");
+  if (previewEveryGiven && !o.preview)
+    throw UsageError("--preview-every needs --preview approx|taesd (which preview to write)");
+  if (decode && o.vaeTiling == pipeline::VaeTilingMode::On)
+    throw UsageError("--vae-tiling and --vae taesd cannot be combined: TAESD decodes whole images (docs/taesd.md)");
+}
+
 }  // namespace
 
 CliOptions parseCommandLine(const std::vector<std::string>& args) {
@@ -481,6 +517,7 @@ CliOptions parseCommandLine(const std::vector<std::string>& args) {
     throw UsageError("--mask needs -i/--init-img: the mask says which part of the init image is repainted");
   if (o.initImagePath.empty() && state.strengthGiven)
     throw UsageError("--strength applies to image to image: give -i/--init-img too");
+  checkTaesdFlags(o, state.previewEveryGiven);
   return o;
 }
 
@@ -531,6 +568,11 @@ std::string usageText() {
   s += "      --vae-tiling            decode (and encode) in overlapping tiles, as diffusers' enable_tiling()\n";
   s += "      --no-vae-tiling         never tile (default: tile when the full-size decode would not fit;\n";
   s += "                              docs/vae-tiling.md)\n";
+  s += "      --taesd PATH            TAESD weights: a diffusers AutoencoderTiny folder or file, or madebyollin's\n";
+  s += "                              taesd_decoder.safetensors (+ taesd_encoder beside it; docs/taesd.md)\n";
+  s += "      --vae full|taesd        the final decode (and image-to-image encode): the model's VAE (default) or TAESD\n";
+  s += "      --preview approx|taesd  write a preview PNG (FILE.stepNNN.png) every --preview-every N steps (default\n";
+  s += "                              1): the latent-to-RGB projection at latent size, or TAESD's decode\n";
   s += "      --batch-count N         images one after another; seeds seed, seed+1, ... (default 1)\n";
   s += "      --precision P           auto, fp32, fp16 (default auto: fp16 on GPUs that support it)\n";
   s += "  -o, --output FILE.png       default sdgen-<seed>.png; with --batch-count > 1: FILE-1.png, FILE-2.png, ...\n";

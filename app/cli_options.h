@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/lora/lora_library.h"
+#include "models/pipeline/decoder_choice.h"
 #include "models/pipeline/vae_tile_plan.h"
 #include "models/prompt/prompt_syntax.h"
 #include "models/sampling/sampler_kind.h"
@@ -53,6 +54,12 @@ struct CliOptions {
   int batchCount = 1;
   // --vae-tiling / --no-vae-tiling (docs/vae-tiling.md); neither: tiles when the full-size decode would not fit.
   pipeline::VaeTilingMode vaeTiling = pipeline::VaeTilingMode::Auto;
+  // TAESD (docs/taesd.md): --taesd PATH, used by --vae taesd (the final decode and the image-to-image encode) and
+  // --preview taesd; --preview approx|taesd --preview-every N writes a preview PNG every N steps.
+  std::string taesdPath;
+  pipeline::ImageDecoder vae = pipeline::ImageDecoder::Vae;
+  std::optional<pipeline::PreviewDecoder> preview;
+  int previewEvery = 1;
   PrecisionChoice precision = PrecisionChoice::Auto;
   std::string outputPath;  // empty: sdgen-<seed>.png
   // Which generation settings were given on the command line; the others come from the model folder's

@@ -27,6 +27,9 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
   load.loras = options.loras;
   load.loraDir = options.loraDir;
   load.autotune = autotuneSettings(options);
+  load.taesdPath = options.taesdPath;
+  if (std::error_code ec; !options.taesdPath.empty() && !std::filesystem::exists(options.taesdPath, ec))
+    throw Error("--taesd '" + options.taesdPath + "': no such file or folder");
   for (const lora::LoraSpec& l : options.loras)
     if (std::error_code ec; !std::filesystem::is_regular_file(l.path, ec))
       throw Error("--lora '" + l.path + "': no such file");
@@ -89,9 +92,21 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
     request.initImage = initImage;
     request.mask = mask;
     request.strength = options.strength;
+    request.decoder = options.vae;
+    if (options.preview) request.preview = *options.preview;
 
     progress.begin(plan.size() > 1 ? "image " + std::to_string(i + 1) + "/" + std::to_string(plan.size()) : "");
-    pipeline::Image image = textToImage.generate(request, [&](int step, int steps) { progress.step(step, steps); });
+    pipeline::GenerationHooks hooks;
+    hooks.progress = [&](int step, int steps) { progress.step(step, steps); };
+    if (options.preview) {  // every N steps a complete PNG (written atomically), named after the image
+      hooks.preview = [&, path = plan[i].path](const pipeline::LatentPreview& p) {
+        if (p.step % options.previewEvery != 0) return;
+        writePngFile(previewPath(path, p.step, p.steps), p.width, p.height, p.rgb,
+                     {PngText{"Comment", "sdgen preview (" + std::string(pipeline::previewDecoderName(request.preview)) +
+                                             "), step " + std::to_string(p.step) + " of " + std::to_string(p.steps)}});
+      };
+    }
+    pipeline::Image image = textToImage.generate(request, hooks);
     progress.end();
     totals.add(textToImage.timings());
     for (const std::string& warning : image.warnings) std::fprintf(err, "warning: %s\n", warning.c_str());

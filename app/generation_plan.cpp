@@ -1,5 +1,7 @@
 #include "app/generation_plan.h"
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -31,6 +33,15 @@ std::vector<PlannedImage> planImages(const std::string& output, uint64_t seed, i
     plan.push_back(std::move(image));
   }
   return plan;
+}
+
+std::string previewPath(const std::string& imagePath, int step, int steps) {
+  const size_t digits = std::max<size_t>(3, std::to_string(steps).size());
+  std::string n = std::to_string(step);
+  n.insert(0, digits > n.size() ? digits - n.size() : 0, '0');
+  // planImages' paths end in ".png" (any case)
+  const size_t dot = imagePath.size() >= 4 ? imagePath.size() - 4 : imagePath.size();
+  return imagePath.substr(0, dot) + ".step" + n + imagePath.substr(dot);
 }
 
 uint64_t chooseSeed(const std::optional<uint64_t>& given) {

@@ -22,6 +22,10 @@ struct PlannedImage {
 // a single image; with several, "-<i+1>" goes before the ".png": out.png -> out-1.png, out-2.png, ...
 std::vector<PlannedImage> planImages(const std::string& output, uint64_t seed, int count);
 
+// The preview PNG of `imagePath` after `step` of `steps`: out.png -> out.step005.png (the step zero-padded to at
+// least three digits, or as many as `steps` has).
+std::string previewPath(const std::string& imagePath, int step, int steps);
+
 // The seed to use: the given one, else a fresh random 32-bit one (short enough to type back in).
 uint64_t chooseSeed(const std::optional<uint64_t>& given);
 

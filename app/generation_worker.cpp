@@ -69,6 +69,10 @@ uint64_t deviceBytes(const pipeline::TextToImage& model) {
   for (const auto& c : r.components) bytes += c.weightBytes + c.arenaBytes;
   return bytes;
 }
+// A model loaded with TAESD weights is another cache entry than the same model without (or with others).
+std::string cacheKey(const GenerationJob& job) {
+  return job.taesdPath.empty() ? job.modelPath : job.modelPath + "\n" + job.taesdPath;
+}
 }  // namespace
 
 pipeline::TextToImage& GenerationWorker::model(const GenerationJob& job, ModelCacheReport& report) {
@@ -83,16 +87,17 @@ pipeline::TextToImage& GenerationWorker::model(const GenerationJob& job, ModelCa
     options.precision = resolvePrecision(PrecisionChoice::Auto, ctx_.info());
     options.loras = job.loras;  // merged while the weights stream in
     options.loraDir = job.loraDir;
+    options.taesdPath = job.taesdPath;
     return std::make_unique<pipeline::TextToImage>(ctx_, options);
   };
   ModelCache<pipeline::TextToImage>::Acquired got;
   try {
-    got = models_.acquire(job.modelPath, modelFileBytes(job.modelPath), load);
+    got = models_.acquire(cacheKey(job), modelFileBytes(job.modelPath), load);
   } catch (const OutOfMemoryError&) {
     // The estimate was short (or the device is shared): free every other model and try once more.
     report.evicted = models_.keys();
     models_.clear();
-    got = models_.acquire(job.modelPath, 0, load);
+    got = models_.acquire(cacheKey(job), 0, load);
   }
   report.model = job.modelPath;
   report.hit = got.hit;
@@ -141,8 +146,19 @@ void GenerationWorker::runJob(const GenerationJob& job) {
     // A changed LoRA set is re-merged into the loaded weights by the next generation, not reloaded.
     textToImage->setLoraDirectory(job.loraDir);
     textToImage->setLoras(job.loras);
+    // TAESD previews that cannot work with this model (another latent space or scale): the approximate ones, and
+    // a note with the result, rather than a failed job.
+    std::string previewNote;
+    pipeline::PreviewDecoder previewKind = job.request.preview;
+    if (job.previews && previewKind == pipeline::PreviewDecoder::Taesd) {
+      if (std::string problem = textToImage->taesdPreviewProblem(); !problem.empty()) {
+        previewKind = pipeline::PreviewDecoder::Approx;
+        previewNote = problem + "; the live preview is the latent-to-RGB projection";
+      }
+    }
     for (int i = 0; i < job.batchCount; ++i) {
       pipeline::GenerationRequest request = job.request;
+      request.preview = previewKind;
       request.seed = job.request.seed + uint64_t(i);
       {
         std::lock_guard lock(mutex_);
@@ -188,7 +204,7 @@ void GenerationWorker::runJob(const GenerationJob& job) {
       p.promptSyntax = request.promptSyntax;
       if (request.initImage) p.denoisingStrength = request.strength;
       p.version = std::string("sdgen ") + SDGEN_VERSION;
-      std::string warnings;
+      std::string warnings = previewNote;
       for (auto& w : image.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
       result.image = std::move(image);
       post(WorkerEvent{WorkerEvent::Kind::Result, std::move(result), warnings});
@@ -198,14 +214,14 @@ void GenerationWorker::runJob(const GenerationJob& job) {
     finishReport(report, nullptr);
     post(WorkerEvent{WorkerEvent::Kind::Cancelled, std::nullopt, e.what()});
   } catch (const std::bad_alloc&) {
-    models_.drop(job.modelPath);
+    models_.drop(cacheKey(job));
     finishReport(report, nullptr);
     post(WorkerEvent{WorkerEvent::Kind::Error, std::nullopt, "out of host memory"});
   } catch (const lora::LoraError& e) {  // a bad LoRA set leaves the model as it was: keep it loaded
     finishReport(report, nullptr);
     post(WorkerEvent{WorkerEvent::Kind::Error, std::nullopt, e.what()});
   } catch (const std::exception& e) {
-    models_.drop(job.modelPath);
+    models_.drop(cacheKey(job));
     finishReport(report, nullptr);
     post(WorkerEvent{WorkerEvent::Kind::Error, std::nullopt, e.what()});
   }

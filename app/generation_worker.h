@@ -29,6 +29,8 @@ struct GenerationJob {
   // LoRAs of every image (docs/lora.md) and the folder the prompt's <lora:NAME:SCALE> tags are looked up in.
   std::vector<lora::LoraSpec> loras;
   std::string loraDir;
+  // TAESD weights (docs/taesd.md) loaded with the model: request.preview / request.decoder may then use them.
+  std::string taesdPath;
   bool previews = true;  // live previews cost one latent readback per step  // for the parameters text (request.clipSkip = webuiClipSkip - 1)
 };
 

@@ -150,6 +150,7 @@ void GuiApp::update(VkCommandBuffer commands, GenerationWorker& worker, TextureR
       preview_ = std::make_unique<GuiTexture>(textures, p->width, p->height);
     preview_->upload(commands, p->rgb);
     previewStep_ = p->step;
+    previewScale_ = p->pixelScale;
     previewSteps_ = p->steps;
     showPreview_ = worker.busy();
   }
@@ -210,6 +211,8 @@ void GuiApp::startGeneration(GenerationWorker& worker) {
     return;
   }
   job.loraDir = loraDir_;
+  job.taesdPath = options_.taesdPath;
+  if (!job.taesdPath.empty()) r.preview = pipeline::PreviewDecoder::Taesd;  // the live preview at full size
   job.webuiClipSkip = clipSkip_;
   job.batchCount = batchCount_;
   if (worker.start(std::move(job)) && modelPath_ != "") {
@@ -431,7 +434,7 @@ void GuiApp::drawView(GenerationWorker& worker) {
     // The preview is at latent resolution: show it at the size of the image it becomes.
     int w = shown->width(), h = shown->height();
     if (shown == preview_.get()) {
-      int scale = modelSize_ ? 8 : std::max(1, width_ / std::max(w, 1));
+      const int scale = std::max(1, previewScale_);
       w *= scale;
       h *= scale;
     }

@@ -94,6 +94,7 @@ class GuiApp {
   std::unique_ptr<GuiTexture> preview_;
   std::optional<pipeline::LatentPreview> pendingPreview_;
   int previewStep_ = 0, previewSteps_ = 0;
+  int previewScale_ = 8;  // image pixels per preview pixel (LatentPreview::pixelScale)
   bool showPreview_ = false;
   std::vector<Message> messages_;
   bool largeViewOpen_ = false;

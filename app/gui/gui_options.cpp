@@ -71,6 +71,7 @@ GuiOptions parseGuiCommandLine(const std::vector<std::string>& args) {
         throw UsageError(e.what());
       }
     } else if (flag == "--lora-dir") o.loraDir = next();
+    else if (flag == "--taesd") o.taesdPath = next();
     else if (flag == "--batch-count")
       o.batchCount = parseNumber<int>(flag, next(), CliLimits::kMinBatchCount, 100);
     else if (flag == "--sampler") {
@@ -117,7 +118,8 @@ std::string guiUsageText() {
          "  -s, --seed N  --steps N  --cfg-scale X  -W, --width N  -H, --height N  --sampler NAME\n"
          "  --batch-count N  --device N  --window-size WxH (default 1280x800)\n"
          "  -i, --init-img FILE  --strength X  --mask FILE   image to image / inpainting (docs/img2img.md)\n"
-         "  --lora FILE[:SCALE] (repeatable)  --lora-dir DIR (for <lora:NAME:SCALE> in the prompt; docs/lora.md)\n\n"
+         "  --lora FILE[:SCALE] (repeatable)  --lora-dir DIR (for <lora:NAME:SCALE> in the prompt; docs/lora.md)\n"
+         "  --taesd PATH                TAESD weights for the live preview (docs/taesd.md)\n\n"
          "Scripted mode (tests, screenshots):\n"
          "  --auto-generate       generate once the window is up\n"
          "  --screenshot FILE     then write the window's contents as a PNG (and print the image's rectangle)\n"

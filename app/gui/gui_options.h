@@ -22,6 +22,8 @@ struct GuiOptions {
   // LoRAs (docs/lora.md): --lora FILE[:SCALE] (repeatable, as written) and --lora-dir for <lora:NAME> tags.
   std::vector<std::string> loras;
   std::string loraDir;
+  // --taesd PATH (docs/taesd.md): the live preview decodes with TAESD instead of the latent-to-RGB projection.
+  std::string taesdPath;
   std::optional<sampling::SamplerKind> sampler;
   std::optional<uint32_t> device;
   int windowWidth = 1280, windowHeight = 800;

@@ -11,8 +11,9 @@ namespace sdgen::pipeline {
 // (no VAE), for a live preview.
 struct LatentPreview {
   int step = 0, steps = 0;
-  int width = 0, height = 0;  // latent size (image size / the VAE's scale factor)
+  int width = 0, height = 0;  // latent size (image size / the VAE's scale factor), or the image size (TAESD)
   std::vector<uint8_t> rgb;   // width * height * 3, top row first
+  int pixelScale = 8;         // image pixels per preview pixel along each side: the VAE's factor, 1 for TAESD
 };
 
 // rgb = clamp(M * [z_0 .. z_{C-1}, 1], 0, 1) per latent pixel: 3 rows of C weights and a bias.
@@ -36,6 +37,10 @@ struct LatentRgbFit {
   void add(const std::vector<float>& latentsNhwc, int64_t h, int64_t w, const std::vector<float>& imageHwc, int scale);
   LatentRgbProjection solve() const;
 };
+
+// A decoded image (values in [-1, 1] before clamping) as 8-bit RGB, as diffusers' postprocess and the pipeline's
+// final image: (x / 2 + 0.5).clamp(0, 1), then round-half-to-even of x * 255.
+std::vector<uint8_t> decodedToRgb8(const std::vector<float>& decoded);
 
 // Applies a projection to NHWC latents.
 std::vector<uint8_t> projectLatents(const LatentRgbProjection& p, const std::vector<float>& latentsNhwc);

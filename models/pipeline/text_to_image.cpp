@@ -1,7 +1,5 @@
 #include "models/pipeline/text_to_image.h"
 
-#include "models/prompt/lora_tags.h"
-
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -17,11 +15,13 @@
 #include "models/networks/unet.h"
 #include "models/networks/vae_decoder.h"
 #include "models/pipeline/image_encoding.h"
-#include "models/pipeline/vae_tiling.h"
+#include "models/pipeline/latent_decoding.h"
+#include "models/pipeline/lora_set.h"
+#include "models/pipeline/taesd_coding.h"
 #include "models/prompt/conditioning_windows.h"
 #include "models/prompt/emphasis.h"
-#include "models/sampling/linear_sampler.h"
 #include "models/prompt/lora_tags.h"
+#include "models/sampling/linear_sampler.h"
 #include "models/sampling/sampler.h"
 #include "models/sampling/step_recorder.h"
 #include "models/sampling/torch_generator.h"
@@ -69,10 +69,9 @@ struct TextToImage::Impl {
   StageTimings timings;
   LatentRgbFit previewFit;  // refined by every generation that asked for previews
   std::unique_ptr<ImageEncoder> imageEncoder;  // made on the first image-to-image generation
-  lora::LoraLibrary loraLibrary;
-  std::vector<lora::LoraSpec> baseLoras, mergedLoras;  // asked for (without prompt tags); merged now
-  bool lorasMixed = false;  // a re-merge failed: the next generation re-merges whatever the set
-  std::unique_ptr<TiledVaeDecoder> tiledDecoder;  // made on the first tiled decode
+  LoraSet loras;
+  std::unique_ptr<LatentDecoding> decoding;  // made once the VAE is loaded
+  std::unique_ptr<TaesdCoding> taesd;        // LoadOptions::taesdPath
 
   // Text encoding per number of 77-token windows (guidance halves x prompt chunks): ids in, embeddings out (the
   // buffers the recorded denoising steps read), with one recorded encoder per clip skip writing the same
@@ -90,16 +89,14 @@ struct TextToImage::Impl {
     std::unique_ptr<graph::CompiledGraph> context, step;
   };
 
-  // Everything of one latent size: persistent latents (fp32, NHWC), sampler state, the decode graph (made when
-  // first decoding untiled) and the recorded denoising steps per (guided, sampler kind, karras, context length:
-  // the text stage it reads, saved tensors of a LinearSampler).
+  // Everything of one latent size: persistent latents (fp32, NHWC, which the decodes of LatentDecoding read),
+  // sampler state and the recorded denoising steps per (guided, sampler kind, karras, context length: the text
+  // stage it reads, saved tensors of a LinearSampler).
   struct SizeStage {
     int64_t h = 0, w = 0;
-    Allocation latents, noise, history, update, image;
+    Allocation latents, noise, history, update;
     std::vector<Allocation> registers, registerScratch;  // LinearSampler state, grown to the largest K used
     Allocation mask, maskedLatents;  // inpainting UNets' extra inputs: [1, h, w, 1] and [1, h, w, C], fp32
-    std::unique_ptr<graph::CompiledGraph> decode;
-    std::optional<uint64_t> fullDecodeArena;  // the untiled decode's planned intermediates (auto tiling)
     std::map<std::tuple<bool, int, bool, int64_t, int>, StepGraphs> steps;
   };
   std::map<std::pair<int64_t, int64_t>, SizeStage> sizeStages;
@@ -115,12 +112,9 @@ struct TextToImage::Impl {
         tuner(c, o.autotune),
         params(c, o.precision),
         scratch(c, "pipeline conv scratch"),
-        loraLibrary(o.loraDir) {
+        loras(params, *files.unetWeights, *files.textEncoderWeights, o.loraDir) {
     params.setConvTuner(&tuner);
-    params.setLoraComponent(*files.unetWeights, lora::Component::Unet);
-    params.setLoraComponent(*files.textEncoderWeights, lora::Component::TextEncoder);
-    lora::LoraTargets targets = resolveLoras(o.loras, false);
-    params.setLoras(targets);
+    loras.beginLoad(o.loras);
     auto load = [&](const char* name, auto make) {
       const auto t0 = std::chrono::steady_clock::now();
       const uint64_t before = params.bytes();
@@ -133,43 +127,10 @@ struct TextToImage::Impl {
     load("UNet", [&] { unet = std::make_unique<networks::UNet>(params, files.unetConfig, *files.unetWeights); });
     load("VAE decoder",
          [&] { vae = std::make_unique<networks::VaeDecoder>(params, files.vaeConfig, *files.vaeWeights); });
-    checkMerged(targets);
-    baseLoras = mergedLoras = o.loras;
-  }
-
-  // LoRA targets of `specs` against this model (each file read once; errors name the file and tensor and are
-  // lora::LoraErrors: the model is untouched).
-  // `loaded`: the networks exist, so every target must be a weight they merge into (checkMerged).
-  lora::LoraTargets resolveLoras(const std::vector<lora::LoraSpec>& specs, bool loaded = true) {
-    try {
-      lora::LoraTargets t =
-          lora::resolveLoras(loraLibrary.choose(specs), *files.unetWeights, *files.textEncoderWeights);
-      if (loaded) checkMerged(t);
-      return t;
-    } catch (const lora::LoraError&) {
-      throw;
-    } catch (const Error& e) {
-      throw lora::LoraError(e.what());
-    }
-  }
-  // Every target is a weight the networks loaded (not a norm, an embedding, ...).
-  void checkMerged(const lora::LoraTargets& targets) const {
-    std::vector<std::string> missed = params.unmergedLoraTargets(targets);
-    if (missed.empty()) return;
-    std::string list;
-    for (size_t i = 0; i < missed.size() && i < 8; ++i) list += (i ? ", " : "") + missed[i];
-    throw Error("LoRA: " + std::to_string(missed.size()) + " adapted weights are not ones sdgen merges into (" +
-                list + (missed.size() > 8 ? ", ...)" : ")"));
-  }
-  // Makes `specs` the merged set (nothing to do when it already is).
-  void useLoras(const std::vector<lora::LoraSpec>& specs) {
-    if (specs == mergedLoras && !lorasMixed) return;
-    lora::LoraTargets targets = resolveLoras(specs);
-    lorasMixed = true;  // until the re-packing succeeds (a failure leaves some weights old, some new)
-    params.remergeLoras(std::move(targets));
-    mergedLoras = specs;
-    lorasMixed = false;
-    loraLibrary.keepOnly({&mergedLoras, &baseLoras});
+    decoding = std::make_unique<LatentDecoding>(ctx, *vae, dtype, scratch);
+    if (!o.taesdPath.empty())
+      load("TAESD", [&] { taesd = std::make_unique<TaesdCoding>(ctx, params, models::openTaesd(o.taesdPath), dtype, scratch); });
+    loras.finishLoad(o.loras);
   }
 
   std::vector<ComponentMemory> components;  // weights and load time, filled while loading
@@ -184,9 +145,9 @@ struct TextToImage::Impl {
         r.components[1].arenaBytes += g.step->memoryPlan().peakBytes + g.context->memoryPlan().peakBytes;
         for (const Allocation& kv : g.contextKv) r.components[1].arenaBytes += kv.size();
       }
-      if (st.decode) r.components[2].arenaBytes += st.decode->memoryPlan().peakBytes;
     }
-    if (tiledDecoder) r.components[2].arenaBytes += tiledDecoder->arenaBytes();
+    r.components[2].arenaBytes += decoding->arenaBytes();
+    if (taesd) r.components.back().arenaBytes += taesd->arenaBytes();
     r.convScratchBytes = scratch.bytesHeld();
     MemoryPool& pool = ctx.memory().pool(MemoryKind::Device);
     pool.sampleHeapUsage();
@@ -259,48 +220,6 @@ struct TextToImage::Impl {
   static int savedTensorCount(const sampling::Sampler& sampler) {
     const auto* linear = dynamic_cast<const sampling::LinearSampler*>(&sampler);
     return linear ? linear->registerCount() : 0;
-  }
-
-  // The untiled decode of a whole latent map into st.image: its graph (also planned, not recorded, to decide on
-  // tiling) and, when decoding that way, the recorded graph.
-  graph::TensorId buildFullDecode(graph::Graph& g, const SizeStage& st) {
-    const int64_t s = vae->upscale(), oc = files.vaeConfig.outChannels;
-    graph::TensorId out = g.output("image", {1, st.h * s, st.w * s, oc}, DType::F32);
-    nn::Builder b(g, dtype, &scratch);
-    vae->build(b, decoderInput(b, external(graph::view(st.latents, DType::F32, {1, st.h, st.w, latentChannels()})),
-                               files.vaeConfig),
-               out);
-    return out;
-  }
-
-  graph::CompiledGraph& fullDecode(SizeStage& st) {
-    if (st.decode) return *st.decode;
-    const int64_t s = vae->upscale(), oc = files.vaeConfig.outChannels;
-    st.image = ctx.allocate(uint64_t(st.h) * s * st.w * s * oc * 4, "decoded image");
-    graph::Graph g;
-    graph::TensorId out = buildFullDecode(g, st);
-    st.decode = std::make_unique<graph::CompiledGraph>(
-        ctx, g, std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.image, DType::F32, {1, st.h * s, st.w * s, oc})}});
-    return *st.decode;
-  }
-
-  // Whether this generation decodes in tiles (docs/vae-tiling.md): as diffusers' use_tiling, only latents larger
-  // than one tile are; On tiles those, Auto those whose untiled decode's activations exceed autoTilingLimit.
-  bool useVaeTiling(VaeTilingMode mode, SizeStage& st) {
-    if (mode == VaeTilingMode::Off || !vaeTileGeometry(files.vaeConfig).decodeTiles(st.h, st.w)) return false;
-    if (mode == VaeTilingMode::On) return true;
-    if (st.decode) return false;  // decoded untiled before: its graph and memory are there
-    if (!st.fullDecodeArena) {
-      graph::Graph g;
-      buildFullDecode(g, st);
-      st.fullDecodeArena = graph::planIntermediates(g, graph::topologicalOrder(g)).peakBytes;
-    }
-    return *st.fullDecodeArena > autoTilingLimit(ctx);
-  }
-
-  TiledVaeDecoder& tiled() {
-    if (!tiledDecoder) tiledDecoder = std::make_unique<TiledVaeDecoder>(ctx, *vae, dtype, scratch);
-    return *tiledDecoder;
   }
 
   StepGraphs& stepGraph(SizeStage& st, const sampling::Sampler& sampler, bool guided, const graph::TensorView& context) {
@@ -401,12 +320,21 @@ struct TextToImage::Impl {
     std::vector<float> blendMask, imageLatents, noise;
   };
 
+  // An image's latents for the UNet, NCHW: the VAE encoder's sample (one draw of the generator) times the scaling
+  // factor, or TAESD's encode(image).latents times its own (no draw, as diffusers' retrieve_latents).
+  std::vector<float> imageLatents(const std::vector<float>& pixels, int width, int height, SizeStage& ss,
+                                  const LatentDecoding::Plan& plan, sampling::TorchCpuGenerator& generator) {
+    const int c = int(latentChannels()), h = int(ss.h), w = int(ss.w);
+    if (plan.decoder == ImageDecoder::Taesd) return nhwcToNchw(taesd->encode(pixels, height, width), c, h, w);
+    const std::vector<float> moments = encoder().moments(pixels, height, width, plan.tiled);
+    return sampleLatents(moments, generator.randn(size_t(c) * h * w), c, h, w, files.vaeConfig.scalingFactor);
+  }
+
   Start startingLatents(const GenerationRequest& req, const sampling::Sampler& sampler, int firstStep,
                         sampling::TorchCpuGenerator& generator, SizeStage& ss, int width, int height,
-                        bool vaeTiled) {
+                        const LatentDecoding::Plan& plan) {
     const int c = int(latentChannels()), h = int(ss.h), w = int(ss.w);
     const size_t n = size_t(c) * h * w;
-    const float sf = files.vaeConfig.scalingFactor;
     Start start;
     if (!req.initImage) {  // text to image: torch.randn([1, C, h, w]) * init_noise_sigma
       std::vector<float> noise = generator.randn(n);
@@ -414,15 +342,14 @@ struct TextToImage::Impl {
       start.latents = nchwToNhwc(noise, c, h, w);
       return start;
     }
-    if (files.vaeConfig.shiftFactor.value_or(0.f) != 0.f)
+    if (plan.decoder == ImageDecoder::Vae && files.vaeConfig.shiftFactor.value_or(0.f) != 0.f)
       throw Error("image to image with a VAE shift_factor is not supported ('" + files.vaeConfig.source + "')");
     const bool inpaint = req.mask.has_value(), fullStrength = req.strength == 1.0f;
     const std::vector<float> pixels = normalizedPixels(*req.initImage);
     // Draw 1: the encoder's sampled latents (img2img always; inpainting unless a 9-channel UNet starts from
-    // pure noise).
-    std::vector<float> imageLatents;
-    if (!inpaint || !inpaintingUNet() || !fullStrength)
-      imageLatents = sampleLatents(encoder().moments(pixels, height, width, vaeTiled), generator.randn(n), c, h, w, sf);
+    // pure noise; TAESD draws nothing).
+    std::vector<float> initLatents;
+    if (!inpaint || !inpaintingUNet() || !fullStrength) initLatents = imageLatents(pixels, width, height, ss, plan, generator);
     // Draw 2: the noise.
     const std::vector<float> noise = generator.randn(n);
     std::vector<float> latents(n);
@@ -430,21 +357,20 @@ struct TextToImage::Impl {
       for (size_t i = 0; i < n; ++i) latents[i] = noise[i] * sampler.initNoiseSigma();
     } else {
       const sampling::NoiseLevel level = sampler.noising(firstStep);
-      for (size_t i = 0; i < n; ++i) latents[i] = float(level.signal) * imageLatents[i] + float(level.noise) * noise[i];
+      for (size_t i = 0; i < n; ++i) latents[i] = float(level.signal) * initLatents[i] + float(level.noise) * noise[i];
     }
     start.latents = nchwToNhwc(latents, c, h, w);
     if (!inpaint) return start;
     // Draw 3: the masked image's latents (diffusers encodes them for every UNet).
     const std::vector<float> mask = binaryMask(*req.mask);
-    const std::vector<float> maskedLatents = sampleLatents(
-        encoder().moments(maskedPixels(pixels, mask), height, width, vaeTiled), generator.randn(n), c, h, w, sf);
+    const std::vector<float> maskedLatents = imageLatents(maskedPixels(pixels, mask), width, height, ss, plan, generator);
     std::vector<float> latentMask = downsampleNearest(mask, height, width, vae->upscale());
     if (inpaintingUNet()) {
       uploadFloats(ctx, ss.mask, latentMask);
       uploadFloats(ctx, ss.maskedLatents, nchwToNhwc(maskedLatents, c, h, w));
     } else {
       start.blendMask = std::move(latentMask);
-      start.imageLatents = nchwToNhwc(imageLatents, c, h, w);
+      start.imageLatents = nchwToNhwc(initLatents, c, h, w);
       start.noise = nchwToNhwc(noise, c, h, w);
     }
     return start;
@@ -487,6 +413,7 @@ struct TextToImage::Impl {
       throw Error("image size " + std::to_string(width) + "x" + std::to_string(height) + " is not a positive multiple of " +
                   std::to_string(multiple) + " (the VAE's scale factor) in both dimensions");
     if (req.steps < 1) throw Error("steps must be at least 1, got " + std::to_string(req.steps));
+    checkTaesdUse(req, hooks);
     const bool guided = req.cfgScale > 1.f;  // as diffusers: guidance_scale <= 1 runs the conditional half only
     const int batch = guided ? 2 : 1;
     Image image;
@@ -494,19 +421,14 @@ struct TextToImage::Impl {
     // LoRA tags (webui syntax): cut out of the prompt, their LoRAs merged with the pipeline's own.
     auto t0 = std::chrono::steady_clock::now();
     std::string promptText = req.prompt;
-    std::vector<lora::LoraSpec> loras = baseLoras;
+    std::vector<prompt::LoraTag> tags;
     if (req.promptSyntax == prompt::PromptSyntax::Webui) {
-      prompt::PromptLoras tags = prompt::extractLoraTags(req.prompt);
-      promptText = std::move(tags.prompt);
-      image.warnings = std::move(tags.warnings);
-      try {
-        for (const prompt::LoraTag& t : tags.loras)
-          loras.push_back({loraLibrary.findByName(t.name, t.text), t.unetScale, t.textScale});
-      } catch (const Error& e) {
-        throw lora::LoraError(e.what());
-      }
+      prompt::PromptLoras found = prompt::extractLoraTags(req.prompt);
+      promptText = std::move(found.prompt);
+      image.warnings = std::move(found.warnings);
+      tags = std::move(found.loras);
     }
-    useLoras(loras);
+    loras.use(loras.withTags(tags));
     // Text: the token windows first (prompt syntax errors come before any compilation).
     const prompt::ConditioningWindows windows = prompt::makeConditioningWindows(
         *files.tokenizer, req.promptSyntax, promptText, req.negativePrompt, guided);
@@ -544,11 +466,8 @@ struct TextToImage::Impl {
     stepGraphs.context->finishRecording();
     step.finishRecording();
     // Tiled or not decides the encode too, as diffusers' one use_tiling flag does.
-    const bool vaeTiled = useVaeTiling(req.vaeTiling, ss);
-    if (vaeTiled)
-      tiled().prepare(ss.h, ss.w);
-    else
-      fullDecode(ss).finishRecording();
+    const LatentDecoding::Plan plan = decoding->prepare(req.decoder, req.vaeTiling, ss.latents, ss.h, ss.w, taesd.get());
+    if (req.preview == PreviewDecoder::Taesd && hooks.preview) taesd->prepareDecode(ss.latents, ss.h, ss.w);
     timings.compileMs = msSince(compileStart);
 
     auto encodeStart = std::chrono::steady_clock::now();
@@ -562,7 +481,7 @@ struct TextToImage::Impl {
     const int64_t c = latentChannels(), h = ss.h, w = ss.w;
     sampling::TorchCpuGenerator generator(req.seed);
     auto imageStart = std::chrono::steady_clock::now();
-    const Start start = startingLatents(req, *sampler, firstStep, generator, ss, width, height, vaeTiled);
+    const Start start = startingLatents(req, *sampler, firstStep, generator, ss, width, height, plan);
     timings.encodeMs += msSince(imageStart);
     uploadFloats(ctx, ss.latents, start.latents);
     // Every saved tensor and the noise start as zeros: the first evaluation weights them by 0.
@@ -573,7 +492,8 @@ struct TextToImage::Impl {
 
     step.setUniform(kGuidanceSlot, req.cfgScale);
     previewFit.channels = int(c);
-    const LatentRgbProjection projection = hooks.preview ? previewFit.solve() : LatentRgbProjection{};
+    const bool approxPreview = hooks.preview && req.preview == PreviewDecoder::Approx;
+    const LatentRgbProjection projection = approxPreview ? previewFit.solve() : LatentRgbProjection{};
     std::vector<float> currentLatents;
     // One replay per UNet evaluation (multi-evaluation samplers run several per step); progress and previews after
     // each step's last evaluation, the inpainting blend after every evaluation (as diffusers after every step()).
@@ -596,9 +516,11 @@ struct TextToImage::Impl {
       timings.stepMs.push_back(msSince(stepStart));
       stepStart = std::chrono::steady_clock::now();
       if (progress) progress(i - firstStep + 1, run);
-      if (hooks.preview) {
+      if (approxPreview) {
         currentLatents = downloadFloats(ctx, ss.latents, size_t(h * w * c), DType::F32);
-        hooks.preview({i - firstStep + 1, run, int(w), int(h), projectLatents(projection, currentLatents)});
+        hooks.preview({i - firstStep + 1, run, int(w), int(h), projectLatents(projection, currentLatents), scale});
+      } else if (hooks.preview) {
+        hooks.preview({i - firstStep + 1, run, width, height, decodedToRgb8(taesd->decode(h, w)), 1});
       }
     }
     checkCancel(run, run);
@@ -608,13 +530,8 @@ struct TextToImage::Impl {
     if (oc != 3) throw Error("VAE has " + std::to_string(oc) + " output channels; images need 3");
     image.width = width;
     image.height = height;
-    image.vaeTiled = vaeTiled;
-    if (vaeTiled) {
-      image.pixels = tiled().decode(downloadFloats(ctx, ss.latents, size_t(h * w * c), DType::F32), h, w);
-    } else {
-      ss.decode->run();
-      image.pixels = downloadFloats(ctx, ss.image, size_t(width) * height * 3, DType::F32);
-    }
+    image.vaeTiled = plan.tiled;
+    image.pixels = decoding->decode(plan, ss.latents, h, w, taesd.get());
     image.rgb.resize(image.pixels.size());
     for (size_t i = 0; i < image.pixels.size(); ++i) {
       // diffusers: (x / 2 + 0.5).clamp(0, 1), then numpy's round-half-to-even of x * 255
@@ -623,7 +540,7 @@ struct TextToImage::Impl {
       image.rgb[i] = static_cast<uint8_t>(std::nearbyint(v * 255.f));
     }
     timings.decodeMs = msSince(decodeStart);
-    if (hooks.preview) previewFit.add(currentLatents, h, w, image.pixels, scale);
+    if (approxPreview) previewFit.add(currentLatents, h, w, image.pixels, scale);
     return image;
   }
 
@@ -640,6 +557,20 @@ struct TextToImage::Impl {
                             negative ? "the negative prompt" : "the prompt");
     }
     writeFloats(ctx, embeddings, hidden, dtype);
+  }
+
+  // TAESD where the request asks for it: loaded, and fitting this model (before any work).
+  void checkTaesdUse(const GenerationRequest& req, const GenerationHooks& hooks) const {
+    const bool previews = req.preview == PreviewDecoder::Taesd && hooks.preview;
+    if (req.decoder != ImageDecoder::Taesd && !previews) return;
+    if (!taesd) throw Error("the TAESD " + std::string(previews ? "preview" : "decode") + " needs a TAESD model (--taesd PATH)");
+    const int c = int(latentChannels()), s = vae->upscale();
+    if (previews) taesd->checkFits(c, s, files.name, "preview decode");
+    if (req.decoder != ImageDecoder::Taesd) return;
+    taesd->checkFits(c, s, files.name, "final decode");
+    if (req.initImage) taesd->checkFits(c, s, files.name, "image to image encode");
+    if (req.vaeTiling == VaeTilingMode::On)
+      throw Error("VAE tiling with the TAESD decode: TAESD decodes whole images (docs/taesd.md); leave --vae-tiling out");
   }
 
   int defaultWidth() const { return files.unetConfig.sampleSize * vae->upscale(); }
@@ -674,11 +605,21 @@ int TextToImage::defaultWidth() const { return impl_->defaultWidth(); }
 int TextToImage::defaultHeight() const { return impl_->defaultHeight(); }
 bool TextToImage::isInpaintingModel() const { return impl_->inpaintingUNet(); }
 
-void TextToImage::setLoras(const std::vector<lora::LoraSpec>& loras) {
-  impl_->resolveLoras(loras);  // checked now
-  impl_->baseLoras = loras;
+std::string TextToImage::taesdPreviewProblem() const {
+  GenerationRequest req;
+  req.preview = PreviewDecoder::Taesd;
+  GenerationHooks hooks;
+  hooks.preview = [](const LatentPreview&) {};
+  try {
+    impl_->checkTaesdUse(req, hooks);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
-const std::vector<lora::LoraSpec>& TextToImage::mergedLoras() const { return impl_->mergedLoras; }
-void TextToImage::setLoraDirectory(const std::string& dir) { impl_->loraLibrary.setDirectory(dir); }
+
+void TextToImage::setLoras(const std::vector<lora::LoraSpec>& loras) { impl_->loras.setBase(loras); }
+const std::vector<lora::LoraSpec>& TextToImage::mergedLoras() const { return impl_->loras.merged(); }
+void TextToImage::setLoraDirectory(const std::string& dir) { impl_->loras.setDirectory(dir); }
 
 }  // namespace sdgen::pipeline

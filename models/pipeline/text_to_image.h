@@ -18,6 +18,7 @@
 #include "engine/dtype.h"
 #include "engine/error.h"
 #include "models/lora/lora_library.h"
+#include "models/pipeline/decoder_choice.h"
 #include "models/pipeline/image_inputs.h"
 #include "models/pipeline/latent_preview.h"
 #include "models/pipeline/vae_tile_plan.h"
@@ -47,6 +48,10 @@ struct LoadOptions {
   std::string loraDir;
   // The convolution autotune (docs/dispatch-conv.md "Autotune"; --no-autotune, --retune).
   ops::ConvTuneSettings autotune;
+  // TAESD (docs/taesd.md): a diffusers AutoencoderTiny folder or file, or madebyollin's taesd_decoder.safetensors
+  // (taesd_encoder.safetensors beside it for image to image); empty: none. Needed by GenerationRequest's
+  // ImageDecoder::Taesd and PreviewDecoder::Taesd.
+  std::string taesdPath;
 };
 
 struct GenerationRequest {
@@ -74,6 +79,11 @@ struct GenerationRequest {
   // VAE decode (and image-to-image encode) in diffusers' overlapping tiles (docs/vae-tiling.md): On as
   // enable_tiling() (images larger than one tile), Off never, Auto when the full-size decode would not fit.
   VaeTilingMode vaeTiling = VaeTilingMode::Auto;
+  // The final decode (and image-to-image encode): the model's VAE, or TAESD (LoadOptions::taesdPath), which never
+  // tiles and, as diffusers' AutoencoderTiny, encodes without drawing from the generator (docs/taesd.md).
+  ImageDecoder decoder = ImageDecoder::Vae;
+  // What GenerationHooks::preview gets: the latent-to-RGB projection (Approx) or TAESD's decode at full size.
+  PreviewDecoder preview = PreviewDecoder::Approx;
 };
 
 struct Image {
@@ -123,7 +133,8 @@ struct GenerationHooks {
   // Called after each step with the projected latents (one latent readback per step). The projection starts
   // as defaultLatentRgbProjection and is refitted for the loaded model from every image generated with a
   // preview hook (latents and decoded image, see LatentRgbFit), so previews match the model's colors from
-  // its second image on.
+  // its second image on. With GenerationRequest::preview Taesd: TAESD's decode of the latents instead, at the
+  // image's size (LatentPreview::pixelScale 1), as diffusers would decode them.
   std::function<void(const LatentPreview&)> preview;
 };
 
@@ -148,6 +159,9 @@ class TextToImage {
   int defaultHeight() const;
   // A 9-input-channel UNet (latents, mask, masked-image latents): generating needs an init image and a mask.
   bool isInpaintingModel() const;
+  // Why TAESD cannot decode this model's previews (no TAESD loaded, other latent channels or scale, taesdxl), or
+  // empty when it can: the GUI then falls back to the latent-to-RGB preview instead of failing.
+  std::string taesdPreviewProblem() const;
 
   // The LoRAs of every later generation (replacing LoadOptions::loras; prompt tags add to them). Checked now
   // (unreadable files, LoRAs for another model: sdgen::Error, the current set stays); merged by the next

@@ -33,5 +33,6 @@ pack data-sd2.tar.gz tiny-sd2 tiny-sd2-ldm.safetensors
 pack data-fixtures.tar.gz fixtures
 pack data-tf5.tar.gz tiny-clip-tf5
 pack data-inpaint.tar.gz tiny-sd1-inpaint tiny-sd1-inpaint-unet-ldm.safetensors
+pack data-taesd.tar.gz tiny-taesd tiny-taesd-madebyollin tiny-taesd-sd1 tiny-taesd-sd1-madebyollin fixtures/taesd*
 ls -la "$OUT"
 exit $status

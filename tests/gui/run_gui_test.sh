@@ -128,3 +128,32 @@ if ! grep -q "^ok: the GUI's parameters text equals the command line's" "$out/lo
   echo "FAILED: the LoRAs did not change the GUI's image (or the no-LoRA reference is not comparable)"
   exit 1
 fi
+
+# TAESD (docs/taesd.md): with --taesd the live preview is TAESD's decode at the image's size, so it is drawn in
+# the rectangle the final image takes; it must show something. tiny-sd1 with its scale-2 TAESD (tests/data).
+data=$(cd "$(dirname "$0")/../data" && pwd)
+rm -f "$out/taesd-screenshot.png" "$out/taesd-preview.png"
+xvfb-run -a -s "-screen 0 1280x800x24" "$gui" --window-size 1280x800 --auto-generate --prompt "a red circle" \
+  -m "$data/tiny-sd1" --taesd "$data/tiny-taesd-sd1" -W 32 -H 32 --seed 3 --steps 4 \
+  --preview-screenshot 2:"$out/taesd-preview.png" --screenshot "$out/taesd-screenshot.png" --exit-after --timeout 240 \
+  >"$out/taesd-stdout.txt" 2>"$out/taesd-stderr.txt"
+code=$?
+cat "$out/taesd-stdout.txt"
+cat "$out/taesd-stderr.txt" >&2
+if [ $code -ne 0 ]; then
+  echo "FAILED: sdgen-gui (TAESD preview) exited with code $code"
+  exit 1
+fi
+rect=$(sed -n 's/^sdgen-gui: image-rect //p' "$out/taesd-stdout.txt")
+preview=$(sed -n 's/^sdgen-gui: preview-rect //p' "$out/taesd-stdout.txt")
+if [ -z "$preview" ] || [ -z "$rect" ]; then
+  echo "FAILED: sdgen-gui did not show a TAESD live preview and the image"
+  exit 1
+fi
+# shellcheck disable=SC2086
+"$check" --preview "$out/taesd-preview.png" $preview || exit 1
+if [ "$(echo "$preview" | cut -d' ' -f3,4)" != "$(echo "$rect" | cut -d' ' -f3,4)" ]; then
+  echo "FAILED: the TAESD preview ($preview) is not drawn at the image's size ($rect)"
+  exit 1
+fi
+echo "ok: the TAESD preview is drawn at the image's size"

@@ -1,0 +1,93 @@
+#include "models/pipeline/latent_decoding.h"
+
+#include "engine/error.h"
+#include "engine/tensor_io.h"
+
+namespace sdgen::pipeline {
+
+namespace {
+
+// A graph value over device memory the graph does not own (the pipeline's latents).
+graph::Value external(const graph::TensorView& v) {
+  return {v.shape, {}, [v](const graph::Resolver&) { return graph::buffer(v); }, 0};
+}
+
+}  // namespace
+
+// The untiled decode of a whole latent map: its graph (also planned, not recorded, to decide on tiling).
+graph::TensorId LatentDecoding::buildFull(graph::Graph& g, const Allocation& latents, int64_t h, int64_t w) {
+  const models::VaeConfig& config = vae_.config();
+  const int64_t s = vae_.upscale(), oc = config.outChannels;
+  graph::TensorId out = g.output("image", {1, h * s, w * s, oc}, DType::F32);
+  nn::Builder b(g, dtype_, &scratch_);
+  vae_.build(b, decoderInput(b, external(graph::view(latents, DType::F32, {1, h, w, config.latentChannels})), config),
+             out);
+  return out;
+}
+
+graph::CompiledGraph& LatentDecoding::full(const Allocation& latents, int64_t h, int64_t w) {
+  Full& f = full_[{h, w}];
+  if (f.graph) return *f.graph;
+  const int64_t s = vae_.upscale(), oc = vae_.config().outChannels;
+  f.image = ctx_.allocate(uint64_t(h) * s * w * s * oc * 4, "decoded image");
+  graph::Graph g;
+  graph::TensorId out = buildFull(g, latents, h, w);
+  f.graph = std::make_unique<graph::CompiledGraph>(
+      ctx_, g, std::map<graph::TensorId, graph::TensorView>{{out, graph::view(f.image, DType::F32, {1, h * s, w * s, oc})}});
+  return *f.graph;
+}
+
+// As diffusers' use_tiling, only latents larger than one tile are tiled; On tiles those, Auto those whose untiled
+// decode's activations exceed autoTilingLimit.
+bool LatentDecoding::useTiling(VaeTilingMode mode, const Allocation& latents, int64_t h, int64_t w) {
+  if (mode == VaeTilingMode::Off || !vaeTileGeometry(vae_.config()).decodeTiles(h, w)) return false;
+  if (mode == VaeTilingMode::On) return true;
+  Full& f = full_[{h, w}];
+  if (f.graph) return false;  // decoded untiled before: its graph and memory are there
+  if (!f.arena) {
+    graph::Graph g;
+    buildFull(g, latents, h, w);
+    f.arena = graph::planIntermediates(g, graph::topologicalOrder(g)).peakBytes;
+  }
+  return *f.arena > autoTilingLimit(ctx_);
+}
+
+TiledVaeDecoder& LatentDecoding::tiled() {
+  if (!tiled_) tiled_ = std::make_unique<TiledVaeDecoder>(ctx_, vae_, dtype_, scratch_);
+  return *tiled_;
+}
+
+LatentDecoding::Plan LatentDecoding::prepare(ImageDecoder decoder, VaeTilingMode tiling, const Allocation& latents,
+                                             int64_t h, int64_t w, TaesdCoding* taesd) {
+  Plan plan{decoder, false};
+  if (decoder == ImageDecoder::Taesd) {
+    if (!taesd) throw Error("the TAESD decode needs a TAESD model (--taesd PATH)");
+    taesd->prepareDecode(latents, h, w);
+    return plan;
+  }
+  plan.tiled = useTiling(tiling, latents, h, w);
+  if (plan.tiled)
+    tiled().prepare(h, w);
+  else
+    full(latents, h, w).finishRecording();
+  return plan;
+}
+
+std::vector<float> LatentDecoding::decode(const Plan& plan, const Allocation& latents, int64_t h, int64_t w,
+                                          TaesdCoding* taesd) {
+  const int64_t s = vae_.upscale(), c = vae_.config().latentChannels, oc = vae_.config().outChannels;
+  if (plan.decoder == ImageDecoder::Taesd) return taesd->decode(h, w);
+  if (plan.tiled) return tiled().decode(downloadFloats(ctx_, latents, size_t(h * w * c), DType::F32), h, w);
+  Full& f = full_.at({h, w});
+  f.graph->run();
+  return downloadFloats(ctx_, f.image, size_t(h * s * w * s * oc), DType::F32);
+}
+
+uint64_t LatentDecoding::arenaBytes() const {
+  uint64_t bytes = tiled_ ? tiled_->arenaBytes() : 0;
+  for (const auto& [size, f] : full_)
+    if (f.graph) bytes += f.graph->memoryPlan().peakBytes;
+  return bytes;
+}
+
+}  // namespace sdgen::pipeline

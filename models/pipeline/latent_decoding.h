@@ -1,0 +1,64 @@
+#pragma once
+// The final decode of a generation's latents, and the choice of how: TAESD when asked for (docs/taesd.md), else the
+// model's VAE, whole or in diffusers' overlapping tiles (docs/vae-tiling.md: On tiles latents larger than one tile,
+// Auto only those whose untiled decode would not fit, Off never). Holds the untiled decode graph of each latent
+// size (bound to that size's latents), the tiled decoder, made on the first tiled decode, and the planned arena
+// of untiled decodes that Auto compares with the memory limit.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "engine/context.h"
+#include "engine/dtype.h"
+#include "graph/executor.h"
+#include "models/config/model_config.h"
+#include "models/networks/vae_decoder.h"
+#include "models/pipeline/decoder_choice.h"
+#include "models/pipeline/taesd_coding.h"
+#include "models/pipeline/vae_tiling.h"
+#include "ops/conv2d_scratch.h"
+
+namespace sdgen::pipeline {
+
+class LatentDecoding {
+ public:
+  LatentDecoding(Context& ctx, const networks::VaeDecoder& vae, DType dtype, ops::Conv2dScratch& scratch)
+      : ctx_(ctx), vae_(vae), dtype_(dtype), scratch_(scratch) {}
+
+  struct Plan {
+    ImageDecoder decoder = ImageDecoder::Vae;
+    bool tiled = false;  // the VAE in tiles (also the image-to-image encode, as diffusers' one use_tiling flag)
+  };
+  // Decides how the h x w latents in `latents` (NHWC fp32, the same allocation for every call of a size) are
+  // decoded and records what that needs (compiling in the background). TAESD (`taesd`, required for it) never
+  // tiles.
+  Plan prepare(ImageDecoder decoder, VaeTilingMode tiling, const Allocation& latents, int64_t h, int64_t w,
+               TaesdCoding* taesd);
+  // The image NHWC [h * s, w * s, 3] fp32 in [-1, 1] before clamping.
+  std::vector<float> decode(const Plan& plan, const Allocation& latents, int64_t h, int64_t w, TaesdCoding* taesd);
+
+  uint64_t arenaBytes() const;  // the VAE decode graphs' intermediates (untiled and tiled)
+
+ private:
+  struct Full {
+    Allocation image;
+    std::unique_ptr<graph::CompiledGraph> graph;
+    std::optional<uint64_t> arena;  // the untiled decode's planned intermediates (auto tiling)
+  };
+  graph::TensorId buildFull(graph::Graph& g, const Allocation& latents, int64_t h, int64_t w);
+  graph::CompiledGraph& full(const Allocation& latents, int64_t h, int64_t w);
+  bool useTiling(VaeTilingMode mode, const Allocation& latents, int64_t h, int64_t w);
+  TiledVaeDecoder& tiled();
+
+  Context& ctx_;
+  const networks::VaeDecoder& vae_;
+  DType dtype_;
+  ops::Conv2dScratch& scratch_;
+  std::map<std::pair<int64_t, int64_t>, Full> full_;
+  std::unique_ptr<TiledVaeDecoder> tiled_;
+};
+
+}  // namespace sdgen::pipeline
