@@ -119,6 +119,16 @@ int parseImageSize(const std::string& flag, const std::string& value) {
   return v;
 }
 
+// "A,B" with two integers from `min` to CliLimits::kMaxSize (SDXL's --original-size W,H, --crop X,Y, ...).
+std::pair<int, int> parseIntPair(const std::string& flag, const std::string& value, int min, const std::string& what) {
+  const std::string accepted = what + ": two integers from " + std::to_string(min) + " to " +
+                               std::to_string(CliLimits::kMaxSize) + " separated by a comma";
+  const size_t comma = value.find(',');
+  if (comma == std::string::npos) throw UsageError(flag + ": expected " + accepted + ", got " + quoted(value));
+  return {parseInteger<int>(flag, value.substr(0, comma), min, CliLimits::kMaxSize, accepted),
+          parseInteger<int>(flag, value.substr(comma + 1), min, CliLimits::kMaxSize, accepted)};
+}
+
 struct ParseState;
 
 // One command-line flag: its spellings, whether it takes a value, the modes it applies to, and what it sets.
@@ -260,6 +270,18 @@ constexpr Flag kFlags[] = {
      [](ParseState& s, const std::string& f, const std::string& v) {
        s.options.previewEvery = parseInteger<int>(f, v, 1, CliLimits::kMaxSteps, rangeText(1, CliLimits::kMaxSteps));
        s.previewEveryGiven = true;
+     }},
+    {nullptr, "--original-size", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.micro.originalSize = parseIntPair(f, v, 1, "W,H");
+     }},
+    {nullptr, "--crop", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.micro.cropTopLeft = parseIntPair(f, v, 0, "X,Y");
+     }},
+    {nullptr, "--target-size", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.micro.targetSize = parseIntPair(f, v, 1, "W,H");
      }},
     {nullptr, "--clip-skip", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
@@ -559,6 +581,9 @@ std::string usageText() {
   s += "      --schedule NAME         automatic, karras, exponential (euler, heun, dpm2, dpm2_a, lms,\n"
        "                              dpmpp_sde) or sgm_uniform (trailing timesteps)\n";
   s += "      --clip-skip N           1 = last CLIP layer (default), 2 = penultimate, ...\n";
+  s += "      --original-size W,H     SDXL micro-conditioning: the size the image is said to come from\n";
+  s += "      --crop X,Y              SDXL: its crop's top-left corner (default 0,0)\n";
+  s += "      --target-size W,H       SDXL: the target size (default for both sizes: the output size)\n";
   s += "  -i, --init-img FILE         image to image: start from this PNG/JPEG (8-bit RGB or grey, no alpha); the\n";
   s += "                              output has its size (-W/-H, if given, must match; docs/img2img.md)\n";
   s += "      --strength F            0..1, how much of the schedule runs from the init image (default 0.75)\n";

@@ -9,6 +9,7 @@
 
 #include "models/lora/lora_library.h"
 #include "models/pipeline/decoder_choice.h"
+#include "models/pipeline/micro_conditioning.h"
 #include "models/pipeline/vae_tile_plan.h"
 #include "models/prompt/prompt_syntax.h"
 #include "models/sampling/sampler_kind.h"
@@ -61,6 +62,9 @@ struct CliOptions {
   std::optional<pipeline::PreviewDecoder> preview;
   int previewEvery = 1;
   PrecisionChoice precision = PrecisionChoice::Auto;
+  // SDXL's micro-conditioning (docs/sdxl.md): --original-size W,H, --crop X,Y, --target-size W,H; unset: the
+  // output size and (0, 0), as diffusers.
+  pipeline::SdxlMicroConditioning micro;
   std::string outputPath;  // empty: sdgen-<seed>.png
   // Which generation settings were given on the command line; the others come from the model folder's
   // sdgen.json "defaults" when it has them (app/generation_plan.h), else the values above.

@@ -70,6 +70,9 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
   }
 
   pipeline::TextToImage textToImage(ctx, load);
+  if (options.micro != pipeline::SdxlMicroConditioning{} && !textToImage.isSdxlModel())
+    std::fputs("warning: --original-size, --crop and --target-size condition SDXL models only; this model ignores them\n",
+               err);
   ProgressReporter progress(err, ProgressReporter::stderrIsTerminal());
   TimingTotals totals;
 
@@ -94,6 +97,7 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
     request.strength = options.strength;
     request.decoder = options.vae;
     if (options.preview) request.preview = *options.preview;
+    request.micro = options.micro;
 
     progress.begin(plan.size() > 1 ? "image " + std::to_string(i + 1) + "/" + std::to_string(plan.size()) : "");
     pipeline::GenerationHooks hooks;
@@ -127,6 +131,7 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
     params.modelName = textToImage.modelName();
     params.clipSkip = options.clipSkip;
     params.promptSyntax = options.promptSyntax;
+    if (textToImage.isSdxlModel()) params.micro = options.micro;
     if (initImage) params.denoisingStrength = options.strength;
     params.version = std::string("sdgen ") + SDGEN_VERSION;
     writePngFile(plan[i].path, image.width, image.height, image.rgb,

@@ -59,6 +59,12 @@ std::string formatGenerationParams(const GenerationParams& p) {
   if (!p.modelName.empty()) s += ", Model: " + quoteParamValue(p.modelName);
   if (p.denoisingStrength) s += ", Denoising strength: " + formatFloat(*p.denoisingStrength);
   if (p.clipSkip > 1) s += ", Clip skip: " + std::to_string(p.clipSkip);
+  auto pair = [&](const char* key, const std::optional<std::pair<int, int>>& v) {
+    if (v) s += std::string(", ") + key + ": " + std::to_string(v->first) + "x" + std::to_string(v->second);
+  };
+  pair("Original size", p.micro.originalSize);
+  pair("Crop", p.micro.cropTopLeft);
+  pair("Target size", p.micro.targetSize);
   if (p.promptSyntax != prompt::PromptSyntax::Webui)
     s += std::string(", Prompt syntax: ") + prompt::promptSyntaxName(p.promptSyntax);
   if (!p.version.empty()) s += ", Version: " + quoteParamValue(p.version);

@@ -4,11 +4,13 @@
 //   PROMPT
 //   Negative prompt: NEGATIVE            (only when there is one)
 //   Steps: 20, Sampler: Euler a, CFG scale: 7.5, Seed: 42, Size: 512x512, Model: NAME, Denoising strength: 0.75,
-//   Clip skip: 2, Prompt syntax: plain, Version: sdgen 0.1.0
+//   Clip skip: 2, Original size: 1024x768, Crop: 0x64, Target size: 1024x1024 (SDXL, only those given),
+//   Prompt syntax: plain, Version: sdgen 0.1.0
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "models/pipeline/micro_conditioning.h"
 #include "models/prompt/prompt_syntax.h"
 #include "models/sampling/sampler_kind.h"
 
@@ -27,6 +29,7 @@ struct GenerationParams {
   // Image to image: written as webui does ("Denoising strength: 0.75"), after the model.
   std::optional<float> denoisingStrength;
   int clipSkip = 1;  // webui's convention; written only when > 1, as webui does
+  pipeline::SdxlMicroConditioning micro;  // SDXL: the sizes and crop given (unset ones are not written)
   // Written only when not webui's (the default, and how webui itself reads every prompt): "Prompt syntax: plain".
   prompt::PromptSyntax promptSyntax = prompt::PromptSyntax::Webui;
   std::string version;  // e.g. "sdgen 0.1.0"

@@ -27,6 +27,8 @@ ClipTextConfig fromJson(const ConfigJson& j) {
   if (c.hiddenAct != "quick_gelu" && c.hiddenAct != "gelu")
     j.unsupported("hidden_act", "the CLIP text encoder implements \"quick_gelu\" (SD 1.x) and \"gelu\" (SD 2.x)");
   c.layerNormEps = static_cast<float>(j.number("layer_norm_eps", 1e-5));
+  c.projectionDim = j.integer("projection_dim", 512);
+  c.eosTokenId = j.integer("eos_token_id", 49407);
   // pad_token_id in this file is not what the tokenizer pads with (transformers' default 1 is in neither SD
   // tokenizer); openModel sets padTokenId from the tokenizer's own files.
   c.source = j.file();

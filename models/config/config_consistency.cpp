@@ -5,8 +5,28 @@
 
 namespace sdgen::models {
 
-void validateModelConfigs(const ClipTextConfig& text, const UNetConfig& unet, const VaeConfig& vae) {
-  if (text.hiddenSize != unet.crossAttentionDim)
+void validateModelConfigs(const ClipTextConfig& text, const UNetConfig& unet, const VaeConfig& vae,
+                          const ClipTextConfig* text2) {
+  if (text2) {
+    // SDXL: the UNet attends to both encoders' hidden states side by side, and add_embedding reads the second's
+    // pooled projection beside the six sinusoids of the time ids.
+    if (text.hiddenSize + text2->hiddenSize != unet.crossAttentionDim)
+      throw Error("mismatched text-encoder/UNet widths: the text encoders' hidden sizes " +
+                  std::to_string(text.hiddenSize) + " ('" + text.source + "') + " + std::to_string(text2->hiddenSize) +
+                  " ('" + text2->source + "') do not add up to the UNet's cross_attention_dim " +
+                  std::to_string(unet.crossAttentionDim) + " ('" + unet.source + "')");
+    if (unet.additionEmbedType != "text_time")
+      throw Error("the UNet ('" + unet.source + "') has no addition_embed_type \"text_time\", but the model has two "
+                  "text encoders (SDXL): the pooled text embedding would be ignored");
+    if (text2->projectionDim + 6 * unet.additionTimeEmbedDim != unet.projectionClassEmbeddingsInputDim)
+      throw Error("mismatched text-encoder/UNet added conditioning: the second text encoder's projection_dim " +
+                  std::to_string(text2->projectionDim) + " ('" + text2->source + "') + 6 x addition_time_embed_dim " +
+                  std::to_string(unet.additionTimeEmbedDim) + " is not the UNet's projection_class_embeddings_input_dim " +
+                  std::to_string(unet.projectionClassEmbeddingsInputDim) + " ('" + unet.source + "')");
+  } else if (!unet.additionEmbedType.empty()) {
+    throw Error("the UNet ('" + unet.source + "') has addition_embed_type \"" + unet.additionEmbedType +
+                "\", which needs SDXL's second text encoder (text_encoder_2) for its pooled embedding");
+  } else if (text.hiddenSize != unet.crossAttentionDim)
     throw Error("mismatched text-encoder/UNet widths: the text encoder's hidden_size is " +
                 std::to_string(text.hiddenSize) + " ('" + text.source + "') but the UNet's cross_attention_dim is " +
                 std::to_string(unet.crossAttentionDim) + " ('" + unet.source +

@@ -39,11 +39,15 @@ SchedulerConfig schedulerConfigFor(const SchedulerFile& file, const std::string&
 // model_index.json: the pipeline class and, per component, [library, class] (null entries are left out).
 struct ModelIndex {
   std::string className;  // "StableDiffusionPipeline"
+  bool sdxl = false;      // text_encoder_2 and tokenizer_2 too (StableDiffusionXLPipeline)
+  // SDXL: the negative conditioning is zeros when no negative prompt is given (diffusers' __init__ default true).
+  bool forceZerosForEmptyPrompt = false;
   std::map<std::string, std::pair<std::string, std::string>> components;  // "unet" -> {"diffusers", "UNet2DConditionModel"}
   std::string source;
 };
-// Refuses pipelines other than Stable Diffusion 1.x/2.x text-to-image ones (SDXL, SD3, ...) and components of
-// other classes than CLIPTextModel, CLIPTokenizer, UNet2DConditionModel, AutoencoderKL and a scheduler.
+// Refuses pipelines other than Stable Diffusion 1.x/2.x and SDXL text-to-image ones (the SDXL refiner, SD3, ...)
+// and components of other classes than CLIPTextModel(WithProjection), CLIPTokenizer, UNet2DConditionModel,
+// AutoencoderKL and a scheduler.
 ModelIndex loadModelIndex(const std::string& path);
 ModelIndex parseModelIndex(const std::string& json, const std::string& file);
 
@@ -54,7 +58,9 @@ void validateUNetConfig(const UNetConfig& c);
 void validateVaeConfig(const VaeConfig& c);
 void validateSchedulerConfig(const SchedulerConfig& c);
 // Checks between the configs of one model: text-encoder width = UNet cross_attention_dim, UNet in/out channels =
-// VAE latent_channels. Errors name both sources.
-void validateModelConfigs(const ClipTextConfig& text, const UNetConfig& unet, const VaeConfig& vae);
+// VAE latent_channels. Errors name both sources. SDXL (text2: the second text encoder): the two hidden sizes add up
+// to cross_attention_dim, the UNet has text_time added conditioning fed by text2's projection.
+void validateModelConfigs(const ClipTextConfig& text, const UNetConfig& unet, const VaeConfig& vae,
+                          const ClipTextConfig* text2 = nullptr);
 
 }  // namespace sdgen::models

@@ -21,6 +21,10 @@ struct ClipTextConfig {
   std::string hiddenAct = "quick_gelu";  // "quick_gelu" (SD 1.x) or "gelu" (SD 2.x, OpenCLIP)
   float layerNormEps = 1e-5f;
   int padTokenId = 49407;  // what the tokenizer pads with (SD 2.x: 0)
+  // CLIPTextModelWithProjection (SDXL's second encoder): text_projection's output width, and the id its pooling
+  // looks for (transformers: the legacy eos_token_id 2 pools at the highest id, else at the first eos_token_id).
+  int projectionDim = 512;
+  int eosTokenId = 49407;
   std::string source;      // the config.json it came from, or the checkpoint it was inferred from (messages)
 };
 
@@ -39,6 +43,12 @@ struct UNetConfig {
   int crossAttentionDim = 768;
   bool useLinearProjection = false;            // proj_in/proj_out linear (SD 2.x) instead of 1x1 conv
   bool upcastAttention = false;
+  // SDXL's added conditioning (addition_embed_type "text_time"; empty: none): add_embedding reads
+  // concat(pooled text embedding, sinusoid(time_ids) of additionTimeEmbedDim each), projectionClassEmbeddingsInputDim
+  // wide, and its output is added to the time embedding.
+  std::string additionEmbedType;
+  int additionTimeEmbedDim = 0;
+  int projectionClassEmbeddingsInputDim = 0;
   int normNumGroups = 32;
   float normEps = 1e-5f;
   bool flipSinToCos = true;
@@ -57,6 +67,9 @@ struct VaeConfig {
   int sampleSize = 512;
   float scalingFactor = 0.18215f;
   std::optional<float> shiftFactor;
+  // diffusers' AutoencoderKL default true: SDXL pipelines decode (and encode) in fp32 even in fp16, because the
+  // original SDXL VAE overflows there; fp16-safe VAEs (sdxl-vae-fp16-fix) say false. SD 1.x/2.x pipelines ignore it.
+  bool forceUpcast = true;
   bool useQuantConv = true, usePostQuantConv = true;
   bool midBlockAddAttention = true;
   std::string source;  // the config.json it came from, or the checkpoint it was inferred from (messages)

@@ -1,4 +1,5 @@
-// model_index.json -> ModelIndex: a Stable Diffusion 1.x/2.x pipeline and its five components.
+// model_index.json -> ModelIndex: a Stable Diffusion 1.x/2.x pipeline and its five components, or an SDXL one
+// (StableDiffusionXLPipeline: text_encoder_2 and tokenizer_2 too).
 #include <algorithm>
 
 #include "engine/error.h"
@@ -32,12 +33,20 @@ ModelIndex fromJson(const ConfigJson& j) {
   ModelIndex index;
   index.source = j.file();
   index.className = j.string("_class_name");
-  for (const char* second : {"text_encoder_2", "tokenizer_2", "text_encoder_3", "transformer", "prior"})
-    if (j.present(second))
-      j.unsupported(second, "pipeline " + index.className +
-                                " is not Stable Diffusion 1.x/2.x (SDXL, SD3 and others are not implemented)");
-  if (index.className.find("XL") != std::string::npos)
-    j.unsupported("_class_name", "SDXL pipelines are not implemented; sdgen runs Stable Diffusion 1.x and 2.x");
+  for (const char* other : {"text_encoder_3", "transformer", "prior"})
+    if (j.present(other))
+      j.unsupported(other, "pipeline " + index.className +
+                               " is not Stable Diffusion 1.x/2.x or SDXL (SD3 and others are not implemented)");
+  const bool xlClass = index.className.find("XL") != std::string::npos;
+  // The SDXL refiner: only the second (OpenCLIP bigG) text encoder and aesthetic-score conditioning.
+  if (xlClass && j.present("requires_aesthetics_score") && j.boolean("requires_aesthetics_score"))
+    j.unsupported("requires_aesthetics_score",
+                  "the SDXL refiner (one text encoder, aesthetic-score conditioning) is not implemented yet");
+  index.sdxl = j.present("text_encoder_2") || j.present("tokenizer_2");
+  if (xlClass && !index.sdxl)
+    j.fail("text_encoder_2", "is missing: an SDXL pipeline (" + index.className + ") has text_encoder_2 and tokenizer_2");
+  if (index.sdxl) index.forceZerosForEmptyPrompt = !j.present("force_zeros_for_empty_prompt") ||
+                                                   j.boolean("force_zeros_for_empty_prompt");
 
   for (const auto& [name, value] : j.root().items()) {
     if (name.starts_with("_") || value.is_null()) continue;
@@ -48,10 +57,18 @@ ModelIndex fromJson(const ConfigJson& j) {
       j.fail(name, "must be [library, class], got " + value.dump());
     index.components[name] = {value[0].get<std::string>(), value[1].get<std::string>()};
   }
-  for (const Expected& e : expectedComponents()) {
+  std::vector<Expected> expected = expectedComponents();
+  if (index.sdxl) {
+    expected.push_back({"text_encoder_2", "transformers", {"CLIPTextModelWithProjection"}});
+    expected.push_back({"tokenizer_2", "transformers", {"CLIPTokenizer", "CLIPTokenizerFast"}});
+  }
+  for (const Expected& e : expected) {
     auto it = index.components.find(e.component);
     if (it == index.components.end())
-      j.fail(e.component, "is missing: a Stable Diffusion pipeline has text_encoder, tokenizer, unet, vae and scheduler");
+      j.fail(e.component, index.sdxl ? "is missing: an SDXL pipeline has text_encoder, text_encoder_2, tokenizer, "
+                                       "tokenizer_2, unet, vae and scheduler"
+                                     : "is missing: a Stable Diffusion pipeline has text_encoder, tokenizer, unet, "
+                                       "vae and scheduler");
     const auto& [library, cls] = it->second;
     bool ok = e.classes.empty() ? cls.ends_with("Scheduler")
                                 : std::find(e.classes.begin(), e.classes.end(), cls) != e.classes.end();

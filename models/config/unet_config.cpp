@@ -23,7 +23,8 @@ void refuseConditioningExtras(const ConfigJson& j) {
     j.unsupported("_class_name", "the UNet must be a UNet2DConditionModel");
   j.refuseIfSet("class_embed_type", "class-conditioned UNets");
   j.refuseIfSet("num_class_embeds", "class-conditioned UNets");
-  j.refuseIfSet("addition_embed_type", "added text/time embeddings, as SDXL's, are not implemented");
+  if (j.present("addition_embed_type") && j.string("addition_embed_type") != "text_time")
+    j.unsupported("addition_embed_type", "sdgen implements SDXL's \"text_time\" added conditioning only");
   j.refuseIfSet("time_cond_proj_dim", "guidance-embedding (LCM) UNets");
   j.refuseIfSet("encoder_hid_dim", "projected encoder hidden states");
   j.refuseIfSet("encoder_hid_dim_type", "projected encoder hidden states");
@@ -122,7 +123,8 @@ UNetConfig fromJson(const ConfigJson& j) {
     c.crossAttentionDim = j.integer("cross_attention_dim", 1280);
   }
   c.useLinearProjection = j.boolean("use_linear_projection", false);
-  c.upcastAttention = j.boolean("upcast_attention", false);
+  // SDXL's config says null, which diffusers passes on as a false value.
+  c.upcastAttention = j.present("upcast_attention") && j.boolean("upcast_attention");
   if (j.root().contains("norm_num_groups") && !j.present("norm_num_groups"))
     j.unsupported("norm_num_groups", "the UNet output is always group-normalized");
   c.normNumGroups = j.integer("norm_num_groups", 32);
@@ -138,6 +140,19 @@ UNetConfig fromJson(const ConfigJson& j) {
     j.unsupported("conv_out_kernel", "the kernel must be odd so that 'same' padding keeps the size");
   if (j.present("time_embedding_dim") && j.integer("time_embedding_dim") != 4 * c.blockOutChannels.at(0))
     j.unsupported("time_embedding_dim", "the time embedding is 4 x block_out_channels[0] wide");
+  if (j.present("addition_embed_type")) {
+    c.additionEmbedType = j.string("addition_embed_type");
+    if (!j.present("addition_time_embed_dim")) j.fail("addition_time_embed_dim", "is missing (text_time needs it)");
+    if (!j.present("projection_class_embeddings_input_dim"))
+      j.fail("projection_class_embeddings_input_dim", "is missing (text_time needs it)");
+    c.additionTimeEmbedDim = j.integer("addition_time_embed_dim");
+    c.projectionClassEmbeddingsInputDim = j.integer("projection_class_embeddings_input_dim");
+    if (c.additionTimeEmbedDim <= 0 || c.additionTimeEmbedDim % 2)
+      j.fail("addition_time_embed_dim", "must be a positive even number");
+    if (c.projectionClassEmbeddingsInputDim <= 6 * c.additionTimeEmbedDim)
+      j.fail("projection_class_embeddings_input_dim",
+             "must exceed 6 x addition_time_embed_dim (the six time ids) by the pooled text embedding's width");
+  }
   validateUNetConfig(c);
   return c;
 }

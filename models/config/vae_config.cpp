@@ -45,6 +45,7 @@ VaeConfig fromJson(const ConfigJson& j) {
   }
   c.scalingFactor = static_cast<float>(j.number("scaling_factor", 0.18215));
   if (auto shift = j.optionalNumber("shift_factor")) c.shiftFactor = static_cast<float>(*shift);
+  c.forceUpcast = !j.present("force_upcast") || j.boolean("force_upcast");
   c.useQuantConv = j.boolean("use_quant_conv", true);
   c.usePostQuantConv = j.boolean("use_post_quant_conv", true);
   c.midBlockAddAttention = j.boolean("mid_block_add_attention", true);

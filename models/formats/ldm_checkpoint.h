@@ -5,6 +5,8 @@
 //   cond_stage_model.transformer.text_model.*  SD 1.x text encoder (transformers CLIP names; older files lack
 //                                              the text_model. level)
 //   cond_stage_model.model.*                   SD 2.x text encoder (OpenCLIP)
+//   conditioner.embedders.0.transformer.*      SDXL's first text encoder (transformers CLIP names)
+//   conditioner.embedders.1.model.*            SDXL's second text encoder (OpenCLIP bigG with its projection)
 // opened as three WeightSources under diffusers names, with the architecture inferred from the tensor shapes.
 // The file is mapped once and shared by the three sources. Other keys (EMA copies, alphas_cumprod, ...) are
 // ignored; keys under the component prefixes that no SD 1.x/2.x part explains are refused.
@@ -18,10 +20,10 @@
 
 namespace sdgen::models {
 
-enum class LdmFamily { SD1, SD2 };
-const char* ldmFamilyName(LdmFamily family);  // "SD 1.x" / "SD 2.x"
+enum class LdmFamily { SD1, SD2, SDXL };
+const char* ldmFamilyName(LdmFamily family);  // "SD 1.x" / "SD 2.x" / "SDXL"
 // The resolution diffusers assumes for single files (DIFFUSERS_TO_LDM_DEFAULT_IMAGE_SIZE_MAP): 512 for SD 1.x,
-// 768 for SD 2.x (stable-diffusion-2-1; pass 512 for the "base" models).
+// 768 for SD 2.x (stable-diffusion-2-1; pass 512 for the "base" models), 1024 for SDXL.
 int defaultLdmImageSize(LdmFamily family);
 
 // The configs hold what the shapes show (widths, levels, layers, attention levels, transformer depths, cross-
@@ -36,6 +38,8 @@ struct LdmCheckpoint {
   UNetConfig unetConfig;
   VaeConfig vaeConfig;
   std::unique_ptr<WeightSource> textEncoderWeights, unetWeights, vaeWeights;
+  ClipTextConfig textEncoder2Config;  // SDXL
+  std::unique_ptr<WeightSource> textEncoder2Weights;
   std::vector<std::string> undetermined;  // e.g. "the text encoder's num_attention_heads (width 32 ...)"
 };
 

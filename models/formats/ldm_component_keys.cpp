@@ -66,6 +66,12 @@ void LdmComponentKeys::mapSqueezed(const std::string& name, const std::string& k
   used_.insert(key);
 }
 
+void LdmComponentKeys::mapTransposed(const std::string& name, const std::string& key) {
+  shape(key, 2);
+  table_[name] = TensorRef::transposed2d(file_, prefix_ + key);
+  used_.insert(key);
+}
+
 void LdmComponentKeys::ignore(const std::string& key) {
   if (has(key)) used_.insert(key);
 }

@@ -37,6 +37,7 @@ class LdmComponentKeys {
   void map(const std::string& name, const std::string& key);
   void mapRows(const std::string& name, const std::string& key, int64_t begin, int64_t count);
   void mapSqueezed(const std::string& name, const std::string& key);
+  void mapTransposed(const std::string& name, const std::string& key);  // a 2-D tensor exposed transposed
   // Marks keys as known but not needed (e.g. the unused last OpenCLIP layer).
   void ignore(const std::string& key);
   void ignoreUnder(std::string_view keyPrefix);

@@ -16,7 +16,9 @@ VaeConfig mapLdmVae(LdmComponentKeys& keys, int imageSize);
 // "model.diffusion_model.": input_blocks / middle_block / output_blocks -> down_blocks / mid_block / up_blocks.
 // Attention heads cannot be read from shapes: 64-channel heads when `openClipFamily` (SD 2.x,
 // num_head_channels = 64), else 8 heads (SD 1.x, num_heads = 8). `sampleSize` is the latent size.
-UNetConfig mapLdmUNet(LdmComponentKeys& keys, bool openClipFamily, int sampleSize);
+// sdxl: also label_emb.0.{0,2} -> add_embedding.linear_{1,2} (text_time added conditioning; its
+// addition_time_embed_dim is left 0 for the caller, who knows the pooled embedding's width).
+UNetConfig mapLdmUNet(LdmComponentKeys& keys, bool openClipFamily, int sampleSize, bool sdxl = false);
 
 // SD 1.x, "cond_stage_model.transformer.": already transformers CLIPTextModel names (with "text_model." added
 // where a checkpoint from before transformers 4 lacks it).
@@ -25,6 +27,9 @@ ClipTextConfig mapLdmClipText(LdmComponentKeys& keys);
 // SD 2.x, "cond_stage_model.model." (OpenCLIP): resblocks -> encoder.layers with the fused attention input
 // projection split into q/k/v; SD 2.x conditions on the penultimate layer, so the last resblock (and the
 // text projection) is left out: the diffusers text encoder has one layer fewer than the checkpoint.
-ClipTextConfig mapLdmOpenClipText(LdmComponentKeys& keys);
+// sdxl (SDXL's OpenCLIP bigG, "conditioner.embedders.1.model."): every resblock is kept (SDXL takes the
+// penultimate hidden state itself and pools the last), and text_projection ([width, projection]) is exposed as
+// CLIPTextModelWithProjection's text_projection.weight ([projection, width]).
+ClipTextConfig mapLdmOpenClipText(LdmComponentKeys& keys, bool sdxl = false);
 
 }  // namespace sdgen::models

@@ -41,7 +41,7 @@ ClipTextConfig mapLdmClipText(LdmComponentKeys& k) {
   return c;
 }
 
-ClipTextConfig mapLdmOpenClipText(LdmComponentKeys& k) {
+ClipTextConfig mapLdmOpenClipText(LdmComponentKeys& k, bool sdxl) {
   ClipTextConfig c;
   c.source = k.path() + " (text encoder inferred from tensor shapes)";
   const std::vector<int64_t>& tokens = k.shape("token_embedding.weight", 2);
@@ -51,7 +51,7 @@ ClipTextConfig mapLdmOpenClipText(LdmComponentKeys& k) {
   c.maxPositionEmbeddings = static_cast<int>(k.shape("positional_embedding", 2)[0]);
   const int blocks = k.countIndexed("transformer.resblocks.");
   if (blocks < 2) k.fail("an OpenCLIP text encoder needs at least 2 resblocks, found " + std::to_string(blocks));
-  c.numHiddenLayers = blocks - 1;  // SD 2.x uses the penultimate layer's output
+  c.numHiddenLayers = sdxl ? blocks : blocks - 1;  // SD 2.x uses the penultimate layer's output
   c.intermediateSize = static_cast<int>(k.shape("transformer.resblocks.0.mlp.c_fc.weight", 2)[0]);
   c.numAttentionHeads = headsOf64(c.hiddenSize);
   c.hiddenAct = "gelu";  // OpenCLIP ViT-H/14 uses exact GELU
@@ -84,9 +84,20 @@ ClipTextConfig mapLdmOpenClipText(LdmComponentKeys& k) {
       k.map(name + diffusers + ".bias", key + ldm + ".bias");
     }
   }
-  // Not used by SD 2.x: the last layer, the projection into the joint image-text space, the contrastive scale.
-  k.ignoreUnder("transformer.resblocks." + std::to_string(blocks - 1) + ".");
-  k.ignore("text_projection");
+  if (sdxl) {
+    const std::vector<int64_t>& projection = k.shape("text_projection", 2);
+    if (projection[0] != width)
+      k.fail("tensor '" + k.prefix() + "text_projection' has shape " + formatShape(projection) + ", expected [" +
+             std::to_string(width) + ", projection_dim]");
+    c.projectionDim = static_cast<int>(projection[1]);
+    c.eosTokenId = 2;  // OpenCLIP pools at the highest id (argmax), which transformers does for the legacy id 2
+    k.mapTransposed("text_projection.weight", "text_projection");
+  } else {
+    // Not used by SD 2.x: the last layer, the projection into the joint image-text space.
+    k.ignoreUnder("transformer.resblocks." + std::to_string(blocks - 1) + ".");
+    k.ignore("text_projection");
+  }
+  // The contrastive scale and the causal mask buffer are no weights of the text encoder.
   k.ignore("logit_scale");
   k.ignore("attn_mask");
   k.requireAllUsed("not part of an OpenCLIP text encoder");

@@ -54,7 +54,7 @@ void mapTransformer(LdmComponentKeys& k, const std::string& name, const std::str
 
 }  // namespace
 
-UNetConfig mapLdmUNet(LdmComponentKeys& k, bool openClipFamily, int sampleSize) {
+UNetConfig mapLdmUNet(LdmComponentKeys& k, bool openClipFamily, int sampleSize, bool sdxl) {
   UNetConfig c;
   c.source = k.path() + " (UNet inferred from tensor shapes)";
 
@@ -70,6 +70,16 @@ UNetConfig mapLdmUNet(LdmComponentKeys& k, bool openClipFamily, int sampleSize) 
            std::to_string(c0) + "] (a time embedding 4x the first level's width)");
   mapConv(k, "time_embedding.linear_1", "time_embed.0");
   mapConv(k, "time_embedding.linear_2", "time_embed.2");
+  if (sdxl) {  // the text_time added conditioning: label_emb = Sequential(Sequential(linear, SiLU, linear))
+    const std::vector<int64_t>& label = k.shape("label_emb.0.0.weight", 2);
+    if (label[0] != 4 * c0)
+      k.fail("label_emb.0.0.weight has shape " + formatShape(label) + ", expected [" + std::to_string(4 * c0) +
+             ", N] (SDXL's added conditioning, as wide as the time embedding)");
+    mapConv(k, "add_embedding.linear_1", "label_emb.0.0");
+    mapConv(k, "add_embedding.linear_2", "label_emb.0.2");
+    c.additionEmbedType = "text_time";
+    c.projectionClassEmbeddingsInputDim = static_cast<int>(label[1]);
+  }
 
   // Down path.
   std::vector<Level> levels(1);
@@ -179,7 +189,7 @@ UNetConfig mapLdmUNet(LdmComponentKeys& k, bool openClipFamily, int sampleSize) 
   c.midBlockType = "UNetMidBlock2DCrossAttn";
   // diffusers' default config for SD 2.x single files (stable-diffusion-2-1) upcasts attention; sdgen's attention
   // accumulates in fp32 either way.
-  c.upcastAttention = openClipFamily;
+  c.upcastAttention = openClipFamily && !sdxl;  // SDXL's config: upcast_attention null (false)
   c.sampleSize = sampleSize;
   return c;
 }

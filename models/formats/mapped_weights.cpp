@@ -53,6 +53,16 @@ TensorRef TensorRef::squeezed1x1(std::shared_ptr<const SafetensorsFile> file, co
   return r;
 }
 
+TensorRef TensorRef::transposed2d(std::shared_ptr<const SafetensorsFile> file, const std::string& key) {
+  TensorRef r = whole(std::move(file), key);
+  if (r.shape.size() != 2)
+    throw Error("tensor '" + key + "' in '" + r.file->path() + "' has shape " + formatShape(r.shape) +
+                ", expected a 2-D matrix");
+  std::swap(r.shape[0], r.shape[1]);
+  r.transposed = true;
+  return r;
+}
+
 const TensorRef& MappedWeights::ref(std::string_view name) const {
   auto it = table_.find(name);
   if (it == table_.end()) throw Error("tensor '" + std::string(name) + "' not found in " + description_);
@@ -68,6 +78,7 @@ std::vector<std::string> MappedWeights::names() const {
 
 std::optional<RawWeight> MappedWeights::raw(std::string_view name, std::span<const int64_t> expected) const {
   const TensorRef& r = ref(name);
+  if (r.transposed) return std::nullopt;  // not stored as exposed: only read() converts it
   const TensorInfo& stored = r.file->get(r.key);
   bool shapeOk = std::equal(expected.begin(), expected.end(), r.shape.begin(), r.shape.end()) ||
                  (r.squeezed && std::equal(expected.begin(), expected.end(), stored.shape.begin(), stored.shape.end()));
@@ -87,7 +98,21 @@ std::optional<RawWeight> MappedWeights::raw(std::string_view name, std::span<con
 }
 
 std::vector<float> MappedWeights::read(std::string_view name, std::span<const int64_t> expected) const {
-  return raw(name, expected)->readAsF32();
+  const TensorRef& r = ref(name);
+  if (!r.transposed) return raw(name, expected)->readAsF32();
+  if (!std::equal(expected.begin(), expected.end(), r.shape.begin(), r.shape.end()))
+    throw Error("tensor " + quotedName(name, r) + " in '" + r.file->path() + "' has shape " + formatShape(r.shape) +
+                ", expected " + formatShape(expected));
+  const TensorInfo& stored = r.file->get(r.key);
+  if (!isFloatDType(stored.dtype))
+    throw Error("tensor " + quotedName(name, r) + " in '" + r.file->path() + "' has dtype " +
+                tensorDTypeName(stored.dtype) + ", not a floating-point type (F32, F16, BF16) that converts to weights");
+  const std::vector<float> v = RawWeight{r.file, &stored, 0, stored.size, stored.dtype, std::string(name)}.readAsF32();
+  const size_t rows = size_t(r.shape[1]), cols = size_t(r.shape[0]);  // stored [rows, cols]
+  std::vector<float> out(v.size());
+  for (size_t i = 0; i < rows; ++i)
+    for (size_t j = 0; j < cols; ++j) out[j * rows + i] = v[i * cols + j];
+  return out;
 }
 
 std::vector<float> RawWeight::readAsF32() const {

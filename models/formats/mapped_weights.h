@@ -20,6 +20,7 @@ struct TensorRef {
   int64_t rowBegin = 0;         // first row of dimension 0 ...
   int64_t rowCount = -1;        // ... and how many: -1 = the whole tensor
   bool squeezed = false;        // stored shape = exposed shape + trailing [1, 1]
+  bool transposed = false;      // a 2-D tensor exposed transposed (read() only; raw() gives nullopt)
 
   // The whole tensor as stored.
   static TensorRef whole(std::shared_ptr<const SafetensorsFile> file, const std::string& key);
@@ -28,6 +29,8 @@ struct TensorRef {
                         int64_t count);
   // A [out, in, 1, 1] kernel exposed as [out, in] (also accepts a tensor already stored as [out, in]).
   static TensorRef squeezed1x1(std::shared_ptr<const SafetensorsFile> file, const std::string& key);
+  // A 2-D [a, b] tensor exposed as [b, a] (OpenCLIP's text_projection, applied as x @ P, as a Linear weight).
+  static TensorRef transposed2d(std::shared_ptr<const SafetensorsFile> file, const std::string& key);
 };
 
 using TensorTable = std::map<std::string, TensorRef, std::less<>>;

@@ -38,6 +38,16 @@ void attachTokenizer(ModelFiles& m, ClipTokenizerFolder tok, const std::string& 
   m.tokenizer = std::move(tok.tokenizer);
 }
 
+// SDXL's second tokenizer, checked against the second text encoder as attachTokenizer does the first.
+void attachTokenizer2(ModelFiles& m, ClipTokenizerFolder tok, const std::string& tokenizerDir) {
+  if (tok.maxTokenId >= m.textEncoder2Config.vocabSize)
+    throw Error("the tokenizer '" + tokenizerDir + "' produces ids up to " + std::to_string(tok.maxTokenId) +
+                ", but the text encoder ('" + m.textEncoder2Config.source + "') has a vocabulary of " +
+                std::to_string(m.textEncoder2Config.vocabSize) + " tokens");
+  m.textEncoder2Config.padTokenId = tok.padId;
+  m.tokenizer2 = std::move(tok.tokenizer);
+}
+
 // Single files carry no scheduler config: diffusers' from_single_file loads the one of the hub folder it takes the
 // configs from (SD 1.x: stable-diffusion-v1-5, SD 2.x: stable-diffusion-2-1), and those files are these, read with
 // the same rule as a folder's. The prediction type is not in the weights: SD 2.x at 768 pixels (2-v, 2.1)
@@ -54,7 +64,17 @@ constexpr const char* kSd21SchedulerFile =
         "prediction_type": "v_prediction", "set_alpha_to_one": false, "skip_prk_steps": true, "steps_offset": 1,
         "trained_betas": null})";
 
+// SDXL single files: stable-diffusion-xl-base-1.0's scheduler_config.json.
+constexpr const char* kSdxlSchedulerFile =
+    R"({"_class_name": "EulerDiscreteScheduler", "_diffusers_version": "0.19.0.dev0", "beta_end": 0.012,
+        "beta_schedule": "scaled_linear", "beta_start": 0.00085, "clip_sample": false, "interpolation_type": "linear",
+        "num_train_timesteps": 1000, "prediction_type": "epsilon", "sample_max_value": 1.0, "set_alpha_to_one": false,
+        "skip_prk_steps": true, "steps_offset": 1, "timestep_spacing": "leading", "trained_betas": null,
+        "use_karras_sigmas": false})";
+
 SchedulerFile singleFileScheduler(LdmFamily family, int imageSize, const std::string& path) {
+  if (family == LdmFamily::SDXL)
+    return parseSchedulerFile(kSdxlSchedulerFile, "defaults for SDXL single files ('" + path + "')");
   const bool sd2 = family == LdmFamily::SD2;
   SchedulerFile s = parseSchedulerFile(sd2 ? kSd21SchedulerFile : kSd15SchedulerFile,
                                        std::string("defaults for ") + ldmFamilyName(family) + " single files ('" +
@@ -94,10 +114,17 @@ ModelFiles openSingleFile(const std::string& path, const OpenOptions& options) {
   m.textEncoderWeights = std::move(ckpt.textEncoderWeights);
   m.unetWeights = std::move(ckpt.unetWeights);
   m.vaeWeights = std::move(ckpt.vaeWeights);
+  const bool sdxl = ckpt.family == LdmFamily::SDXL;
+  if (sdxl) {
+    m.textEncoder2Config = std::move(ckpt.textEncoder2Config);
+    m.textEncoder2Weights = std::move(ckpt.textEncoder2Weights);
+    m.forceZerosForEmptyPrompt = true;  // stable-diffusion-xl-base-1.0's model_index.json
+    validateClipTextConfig(m.textEncoder2Config);
+  }
   validateClipTextConfig(m.textEncoderConfig);
   validateUNetConfig(m.unetConfig);
   validateVaeConfig(m.vaeConfig);
-  validateModelConfigs(m.textEncoderConfig, m.unetConfig, m.vaeConfig);
+  validateModelConfigs(m.textEncoderConfig, m.unetConfig, m.vaeConfig, sdxl ? &m.textEncoder2Config : nullptr);
 
   std::string tokenizerDir = options.tokenizerPath;
   if (tokenizerDir.empty() && folder && fs::is_directory(fs::path(options.configPath) / "tokenizer"))
@@ -107,6 +134,12 @@ ModelFiles openSingleFile(const std::string& path, const OpenOptions& options) {
   std::optional<int32_t> pad = ckpt.family == LdmFamily::SD2 ? std::optional<int32_t>(0) : std::nullopt;
   attachTokenizer(m, loadClipTokenizerFolder(tokenizerDir, pad, m.textEncoderConfig.maxPositionEmbeddings),
                   tokenizerDir);
+  if (sdxl) {  // tokenizer_2: the config folder's, else the shipped vocabulary padded with 0 as OpenCLIP does
+    std::string dir2 = resourcePath("models/vocab/clip");
+    if (folder && fs::is_directory(fs::path(options.configPath) / "tokenizer_2"))
+      dir2 = (fs::path(options.configPath) / "tokenizer_2").string();
+    attachTokenizer2(m, loadClipTokenizerFolder(dir2, 0, m.textEncoder2Config.maxPositionEmbeddings), dir2);
+  }
   return m;
 }
 
@@ -165,7 +198,11 @@ ModelFiles openDiffusersFolder(const std::string& path, const OpenOptions& optio
   m.unetConfig = loadUNetConfig((dir / "unet" / "config.json").string());
   m.vaeConfig = loadVaeConfig((dir / "vae" / "config.json").string());
   m.scheduler = loadSchedulerFile((dir / "scheduler" / "scheduler_config.json").string());
-  validateModelConfigs(m.textEncoderConfig, m.unetConfig, m.vaeConfig);
+  if (index.sdxl) {
+    m.textEncoder2Config = loadClipTextConfig((dir / "text_encoder_2" / "config.json").string());
+    m.forceZerosForEmptyPrompt = index.forceZerosForEmptyPrompt;
+  }
+  validateModelConfigs(m.textEncoderConfig, m.unetConfig, m.vaeConfig, index.sdxl ? &m.textEncoder2Config : nullptr);
 
   m.textEncoderWeights =
       openTextEncoderWeights(findComponentWeights((dir / "text_encoder").string(), "model", options.variant));
@@ -177,6 +214,14 @@ ModelFiles openDiffusersFolder(const std::string& path, const OpenOptions& optio
   const std::string tokenizerDir = (dir / "tokenizer").string();
   attachTokenizer(m, loadClipTokenizerFolder(tokenizerDir, std::nullopt, m.textEncoderConfig.maxPositionEmbeddings),
                   tokenizerDir);
+  if (index.sdxl) {
+    m.textEncoder2Weights =
+        openTextEncoderWeights(findComponentWeights((dir / "text_encoder_2").string(), "model", options.variant));
+    const std::string tokenizer2Dir = (dir / "tokenizer_2").string();
+    attachTokenizer2(m,
+                     loadClipTokenizerFolder(tokenizer2Dir, std::nullopt, m.textEncoder2Config.maxPositionEmbeddings),
+                     tokenizer2Dir);
+  }
   return m;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // One entry point from a path to everything the networks and the pipeline need: the four configs, the weights of
 // each component under diffusers names, and the tokenizer. Two layouts are read:
-//  - a diffusers folder: model_index.json, text_encoder/, tokenizer/, unet/, vae/, scheduler/;
+//  - a diffusers folder: model_index.json, text_encoder/, tokenizer/, unet/, vae/, scheduler/ (SDXL: also
+//    text_encoder_2/, tokenizer_2/);
 //  - a single-file SD 1.x/2.x checkpoint (.safetensors, original LDM keys), whose architecture is inferred from
 //    the tensor shapes (formats/ldm_checkpoint.h).
 // Pickle checkpoints (.ckpt, .bin, ...) are refused (unsafe_checkpoint.h). Every error is an sdgen::Error naming
@@ -53,6 +54,14 @@ struct ModelFiles {
 
   std::unique_ptr<WeightSource> textEncoderWeights, unetWeights, vaeWeights;
   std::unique_ptr<Tokenizer> tokenizer;
+
+  // SDXL (docs/sdxl.md): the second text encoder (CLIPTextModelWithProjection: OpenCLIP bigG), its tokenizer,
+  // and whether an empty negative prompt conditions on zeros (model_index.json's force_zeros_for_empty_prompt).
+  ClipTextConfig textEncoder2Config;
+  std::unique_ptr<WeightSource> textEncoder2Weights;
+  std::unique_ptr<Tokenizer> tokenizer2;
+  bool forceZerosForEmptyPrompt = false;
+  bool isSdxl() const { return textEncoder2Weights != nullptr; }
 };
 
 // A folder with model_index.json is a diffusers folder; a file is a single-file checkpoint. Anything else, a

@@ -45,6 +45,8 @@ FolderConfigs loadFolderConfigs(const std::string& dir) {
   const fs::path d(dir);
   FolderConfigs f;
   f.textEncoder = loadClipTextConfig((d / "text_encoder" / "config.json").string());
+  if (fs::exists(d / "text_encoder_2" / "config.json"))
+    f.textEncoder2 = loadClipTextConfig((d / "text_encoder_2" / "config.json").string());
   f.unet = loadUNetConfig((d / "unet" / "config.json").string());
   f.vae = loadVaeConfig((d / "vae" / "config.json").string());
   f.scheduler = loadSchedulerFile((d / "scheduler" / "scheduler_config.json").string());
@@ -98,6 +100,23 @@ void applyFolderConfigs(LdmCheckpoint& ckpt, const FolderConfigs& folder) {
     a.same("intermediate_size", w.intermediateSize, c.intermediateSize);
     a.same("num_hidden_layers", w.numHiddenLayers, c.numHiddenLayers);
     a.same("max_position_embeddings", w.maxPositionEmbeddings, c.maxPositionEmbeddings);
+  }
+  if (ckpt.family == LdmFamily::SDXL) {
+    if (!folder.textEncoder2)
+      throw Error("single-file checkpoint '" + ckpt.textEncoder2Config.source + "' is SDXL, but the config folder of '" +
+                  folder.textEncoder.source + "' has no text_encoder_2/config.json");
+    const ClipTextConfig& w = ckpt.textEncoder2Config;
+    const ClipTextConfig& c = *folder.textEncoder2;
+    Agreement a(w.source, c.source, "second text encoder");
+    a.same("vocab_size", w.vocabSize, c.vocabSize);
+    a.same("hidden_size", w.hiddenSize, c.hiddenSize);
+    a.same("intermediate_size", w.intermediateSize, c.intermediateSize);
+    a.same("num_hidden_layers", w.numHiddenLayers, c.numHiddenLayers);
+    a.same("projection_dim", w.projectionDim, c.projectionDim);
+    a.same("addition_time_embed_dim", ckpt.unetConfig.additionTimeEmbedDim, folder.unet.additionTimeEmbedDim);
+    const int pad2 = ckpt.textEncoder2Config.padTokenId;
+    ckpt.textEncoder2Config = c;
+    ckpt.textEncoder2Config.padTokenId = pad2;
   }
   const int pad = ckpt.textEncoderConfig.padTokenId;
   ckpt.unetConfig = folder.unet;

@@ -3,6 +3,7 @@
 // config=folder) does: the folder's config.json files supply what the tensor shapes cannot show (attention heads,
 // sample sizes, upcast_attention, norm groups and epsilons, activations, VAE scaling factor, the scheduler), and
 // everything the shapes do show must agree with them.
+#include <optional>
 #include <string>
 
 #include "models/config/model_config.h"
@@ -12,6 +13,7 @@ namespace sdgen::models {
 
 struct FolderConfigs {
   ClipTextConfig textEncoder;
+  std::optional<ClipTextConfig> textEncoder2;  // SDXL folders: text_encoder_2/config.json
   UNetConfig unet;
   VaeConfig vae;
   SchedulerFile scheduler;

@@ -10,7 +10,7 @@ using graph::Expr;
 using graph::Value;
 
 ClipTextEncoder::ClipTextEncoder(nn::ParameterStore& params, const models::ClipTextConfig& config,
-                                 const models::WeightSource& weights)
+                                 const models::WeightSource& weights, bool withProjection)
     : config_(config) {
   nn::ParameterStore::Transaction load(params);
   const int64_t d = config.hiddenSize, inner = config.intermediateSize;
@@ -41,19 +41,29 @@ ClipTextEncoder::ClipTextEncoder(nn::ParameterStore& params, const models::ClipT
   }
   finalGamma_ = &params.tensor(root["final_layer_norm"], "weight", {d});
   finalBeta_ = &params.tensor(root["final_layer_norm"], "bias", {d});
+  if (withProjection) projection_ = weights.read("text_projection.weight", {config.projectionDim, d});
   load.commit();  // the weights are on the device when the constructor returns
 }
 
 void ClipTextEncoder::build(nn::Builder& b, const graph::TensorView& ids, int clipSkip, graph::TensorId out) const {
+  if (clipSkip < 0 || clipSkip >= config_.numHiddenLayers)
+    throw Error("clip skip " + std::to_string(clipSkip) + " is out of range for a text encoder of " +
+                std::to_string(config_.numHiddenLayers) + " layers (0.." + std::to_string(config_.numHiddenLayers - 1) +
+                ")");
+  Value h = hiddenState(b, ids, config_.numHiddenLayers - clipSkip);
+  b.store(b.layerNorm(h, *finalGamma_, *finalBeta_, config_.layerNormEps, "text final ln"), {"text embeddings", out});
+}
+
+Value ClipTextEncoder::hiddenState(nn::Builder& b, const graph::TensorView& ids, int index,
+                                   std::optional<graph::TensorId> finalOut) const {
   const int64_t d = config_.hiddenSize, heads = config_.numAttentionHeads, hd = d / heads;
   const int64_t s = config_.maxPositionEmbeddings;
   if (ids.shape.size() != 2 || ids.shape[1] != s || !ids.isInt32)
     throw Error("text encoder: token ids must be int32 [batch, " + std::to_string(s) + "], got " +
                 graph::shapeString(ids.shape));
-  if (clipSkip < 0 || clipSkip >= config_.numHiddenLayers)
-    throw Error("clip skip " + std::to_string(clipSkip) + " is out of range for a text encoder of " +
-                std::to_string(config_.numHiddenLayers) + " layers (0.." + std::to_string(config_.numHiddenLayers - 1) +
-                ")");
+  if (index < 0 || index > config_.numHiddenLayers)
+    throw Error("text encoder: hidden state " + std::to_string(index) + " is out of range for " +
+                std::to_string(config_.numHiddenLayers) + " layers");
   const int64_t batch = ids.shape[0];
   graph::TensorView table = tokenEmbedding_->view, positions = positionEmbedding_->view;
   Value h{{batch, s, d}, {}, [=](const graph::Resolver&) {
@@ -62,7 +72,8 @@ void ClipTextEncoder::build(nn::Builder& b, const graph::TensorView& ids, int cl
           2};
   const bool quick = config_.hiddenAct == "quick_gelu";
   const float eps = config_.layerNormEps;
-  const int run = config_.numHiddenLayers - clipSkip;
+  const int run = finalOut ? config_.numHiddenLayers : index;
+  Value chosen = h;
   for (int i = 0; i < run; ++i) {
     const Layer& l = layers_[i];
     const std::string name = "text layer " + std::to_string(i);
@@ -78,8 +89,35 @@ void ClipTextEncoder::build(nn::Builder& b, const graph::TensorView& ids, int cl
     x = b.layerNorm(h, *l.ln2Gamma, *l.ln2Beta, eps, name + " ln2");
     Value m = b.linear(x, *l.fc1, nn::activation(quick ? graph::quickGelu : graph::gelu), {name + " fc1"});
     h = b.linear(m, *l.fc2, nn::residual(h), {name + " fc2"});
+    if (i + 1 == index) chosen = h;
   }
-  b.store(b.layerNorm(h, *finalGamma_, *finalBeta_, eps, "text final ln"), {"text embeddings", out});
+  if (finalOut) b.store(b.layerNorm(h, *finalGamma_, *finalBeta_, eps, "text final ln"), {"text final hidden", *finalOut});
+  return chosen;
+}
+
+std::vector<float> ClipTextEncoder::pooledProjection(std::span<const float> finalHidden,
+                                                     std::span<const int32_t> ids) const {
+  const size_t d = size_t(config_.hiddenSize), s = size_t(config_.maxPositionEmbeddings);
+  if (projection_.empty()) throw Error("text encoder: pooled projection of an encoder loaded without text_projection");
+  if (finalHidden.size() != s * d || ids.size() != s)
+    throw Error("text encoder: pooled projection needs one sequence of " + std::to_string(s) + " tokens");
+  size_t at = 0;
+  if (config_.eosTokenId == 2) {  // transformers' legacy configs: the first position of the highest id
+    for (size_t i = 1; i < s; ++i)
+      if (ids[i] > ids[at]) at = i;
+  } else {  // the first eos_token_id (none: position 0, as argmax of all zeros)
+    while (at < s && ids[at] != config_.eosTokenId) ++at;
+    if (at == s) at = 0;
+  }
+  const size_t p = size_t(config_.projectionDim);
+  std::vector<float> out(p);
+  const float* x = finalHidden.data() + at * d;
+  for (size_t o = 0; o < p; ++o) {
+    double acc = 0;
+    for (size_t k = 0; k < d; ++k) acc += double(projection_[o * d + k]) * x[k];
+    out[o] = float(acc);
+  }
+  return out;
 }
 
 }  // namespace sdgen::networks

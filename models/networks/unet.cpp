@@ -1,5 +1,7 @@
 #include "models/networks/unet.h"
 
+#include <cmath>
+
 #include "engine/error.h"
 
 namespace sdgen::networks {
@@ -84,6 +86,12 @@ UNet::UNet(nn::ParameterStore& p, const models::UNetConfig& config, const models
   timeProjection_ = std::make_unique<ops::TimestepEmbedding>(p.context(), c0, config.flipSinToCos, config.freqShift);
   timeLinear1_ = &p.linear(root["time_embedding"]["linear_1"], c0, timeDim_);
   timeLinear2_ = &p.linear(root["time_embedding"]["linear_2"], timeDim_, timeDim_);
+  if (config.additionEmbedType == "text_time") {
+    addLinear1_ = &p.linear(root["add_embedding"]["linear_1"], config.projectionClassEmbeddingsInputDim, timeDim_);
+    addLinear2_ = &p.linear(root["add_embedding"]["linear_2"], timeDim_, timeDim_);
+  } else if (!config.additionEmbedType.empty()) {
+    throw Error("UNet config: addition_embed_type '" + config.additionEmbedType + "' is not supported (text_time)");
+  }
   convIn_ = &p.conv(root["conv_in"], config.inChannels, c0, ops::Conv2dParams::square(config.convInKernel));
 
   int out = c0;
@@ -226,8 +234,35 @@ void UNet::buildContextProjections(nn::Builder& b, const Value& context, const s
   if (i != outs.size()) throw Error("UNet: more context projection outputs than transformer blocks");
 }
 
+std::vector<float> UNet::addedConditioningInput(std::span<const float> textEmbeds,
+                                                const std::array<float, 6>& timeIds) const {
+  const int dim = config_.additionTimeEmbedDim, half = dim / 2;
+  if (!hasAddedConditioning() || int(textEmbeds.size()) + 6 * dim != config_.projectionClassEmbeddingsInputDim)
+    throw Error("UNet: added conditioning of " + std::to_string(textEmbeds.size()) + " text embedding values for "
+                "projection_class_embeddings_input_dim " + std::to_string(config_.projectionClassEmbeddingsInputDim) +
+                " and addition_time_embed_dim " + std::to_string(dim));
+  std::vector<float> row(textEmbeds.begin(), textEmbeds.end());
+  // diffusers' get_timestep_embedding, step by step in float32 (the scalars rounded to float first, as torch does).
+  const float logPeriod = float(-std::log(10000.0)), denominator = float(half) - config_.freqShift;
+  std::vector<float> freq(half);
+  for (int i = 0; i < half; ++i) freq[i] = std::exp(logPeriod * float(i) / denominator);
+  for (float t : timeIds) {
+    std::vector<float> sinPart(half), cosPart(half);
+    for (int i = 0; i < half; ++i) {
+      const float arg = t * freq[i];
+      sinPart[i] = std::sin(arg);
+      cosPart[i] = std::cos(arg);
+    }
+    const auto& first = config_.flipSinToCos ? cosPart : sinPart;
+    const auto& second = config_.flipSinToCos ? sinPart : cosPart;
+    row.insert(row.end(), first.begin(), first.end());
+    row.insert(row.end(), second.begin(), second.end());
+  }
+  return row;
+}
+
 void UNet::build(nn::Builder& b, const Value& sample, const Value& timesteps, const Value& context,
-                 graph::TensorId out, const std::vector<Value>* contextKv) const {
+                 graph::TensorId out, const std::vector<Value>* contextKv, const Value* addedConditioning) const {
   if (sample.shape.size() != 4 || sample.shape[3] != config_.inChannels)
     throw Error("UNet: sample must be NHWC [B, H, W, " + std::to_string(config_.inChannels) + "], got " +
                 graph::shapeString(sample.shape));
@@ -256,7 +291,21 @@ void UNet::build(nn::Builder& b, const Value& sample, const Value& timesteps, co
   const ops::TimestepEmbedding* tproj = timeProjection_.get();
   Value features = b.map(timesteps, [tproj](const Expr& t) { return (*tproj)(t); });
   Value t1 = b.linear(features, *timeLinear1_, nn::activation(graph::silu), {"time linear_1"});
-  Value t2 = b.linear(t1, *timeLinear2_, nn::activation(graph::silu), {"time linear_2"});
+  if (hasAddedConditioning() != (addedConditioning != nullptr))
+    throw Error(hasAddedConditioning() ? "UNet: this UNet (addition_embed_type text_time) needs the added conditioning"
+                                       : "UNet: added conditioning given to a UNet without addition_embed_type");
+  nn::Epilogue timeEpilogue = nn::activation(graph::silu);
+  if (addedConditioning) {
+    const graph::Shape want{batch, config_.projectionClassEmbeddingsInputDim};
+    if (addedConditioning->shape != want)
+      throw Error("UNet: added conditioning must be " + graph::shapeString(want) + ", got " +
+                  graph::shapeString(addedConditioning->shape));
+    Value a1 = b.linear(*addedConditioning, *addLinear1_, nn::activation(graph::silu), {"add_embedding linear_1"});
+    Value a2 = b.linear(a1, *addLinear2_, {}, {"add_embedding linear_2"});
+    // diffusers: emb = time_embedding(t) + add_embedding(...), and every consumer applies silu to emb.
+    timeEpilogue = {{a2}, [](const Expr& o, const std::vector<Expr>& in) { return graph::silu(o + in[0]); }};
+  }
+  Value t2 = b.linear(t1, *timeLinear2_, timeEpilogue, {"time linear_2"});
   Value timeProj = b.linear(t2, *resnetTimeProjections_, {}, {"resnet time projections"});
 
   Value h = b.conv2d(sample, *convIn_, {}, {"conv_in"});

@@ -13,7 +13,11 @@
 //                  reads them (build's contextKv).
 //   Up/down        the nearest upsampling is read by the following conv; stride-2 conv down.
 //   Time           sinusoidal embedding read by linear_1 (silu epilogue), linear_2 (silu epilogue), and ONE
-//                  GEMM computing every ResNet block's time projection side by side.
+//                  GEMM computing every ResNet block's time projection side by side. SDXL's text_time added
+//                  conditioning: add_embedding (linear_1 + silu, linear_2) of concat(pooled text embedding,
+//                  sinusoids of the six time ids), added in time linear_2's epilogue before its silu.
+#include <array>
+#include <span>
 #include <vector>
 
 #include "graph/graph.h"
@@ -38,8 +42,17 @@ class UNet {
   // sample [B, H, W, in] (NHWC), timesteps [B, 1], context [B, S, crossAttentionDim] -> writes [B, H, W, out].
   // contextKv: the cross-attention keys and values computed beforehand (contextProjectionShapes, in that
   // order); null: projected from `context` inside the step.
+  // addedConditioning: [B, projection_class_embeddings_input_dim], addedConditioningInput's rows; required
+  // exactly when the config has addition_embed_type "text_time" (SDXL).
   void build(nn::Builder& b, const graph::Value& sample, const graph::Value& timesteps, const graph::Value& context,
-             graph::TensorId out, const std::vector<graph::Value>* contextKv = nullptr) const;
+             graph::TensorId out, const std::vector<graph::Value>* contextKv = nullptr,
+             const graph::Value* addedConditioning = nullptr) const;
+
+  bool hasAddedConditioning() const { return addLinear1_ != nullptr; }
+  // One row of add_embedding's input, as diffusers' get_aug_embed builds it for "text_time":
+  // concat(text_embeds, flatten(Timesteps(addition_time_embed_dim)(time_ids))), the sinusoids in float32 as torch
+  // computes them. timeIds: original height, width, crop top, left, target height, width.
+  std::vector<float> addedConditioningInput(std::span<const float> textEmbeds, const std::array<float, 6>& timeIds) const;
 
   // Every transformer block's fused cross-attention K/V projection of a [batch, contextLength, dim] context:
   // one [batch, contextLength, 2 * channels] tensor per block, in the order build visits them.
@@ -85,6 +98,7 @@ class UNet {
   int timeDim_ = 0;
   std::unique_ptr<ops::TimestepEmbedding> timeProjection_;
   const ops::LinearWeights *timeLinear1_, *timeLinear2_, *resnetTimeProjections_;
+  const ops::LinearWeights *addLinear1_ = nullptr, *addLinear2_ = nullptr;  // text_time add_embedding
   int64_t timeProjectionWidth_ = 0;
   std::vector<models::ScopedWeights> timeProjectionSources_;
   const ops::Conv2dWeights *convIn_, *convOut_;

@@ -17,7 +17,10 @@
 #include "models/pipeline/image_encoding.h"
 #include "models/pipeline/latent_decoding.h"
 #include "models/pipeline/lora_set.h"
+#include "models/pipeline/sdxl_conditioning.h"
 #include "models/pipeline/taesd_coding.h"
+#include "models/pipeline/text_conditioning.h"
+#include "models/pipeline/vae_tiling.h"
 #include "models/prompt/conditioning_windows.h"
 #include "models/prompt/emphasis.h"
 #include "models/prompt/lora_tags.h"
@@ -62,7 +65,12 @@ struct TextToImage::Impl {
   DType dtype;
   ops::ConvTuner tuner;  // before params: the weights it packed point to it
   nn::ParameterStore params;
+  // SDXL with a force_upcast VAE in fp16: the VAE's own fp32 weights and activations, as diffusers upcasts it.
+  DType vaeDtype;
+  std::unique_ptr<nn::ParameterStore> upcastVaeParams;
+  nn::ParameterStore& vaeParams() { return upcastVaeParams ? *upcastVaeParams : params; }
   std::unique_ptr<networks::ClipTextEncoder> text;
+  std::unique_ptr<networks::ClipTextEncoder> text2;  // SDXL's second encoder (with its projection)
   std::unique_ptr<networks::UNet> unet;
   std::unique_ptr<networks::VaeDecoder> vae;
   ops::Conv2dScratch scratch;
@@ -72,20 +80,13 @@ struct TextToImage::Impl {
   LoraSet loras;
   std::unique_ptr<LatentDecoding> decoding;  // made once the VAE is loaded
   std::unique_ptr<TaesdCoding> taesd;        // LoadOptions::taesdPath
-
-  // Text encoding per number of 77-token windows (guidance halves x prompt chunks): ids in, embeddings out (the
-  // buffers the recorded denoising steps read), with one recorded encoder per clip skip writing the same
-  // embeddings.
-  struct TextStage {
-    Allocation ids, embeddings;
-    std::map<int, std::unique_ptr<graph::CompiledGraph>> encoders;  // by clip skip
-  };
-  std::map<int, TextStage> textStages;
+  std::unique_ptr<TextConditioning> textConditioning;  // token windows -> the context the steps read
 
   // A recorded denoising step, and the graph run once per image before it: the cross-attention K/V
   // projections of the text context (the same for every step), into `contextKv`, which the step reads.
   struct StepGraphs {
     std::vector<Allocation> contextKv;
+    Allocation addedConditioning;  // SDXL: add_embedding's input rows [batch, P] (fp32), written per image
     std::unique_ptr<graph::CompiledGraph> context, step;
   };
 
@@ -111,26 +112,38 @@ struct TextToImage::Impl {
         dtype(o.precision),
         tuner(c, o.autotune),
         params(c, o.precision),
+        vaeDtype(o.precision),
         scratch(c, "pipeline conv scratch"),
         loras(params, *files.unetWeights, *files.textEncoderWeights, o.loraDir) {
     params.setConvTuner(&tuner);
     loras.beginLoad(o.loras);
+    if (files.isSdxl() && files.vaeConfig.forceUpcast && dtype == DType::F16) {
+      upcastVaeParams = std::make_unique<nn::ParameterStore>(c, DType::F32);
+      vaeDtype = DType::F32;
+    }
+    auto bytes = [&] { return params.bytes() + (upcastVaeParams ? upcastVaeParams->bytes() : 0); };
     auto load = [&](const char* name, auto make) {
       const auto t0 = std::chrono::steady_clock::now();
-      const uint64_t before = params.bytes();
+      const uint64_t before = bytes();
       make();
-      components.push_back({name, params.bytes() - before, 0, msSince(t0)});
+      components.push_back({name, bytes() - before, 0, msSince(t0)});
     };
     load("text encoder", [&] {
       text = std::make_unique<networks::ClipTextEncoder>(params, files.textEncoderConfig, *files.textEncoderWeights);
     });
     load("UNet", [&] { unet = std::make_unique<networks::UNet>(params, files.unetConfig, *files.unetWeights); });
     load("VAE decoder",
-         [&] { vae = std::make_unique<networks::VaeDecoder>(params, files.vaeConfig, *files.vaeWeights); });
-    decoding = std::make_unique<LatentDecoding>(ctx, *vae, dtype, scratch);
+         [&] { vae = std::make_unique<networks::VaeDecoder>(vaeParams(), files.vaeConfig, *files.vaeWeights); });
+    decoding = std::make_unique<LatentDecoding>(ctx, *vae, vaeDtype, scratch);
+    if (files.isSdxl())  // after the three memoryReport indexes by position
+      load("text encoder 2", [&] {
+        text2 = std::make_unique<networks::ClipTextEncoder>(params, files.textEncoder2Config,
+                                                            *files.textEncoder2Weights, true);
+      });
     if (!o.taesdPath.empty())
       load("TAESD", [&] { taesd = std::make_unique<TaesdCoding>(ctx, params, models::openTaesd(o.taesdPath), dtype, scratch); });
     loras.finishLoad(o.loras);
+    textConditioning = std::make_unique<TextConditioning>(ctx, files, *text, text2.get(), dtype, scratch);
   }
 
   std::vector<ComponentMemory> components;  // weights and load time, filled while loading
@@ -138,8 +151,7 @@ struct TextToImage::Impl {
   MemoryReport memoryReport() const {
     MemoryReport r;
     r.components = components;
-    for (const auto& [windows, st] : textStages)
-      for (const auto& [skip, g] : st.encoders) r.components[0].arenaBytes += g->memoryPlan().peakBytes;
+    r.components[0].arenaBytes += textConditioning->arenaBytes();
     for (const auto& [size, st] : sizeStages) {
       for (const auto& [key, g] : st.steps) {
         r.components[1].arenaBytes += g.step->memoryPlan().peakBytes + g.context->memoryPlan().peakBytes;
@@ -163,37 +175,16 @@ struct TextToImage::Impl {
   }
 
   int64_t latentChannels() const { return files.unetConfig.outChannels; }
+  // The UNet's text context width: the text encoder's, SDXL's two side by side.
+  int64_t contextWidth() const { return files.unetConfig.crossAttentionDim; }
   // diffusers' inpainting UNets: latents, the mask and the masked image's latents (validateModelConfigs).
   bool inpaintingUNet() const { return files.unetConfig.inChannels == 2 * latentChannels() + 1; }
 
   ImageEncoder& encoder() {
     if (!imageEncoder)
-      imageEncoder = std::make_unique<ImageEncoder>(ctx, params, files.vaeConfig, *files.vaeWeights, dtype, scratch);
+      imageEncoder =
+          std::make_unique<ImageEncoder>(ctx, vaeParams(), files.vaeConfig, *files.vaeWeights, vaeDtype, scratch);
     return *imageEncoder;
-  }
-
-  TextStage& textStage(int windows) {
-    auto it = textStages.find(windows);
-    if (it != textStages.end()) return it->second;
-    const int64_t seq = text->sequenceLength(), d = files.textEncoderConfig.hiddenSize;
-    TextStage st;
-    st.ids = ctx.allocate(uint64_t(windows) * seq * 4, "token ids");
-    st.embeddings = ctx.allocate(uint64_t(windows) * seq * d * dtypeSize(dtype), "text embeddings");
-    return textStages.emplace(windows, std::move(st)).first->second;
-  }
-
-  // Every window is encoded on its own: the windows are the encoder's batch.
-  graph::CompiledGraph& textEncoder(TextStage& st, int batch, int clipSkip) {
-    auto it = st.encoders.find(clipSkip);
-    if (it != st.encoders.end()) return *it->second;
-    const int64_t seq = text->sequenceLength(), d = files.textEncoderConfig.hiddenSize;
-    graph::Graph g;
-    graph::TensorId out = g.output("text embeddings", {batch, seq, d}, dtype);
-    nn::Builder b(g, dtype, &scratch);
-    text->build(b, graph::indexView(st.ids, {batch, seq}), clipSkip, out);
-    auto compiled = std::make_unique<graph::CompiledGraph>(
-        ctx, g, std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.embeddings, dtype, {batch, seq, d})}});
-    return *st.encoders.emplace(clipSkip, std::move(compiled)).first->second;
   }
 
   SizeStage& sizeStage(int64_t h, int64_t w) {
@@ -271,7 +262,13 @@ struct TextToImage::Impl {
     }
     Value t{{batch, 1}, {}, [batch](const graph::Resolver&) { return graph::broadcast(graph::uniform(kTimestepSlot), {batch, 1}); }, 0};
     graph::TensorId prediction = g.intermediate("noise prediction", {batch, h, w, c}, dtype);
-    unet->build(b, input, t, external(context), prediction, &contextKv);
+    std::optional<Value> added;
+    if (unet->hasAddedConditioning()) {
+      const int64_t width = files.unetConfig.projectionClassEmbeddingsInputDim;
+      sg.addedConditioning = ctx.allocate(uint64_t(batch) * width * 4, "added conditioning");
+      added = external(graph::view(sg.addedConditioning, DType::F32, {batch, width}));
+    }
+    unet->build(b, input, t, external(context), prediction, &contextKv, added ? &*added : nullptr);
 
     graph::GraphNode update;
     update.label = "sampler step";
@@ -430,18 +427,15 @@ struct TextToImage::Impl {
     }
     loras.use(loras.withTags(tags));
     // Text: the token windows first (prompt syntax errors come before any compilation).
-    const prompt::ConditioningWindows windows = prompt::makeConditioningWindows(
-        *files.tokenizer, req.promptSyntax, promptText, req.negativePrompt, guided);
+    const TextConditioning::Windows tokens =
+        textConditioning->tokenize(req.promptSyntax, promptText, req.negativePrompt, guided);
+    const prompt::ConditioningWindows& windows = tokens.first;
     image.warnings.insert(image.warnings.end(), windows.warnings.begin(), windows.warnings.end());
-    const int64_t d = files.textEncoderConfig.hiddenSize, seq = text->sequenceLength();
-    if (int64_t(windows.windowLength) != seq)
-      throw Error("the tokenizer's windows of " + std::to_string(windows.windowLength) +
-                  " tokens do not match the text encoder's " + std::to_string(seq) + " positions");
+    const int64_t d = contextWidth();
     const double tokenizeMs = msSince(t0);
 
     auto compileStart = std::chrono::steady_clock::now();
-    TextStage& ts = textStage(int(windows.windows()));
-    graph::CompiledGraph& encoder = textEncoder(ts, int(windows.windows()), req.clipSkip);
+    graph::CompiledGraph& encoder = textConditioning->encoder(tokens, req.clipSkip);
     SizeStage& ss = sizeStage(height / scale, width / scale);
     // The scheduler file read as diffusers' from_config reads it for this sampler's class; Karras sigmas when
     // asked for, or when that config turns them on (only Euler's and DPM++'s classes take use_karras_sigmas).
@@ -460,7 +454,7 @@ struct TextToImage::Impl {
     // The windows' embeddings [batch * chunks, 77, d] are, in memory, the context [batch, chunks * 77, d].
     const int64_t contextLength = int64_t(windows.contextLength());
     StepGraphs& stepGraphs =
-        stepGraph(ss, *sampler, guided, graph::view(ts.embeddings, dtype, {batch, contextLength, d}));
+        stepGraph(ss, *sampler, guided, graph::view(textConditioning->context(tokens), dtype, {batch, contextLength, d}));
     graph::CompiledGraph& step = *stepGraphs.step;
     encoder.finishRecording();  // the graphs' kernels compile together (KernelRegistry's workers)
     stepGraphs.context->finishRecording();
@@ -471,9 +465,11 @@ struct TextToImage::Impl {
     timings.compileMs = msSince(compileStart);
 
     auto encodeStart = std::chrono::steady_clock::now();
-    ctx.upload(ts.ids, 0, {reinterpret_cast<const uint8_t*>(windows.ids.data()), windows.ids.size() * 4});
-    encoder.run();
-    if (windows.weighted) applyEmphasis(ts.embeddings, windows);
+    // SDXL: diffusers' force_zeros_for_empty_prompt zeroes the unconditional half when no negative prompt is given.
+    const bool zeroNegative = guided && files.forceZerosForEmptyPrompt && req.negativePrompt.empty();
+    const std::vector<float> added =
+        textConditioning->encode(tokens, req.clipSkip, zeroNegative, sdxlTimeIds(req.micro, width, height), *unet);
+    if (unet->hasAddedConditioning()) uploadFloats(ctx, stepGraphs.addedConditioning, added);
     stepGraphs.context->run();  // the cross-attention K/V of this text, read by every step
     timings.encodeMs = tokenizeMs + msSince(encodeStart);
 
@@ -532,6 +528,14 @@ struct TextToImage::Impl {
     image.height = height;
     image.vaeTiled = plan.tiled;
     image.pixels = decoding->decode(plan, ss.latents, h, w, taesd.get());
+    // An overflowing decode (the original SDXL VAE in fp16) would otherwise clamp to a black or flat image.
+    for (float v : image.pixels)
+      if (!std::isfinite(v))
+        throw Error("the VAE decode of '" + files.name + "' produced non-finite values (inf/NaN)" +
+                    (vaeDtype == DType::F16 ? std::string(": an fp16 overflow, as the original SDXL VAE has (its "
+                                                          "config's force_upcast makes sdgen decode in fp32); run "
+                                                          "with --precision fp32 or use a VAE fixed for fp16")
+                                            : std::string("")));
     image.rgb.resize(image.pixels.size());
     for (size_t i = 0; i < image.pixels.size(); ++i) {
       // diffusers: (x / 2 + 0.5).clamp(0, 1), then numpy's round-half-to-even of x * 255
@@ -542,21 +546,6 @@ struct TextToImage::Impl {
     timings.decodeMs = msSince(decodeStart);
     if (approxPreview) previewFit.add(currentLatents, h, w, image.pixels, scale);
     return image;
-  }
-
-  // webui's emphasis on the encoder's output, on the host (one readback of a few hundred KB), per half so that
-  // an error names the prompt whose weights are at fault.
-  void applyEmphasis(const Allocation& embeddings, const prompt::ConditioningWindows& windows) {
-    const size_t seq = windows.windowLength, d = size_t(files.textEncoderConfig.hiddenSize);
-    std::vector<float> hidden = downloadFloats(ctx, embeddings, windows.windows() * seq * d, dtype);
-    const size_t half = windows.chunks * seq;
-    for (int b = 0; b < windows.batch; ++b) {
-      const bool negative = windows.batch == 2 && b == 0;
-      prompt::applyEmphasis(std::span<float>(hidden).subspan(b * half * d, half * d),
-                            std::span<const float>(windows.weights).subspan(b * half, half), seq, d,
-                            negative ? "the negative prompt" : "the prompt");
-    }
-    writeFloats(ctx, embeddings, hidden, dtype);
   }
 
   // TAESD where the request asks for it: loaded, and fitting this model (before any work).
@@ -604,6 +593,7 @@ std::string TextToImage::modelName() const { return impl_->files.name; }
 int TextToImage::defaultWidth() const { return impl_->defaultWidth(); }
 int TextToImage::defaultHeight() const { return impl_->defaultHeight(); }
 bool TextToImage::isInpaintingModel() const { return impl_->inpaintingUNet(); }
+bool TextToImage::isSdxlModel() const { return impl_->files.isSdxl(); }
 
 std::string TextToImage::taesdPreviewProblem() const {
   GenerationRequest req;

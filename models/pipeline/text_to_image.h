@@ -1,5 +1,6 @@
 #pragma once
-// Text to image, image to image and inpainting: tokenize (in 77-token windows, models/prompt/) -> CLIP text encoder (+ webui's emphasis) ->
+// Text to image, image to image and inpainting: tokenize (in 77-token windows, models/prompt/) -> CLIP text encoder
+// (SDXL: both encoders and the added conditioning, sdxl_conditioning.h) (+ webui's emphasis) ->
 // denoising loop with classifier-free guidance (conditional and
 // unconditional halves batched through one UNet pass, the step recorded once and replayed) -> VAE decode.
 // With an init image, the denoising starts from its VAE-encoded latents noised to the step `strength` selects
@@ -21,6 +22,7 @@
 #include "models/pipeline/decoder_choice.h"
 #include "models/pipeline/image_inputs.h"
 #include "models/pipeline/latent_preview.h"
+#include "models/pipeline/micro_conditioning.h"
 #include "models/pipeline/vae_tile_plan.h"
 #include "models/prompt/prompt_syntax.h"
 #include "models/sampling/sampler_kind.h"
@@ -84,6 +86,8 @@ struct GenerationRequest {
   ImageDecoder decoder = ImageDecoder::Vae;
   // What GenerationHooks::preview gets: the latent-to-RGB projection (Approx) or TAESD's decode at full size.
   PreviewDecoder preview = PreviewDecoder::Approx;
+  // SDXL's size and crop conditioning (ignored by SD 1.x/2.x models).
+  SdxlMicroConditioning micro;
 };
 
 struct Image {
@@ -162,6 +166,7 @@ class TextToImage {
   // Why TAESD cannot decode this model's previews (no TAESD loaded, other latent channels or scale, taesdxl), or
   // empty when it can: the GUI then falls back to the latent-to-RGB preview instead of failing.
   std::string taesdPreviewProblem() const;
+  bool isSdxlModel() const;  // two text encoders and text_time added conditioning
 
   // The LoRAs of every later generation (replacing LoadOptions::loras; prompt tags add to them). Checked now
   // (unreadable files, LoRAs for another model: sdgen::Error, the current set stays); merged by the next

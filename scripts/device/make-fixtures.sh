@@ -34,5 +34,6 @@ pack data-fixtures.tar.gz fixtures
 pack data-tf5.tar.gz tiny-clip-tf5
 pack data-inpaint.tar.gz tiny-sd1-inpaint tiny-sd1-inpaint-unet-ldm.safetensors
 pack data-taesd.tar.gz tiny-taesd tiny-taesd-madebyollin tiny-taesd-sd1 tiny-taesd-sd1-madebyollin fixtures/taesd*
+pack data-sdxl.tar.gz tiny-sdxl
 ls -la "$OUT"
 exit $status

@@ -415,3 +415,35 @@ TEST(CliOptions, VaeTilingFlags) {
 
 }  // namespace
 }  // namespace sdgen::app
+
+namespace sdgen::app {
+namespace {
+
+TEST(CliOptions, SdxlMicroConditioning) {
+  const CliOptions none = parseCommandLine(std::vector<std::string>{"-p", "x"});
+  EXPECT_EQ(none.micro, pipeline::SdxlMicroConditioning{});
+  const CliOptions o = parseCommandLine(std::vector<std::string>{
+      "-p", "x", "--original-size", "2048,1536", "--crop=0,128", "--target-size", "1024,1024"});
+  EXPECT_EQ(o.micro.originalSize, (std::pair<int, int>{2048, 1536}));
+  EXPECT_EQ(o.micro.cropTopLeft, (std::pair<int, int>{0, 128}));
+  EXPECT_EQ(o.micro.targetSize, (std::pair<int, int>{1024, 1024}));
+  const std::string usage = usageText();
+  for (const char* flag : {"--original-size W,H", "--crop X,Y", "--target-size W,H"})
+    EXPECT_NE(usage.find(flag), std::string::npos) << flag;
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"-p", "x", "--original-size", "1024"},
+        std::vector<std::string>{"-p", "x", "--original-size", "0,1024"},
+        std::vector<std::string>{"-p", "x", "--crop", "-1,0"},
+        std::vector<std::string>{"-p", "x", "--target-size", "1024,x"}}) {
+    try {
+      parseCommandLine(bad);
+      ADD_FAILURE() << "no usage error for " << bad[2] << " " << bad[3];
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(bad[2]), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("separated by a comma"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sdgen::app

@@ -105,3 +105,21 @@ TEST(GenerationParams, PromptsAreWrittenVerbatimAndTheWholeTextStripped) {
 
 }  // namespace
 }  // namespace sdgen::app
+
+namespace sdgen::app {
+namespace {
+
+TEST(GenerationParams, SdxlMicroConditioningOnlyWhenGiven) {
+  GenerationParams p = example();
+  p.micro.originalSize = std::pair{2048, 1536};
+  p.micro.targetSize = std::pair{1024, 1024};
+  EXPECT_EQ(formatGenerationParams(p),
+            "a cat\nNegative prompt: blurry\nSteps: 20, Sampler: Euler a, CFG scale: 7.5, Seed: 42, Size: 512x512, "
+            "Model: sdgen-tiny, Clip skip: 2, Original size: 2048x1536, Target size: 1024x1024, Version: sdgen 0.1.0");
+  p.micro = {};
+  p.micro.cropTopLeft = std::pair{0, 128};
+  EXPECT_NE(formatGenerationParams(p).find(", Crop: 0x128, Version"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sdgen::app

@@ -155,7 +155,7 @@ TEST_P(UNetRefusal, NamesFileFieldAndValue) {
 INSTANTIATE_TEST_SUITE_P(
     Unsupported, UNetRefusal,
     ::testing::Values(Refusal{"class_embed_type", "projection", "\"projection\""},
-                      Refusal{"addition_embed_type", "text_time", "\"text_time\""},
+                      Refusal{"addition_embed_type", "image", "\"image\""},
                       Refusal{"time_cond_proj_dim", 256, "256"},
                       Refusal{"num_class_embeds", 1000, "1000"},
                       Refusal{"resnet_time_scale_shift", "scale_shift", "\"scale_shift\""},

@@ -14,6 +14,8 @@ UNET_PREFIX = "model.diffusion_model."
 VAE_PREFIX = "first_stage_model."
 CLIP_PREFIX = "cond_stage_model.transformer."  # SD 1.x: Hugging Face CLIPTextModel names follow
 OPENCLIP_PREFIX = "cond_stage_model.model."  # SD 2.x: OpenCLIP names follow
+SDXL_CLIP_PREFIX = "conditioner.embedders.0.transformer."  # SDXL: CLIP ViT-L, Hugging Face names follow
+SDXL_OPENCLIP_PREFIX = "conditioner.embedders.1.model."  # SDXL: OpenCLIP bigG names follow
 
 # ---------------------------------------------------------------------------------------------------------------
 # small tensor helpers (torch or numpy)
@@ -62,6 +64,8 @@ _UNET_RESNET_BACK = {v: k for k, v in _UNET_RESNET.items()}
 _UNET_TOP = {
     "time_embedding.linear_1": "time_embed.0",
     "time_embedding.linear_2": "time_embed.2",
+    "add_embedding.linear_1": "label_emb.0.0",  # SDXL's text_time added conditioning
+    "add_embedding.linear_2": "label_emb.0.2",
     "conv_in": "input_blocks.0.0",
     "conv_norm_out": "out.0",
     "conv_out": "out.2",
@@ -368,6 +372,27 @@ def to_ldm(unet_sd, unet_config, vae_sd, vae_config, text_sd, text_kind, opencli
     return out
 
 
+def to_ldm_sdxl(unet_sd, unet_config, vae_sd, vae_config, text_sd, text_2_sd, extra=None):
+    """An SDXL single file: the UNet and VAE as to_ldm; text_encoder (CLIPTextModel) under SDXL_CLIP_PREFIX with
+    its Hugging Face names; text_encoder_2 (CLIPTextModelWithProjection) under SDXL_OPENCLIP_PREFIX with OpenCLIP
+    names, its text_projection.weight ([proj, width]) stored as OpenCLIP's text_projection ([width, proj])."""
+    out = to_ldm(unet_sd, unet_config, vae_sd, vae_config, {}, "clip", extra=extra)
+
+    def put(name, t):
+        if name in out:
+            raise KeyError(f"two tensors map to '{name}'")
+        out[name] = t
+
+    for name, t in text_sd.items():
+        put(SDXL_CLIP_PREFIX + clip_key(name), t)
+    text_2_sd = {clip_key(k) if not k.startswith("text_projection.") else k: v for k, v in text_2_sd.items()}
+    projection = text_2_sd.pop("text_projection.weight")
+    for name, t in openclip_from_clip(text_2_sd).items():
+        put(SDXL_OPENCLIP_PREFIX + name, t)
+    put(SDXL_OPENCLIP_PREFIX + "text_projection", _transpose2d(projection))
+    return out
+
+
 def from_ldm(ldm, unet_layers_per_block, vae_num_up_blocks, text_kind, text_num_layers):
     """Splits an LDM single-file state dict into diffusers-named (unet, vae, text_encoder) dicts and a list of
     names that belong to none of them. Text encoder names carry the 'text_model.' prefix."""
@@ -398,3 +423,74 @@ def from_ldm(ldm, unet_layers_per_block, vae_num_up_blocks, text_kind, text_num_
 def openclip_text_projection_to_hf(t):
     """OpenCLIP's text_projection is applied as x @ P ([width, embed]); HF's Linear weight is P transposed."""
     return _transpose2d(t)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# SDXL single files as a map from the diffusers folder (what the C++ tests use to write the file themselves)
+
+
+def sdxl_ldm_map(unet_sd, unet_config, vae_sd, vae_config, text_sd, text_2_sd):
+    """The tensors of to_ldm_sdxl(...) as recipes over the folder's tensors: a list of
+    {"key": LDM name, "op": "copy" | "cat0" | "transpose" | "conv1x1", "sources": [[component, name], ...]} with
+    component one of unet, vae, text_encoder, text_encoder_2 and name as stored in that component's file.
+    Written independently of to_ldm_sdxl (name by name, no tensors), so that apply_ldm_map(...) == to_ldm_sdxl(...)
+    checks both."""
+    out = []
+    L = unet_config["layers_per_block"]
+    up = list(unet_config["up_block_types"])
+    for name in unet_sd:
+        out.append({"key": UNET_PREFIX + unet_name_to_ldm(name, L, up), "op": "copy", "sources": [["unet", name]]})
+    n_up = len(vae_config["up_block_types"])
+    for name in vae_sd:
+        ldm, is_proj = vae_name_to_ldm(name, n_up)
+        out.append({"key": VAE_PREFIX + ldm, "op": "conv1x1" if is_proj else "copy", "sources": [["vae", name]]})
+    for name in text_sd:
+        out.append({"key": SDXL_CLIP_PREFIX + clip_key(name), "op": "copy", "sources": [["text_encoder", name]]})
+    qkv = {}
+    for name in text_2_sd:
+        src = ["text_encoder_2", name]
+        if name == "text_projection.weight":
+            out.append({"key": SDXL_OPENCLIP_PREFIX + "text_projection", "op": "transpose", "sources": [src]})
+            continue
+        full = clip_key(name)
+        if full in _OPENCLIP_TOP:
+            out.append({"key": SDXL_OPENCLIP_PREFIX + _OPENCLIP_TOP[full], "op": "copy", "sources": [src]})
+            continue
+        m = re.fullmatch(r"text_model\.encoder\.layers\.(\d+)\.(.+)\.(weight|bias)", full)
+        if not m:
+            raise KeyError(f"no SDXL OpenCLIP name for '{name}'")
+        i, module, param = int(m[1]), m[2], m[3]
+        if module in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"):
+            qkv.setdefault((i, param), {})[module[len("self_attn.")]] = src
+        elif module in _OPENCLIP_LAYER:
+            out.append({"key": f"{SDXL_OPENCLIP_PREFIX}transformer.resblocks.{i}.{_OPENCLIP_LAYER[module]}.{param}",
+                        "op": "copy", "sources": [src]})
+        else:
+            raise KeyError(f"no SDXL OpenCLIP name for '{name}'")
+    for (i, param), parts in sorted(qkv.items()):
+        out.append({"key": f"{SDXL_OPENCLIP_PREFIX}transformer.resblocks.{i}.attn.in_proj_{param}", "op": "cat0",
+                    "sources": [parts["q"], parts["k"], parts["v"]]})
+    return out
+
+
+def apply_ldm_map(entries, components):
+    """components: {component: {name: tensor}} -> {LDM name: tensor} (torch tensors)."""
+    import torch
+    out = {}
+    for e in entries:
+        ts = [components[c][n] for c, n in e["sources"]]
+        op = e["op"]
+        if op == "copy":
+            t = ts[0]
+        elif op == "cat0":
+            t = torch.cat(ts, dim=0)
+        elif op == "transpose":
+            t = ts[0].T.contiguous()
+        elif op == "conv1x1":
+            t = ts[0].reshape(tuple(ts[0].shape) + (1, 1))
+        else:
+            raise ValueError(f"unknown op {op!r}")
+        if e["key"] in out:
+            raise KeyError(f"two entries for '{e['key']}'")
+        out[e["key"]] = t
+    return out

@@ -3,7 +3,7 @@
 
   python3 tests/reference/make_fixtures.py --out DIR
       [--only rng,schedulers,models,components,pipelines,realsched,tf5text,prompts,img2img,inpaint,samplers,
-              samplerpipes,lora,vaetiling,taesd]
+              samplerpipes,lora,vaetiling,taesd,sdxl]
 
 DIR receives tiny-sd1/, tiny-sd2/ (diffusers folders), tiny-sd1-ldm.safetensors, tiny-sd2-ldm.safetensors and
 fixtures/*.{json,safetensors} (realsched and tf5text: real_checkpoints.py, which also writes tiny-clip-tf5/;
@@ -12,7 +12,8 @@ writes tiny-sd1-inpaint/ and tiny-sd1-inpaint-unet-ldm.safetensors; samplers and
 sampler_fixtures.py, the samplers of issue 21; lora: lora_fixtures.py, LoRA files and the images of diffusers'
 load_lora_weights + fuse_lora, needs peft; vaetiling: vae_tiling_fixtures.py, diffusers' tiled VAE decode and
 encode; taesd: taesd_fixtures.py, random-weight AutoencoderTiny models (tiny-taesd*/), their outputs and tiny-sd1
-pipelines decoding and encoding with one);
+pipelines decoding and encoding with one; sdxl: sdxl_fixtures.py, tiny-sdxl/ and SDXL / SDXL-Turbo / SD-Turbo
+references);
 docs/reference-fixtures.md says what each holds. It is run on the device machine
 by scripts/device/make-fixtures.sh (this machine has no torch). 'components' and 'pipelines' read the model
 folders that 'models' wrote into DIR; every section logs its progress, a failing section does not stop the
@@ -39,7 +40,7 @@ import tiny_models  # noqa: E402
 
 T0 = time.time()
 SECTIONS = ["rng", "schedulers", "models", "components", "pipelines", "realsched", "tf5text", "prompts", "img2img",
-            "inpaint", "samplers", "samplerpipes", "lora", "vaetiling", "taesd"]
+            "inpaint", "samplers", "samplerpipes", "lora", "vaetiling", "taesd", "sdxl"]
 
 
 def log(msg):
@@ -606,6 +607,7 @@ def main():
     import prompt_weighting
     import real_checkpoints
     import sampler_fixtures
+    import sdxl_fixtures
     import taesd_fixtures
     import vae_tiling_fixtures
     here = sys.modules[__name__]
@@ -620,7 +622,8 @@ def main():
              "samplerpipes": lambda out: sampler_fixtures.make_sampler_pipelines(out, here),
              "lora": lambda out: lora_fixtures.make_lora_fixtures(out, here),
              "vaetiling": lambda out: vae_tiling_fixtures.make_vae_tiling_fixtures(out, here),
-             "taesd": lambda out: taesd_fixtures.make_taesd_fixtures(out, here)}
+             "taesd": lambda out: taesd_fixtures.make_taesd_fixtures(out, here),
+             "sdxl": lambda out: sdxl_fixtures.make_sdxl_fixtures(out, here)}
     failed = []
     for s in SECTIONS:
         if s not in wanted:

@@ -1,0 +1,88 @@
+#include "tests/models/sdxl_single_file.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "engine/error.h"
+#include "models/safetensors.h"
+#include "tests/models/formats_synthetic.h"
+#include "tests/models/models_test_util.h"
+#include "tests/models/network_fixture.h"
+
+namespace sdgen::test {
+
+namespace {
+
+using nlohmann::json;
+
+void writeFromMap(const std::string& path) {
+  const json map = json::parse(std::ifstream(dataPath("fixtures/ldm_map_sdxl.json")));
+  std::map<std::string, models::SafetensorsFile> files;
+  for (const auto& [component, rel] : map.at("components").items())
+    files.emplace(component, models::SafetensorsFile::open(dataPath("tiny-sdxl/" + rel.get<std::string>())));
+  SafetensorsWriter out;
+  for (const json& e : map.at("tensors")) {
+    const std::string key = e.at("key"), op = e.at("op");
+    std::vector<std::vector<float>> values;
+    std::vector<std::vector<int64_t>> shapes;
+    for (const json& s : e.at("sources")) {
+      const models::SafetensorsFile& f = files.at(s[0].get<std::string>());
+      const std::string name = s[1];
+      values.push_back(f.readAsF32(name));
+      shapes.push_back(f.get(name).shape);
+    }
+    std::vector<int64_t> shape = shapes.at(0);
+    std::vector<float> v = values.at(0);
+    if (op == "cat0") {  // rows of q, k, v one after another
+      for (size_t i = 1; i < values.size(); ++i) {
+        v.insert(v.end(), values[i].begin(), values[i].end());
+        shape[0] += shapes[i][0];
+      }
+    } else if (op == "transpose") {
+      const size_t rows = size_t(shape.at(0)), cols = size_t(shape.at(1));
+      for (size_t i = 0; i < rows; ++i)
+        for (size_t j = 0; j < cols; ++j) v[j * rows + i] = values[0][i * cols + j];
+      std::swap(shape[0], shape[1]);
+    } else if (op == "conv1x1") {
+      shape.push_back(1);
+      shape.push_back(1);
+    } else if (op != "copy") {
+      throw Error("ldm_map_sdxl.json: unknown op '" + op + "' for '" + key + "'");
+    }
+    out.add(key, shape, v, "F16");
+  }
+  for (const auto& [key, x] : map.at("extras").items()) {
+    const std::string dtype = x.at("dtype");
+    const std::vector<int64_t> shape = x.at("shape");
+    const size_t n = elementCount(shape);
+    if (dtype == "I64") {  // position ids: 0, 1, 2, ...
+      std::string bytes(n * 8, '\0');
+      for (size_t i = 0; i < n; ++i) {
+        const int64_t id = int64_t(i);
+        std::memcpy(bytes.data() + 8 * i, &id, 8);
+      }
+      out.addRaw(key, "I64", shape, bytes);
+    } else {
+      out.add(key, shape, std::vector<float>(n, x.at("value").get<float>()), dtype);
+    }
+  }
+  out.write(path);
+}
+
+}  // namespace
+
+const std::string& tinySdxlSingleFile() {
+  static const TempDir dir;
+  static const std::string path = [] {
+    const std::string p = dir.file("tiny-sdxl-ldm.safetensors");
+    writeFromMap(p);
+    return p;
+  }();
+  return path;
+}
+
+}  // namespace sdgen::test

@@ -1,0 +1,14 @@
+#pragma once
+// tests/data/tiny-sdxl as an SDXL single-file checkpoint, written by the test process from the folder's files and
+// fixtures/ldm_map_sdxl.json: the map (made by tests/reference/ldm_names.py, checked on the fixture machine to
+// reproduce the file that diffusers' from_single_file loads back to the folder's weights) says how each LDM
+// tensor is made (copied, q/k/v concatenated, transposed, reshaped to a 1x1 kernel). Keeping the map rather than
+// the file keeps the repository small; the renaming it encodes is independent of models/formats.
+#include <string>
+
+namespace sdgen::test {
+
+// The file's path, written on the first call (into a temporary folder removed at process exit).
+const std::string& tinySdxlSingleFile();
+
+}  // namespace sdgen::test
