@@ -1,0 +1,26 @@
+// libFuzzer target: the CLIP tokenizer sdgen ships (models/vocab/clip) on arbitrary bytes, invalid UTF-8
+// included: encode() and contentIds() must return ids of the vocabulary, exactly maxLength of them from encode().
+#include <cstdint>
+#include <string_view>
+
+#include "engine/error.h"
+#include "fuzz/fuzz_support.h"
+#include "models/resources.h"
+#include "models/tokenizer/clip_tokenizer.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace sdgen;
+  static const models::ClipBpeTokenizer tokenizer =
+      models::ClipBpeTokenizer::fromDirectory(models::resourcePath("models/vocab/clip"));
+  const std::string_view text = fuzz::asText(data, size);
+  try {
+    const models::Encoding e = tokenizer.encode(text);
+    if (e.ids.size() != tokenizer.maxLength() || e.length > e.ids.size()) __builtin_trap();
+    for (int32_t id : e.ids)
+      if (id < 0 || id > 49407) __builtin_trap();
+    for (int32_t id : tokenizer.contentIds(text))
+      if (id < 0 || id > 49407) __builtin_trap();
+  } catch (const Error&) {
+  }
+  return 0;
+}
