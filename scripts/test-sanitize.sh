@@ -24,7 +24,8 @@ fi
 start=$(date +%s)
 cmake --preset asan >/dev/null
 # Only what the chosen suites need: no GUI, benchmarks, kernel (ops/vulkan) suites or built-in model grid.
-cmake --build --preset asan -j "$(nproc)" --target models_tests app_tests graph_tests serve_tests sdgen fuzzers
+cmake --build --preset asan -j "$(nproc)" --target models_tests app_tests graph_tests serve_tests sdgen sdgen_model_check \
+  sdgen_no_dlclose fuzzers
 built=$(date +%s)
 labels="${SDGEN_SANITIZE_LABELS:-^(graph|app|parity|fuzz)$}"
 ctest --preset asan -L "$labels" -j "${SDGEN_TEST_JOBS:-2}" "$@"
