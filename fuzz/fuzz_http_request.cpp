@@ -12,9 +12,22 @@
 #include "engine/error.h"
 #include "fuzz/fuzz_support.h"
 
+namespace {
+// Made once, in LLVMFuzzerInitialize, so that it does not count against the first input's time limit.
+const sdgen::serve::ModelRegistry& registry() {
+  static const sdgen::serve::ModelRegistry r("", "");
+  return r;
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)registry();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sdgen;
-  static const serve::ModelRegistry models("", "");
+  const serve::ModelRegistry& models = registry();
   if (size == 0) return 0;
   serve::RequestLimits limits;
   limits.maxPixels = 256 * 256;

@@ -11,7 +11,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sdgen;
-  const auto bytes = fuzz::tensorListToSafetensors(fuzz::asText(data, size), true, 16u << 20);
+  const auto bytes = fuzz::tensorListToSafetensors(fuzz::asText(data, size), true, 4u << 20);
   if (!bytes) return -1;  // not a tensor list: keep it out of the corpus
   fuzz::MemFile file(*bytes);
   try {

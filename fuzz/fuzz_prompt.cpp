@@ -13,10 +13,22 @@
 #include "models/resources.h"
 #include "models/tokenizer/clip_tokenizer.h"
 
+namespace {
+// Loaded once, in LLVMFuzzerInitialize, so that the load does not count against the first input's time limit.
+const sdgen::models::ClipBpeTokenizer& clipTokenizer() {
+  static const auto t = sdgen::models::ClipBpeTokenizer::fromDirectory(sdgen::models::resourcePath("models/vocab/clip"));
+  return t;
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)clipTokenizer();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sdgen;
-  static const models::ClipBpeTokenizer tokenizer =
-      models::ClipBpeTokenizer::fromDirectory(models::resourcePath("models/vocab/clip"));
+  const models::ClipBpeTokenizer& tokenizer = clipTokenizer();
   try {
     const prompt::PromptLoras loras = prompt::extractLoraTags(fuzz::asText(data, size));
     for (const auto& tag : loras.loras)

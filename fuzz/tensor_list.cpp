@@ -67,11 +67,11 @@ std::optional<std::string> tensorListToSafetensors(std::string_view text, bool f
     const size_t elem = f16 ? 2 : 4;
     if (body.size() + count * elem > maxDataBytes) return std::nullopt;
     const uint64_t off = body.size();
-    if (f16) {
+    body.resize(off + count * elem);  // zeros; filled element by element only for a non-zero value
+    if (value != 0) {
       const uint16_t h = toHalf(value);
-      for (uint64_t i = 0; i < count; ++i) body.append(reinterpret_cast<const char*>(&h), 2);
-    } else {
-      for (uint64_t i = 0; i < count; ++i) body.append(reinterpret_cast<const char*>(&value), 4);
+      char* p = body.data() + off;
+      for (uint64_t i = 0; i < count; ++i) std::memcpy(p + i * elem, f16 ? static_cast<const void*>(&h) : &value, elem);
     }
     header[name] = {{"dtype", f16 ? "F16" : "F32"}, {"shape", shape}, {"data_offsets", {off, body.size()}}};
   }

@@ -30,7 +30,7 @@ std::string readOrThrow(const std::string& path, const char* what) {
 json parseJson(const std::string& path, const std::string& text, const char* what) {
   try {
     return parseJsonBounded(text, std::string(what) + " '" + path + "'");
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400 (finding 3)
     throw Error(std::string(what) + " '" + path + "' is not valid JSON: " + e.what());
   }
 }

@@ -56,6 +56,17 @@ TEST(JsonDepth, Vocabularies) {
   EXPECT_NE(test::errorOf([&] { loadTokenizerJson(tok); }).find("'" + tok + "' nests JSON deeper"), std::string::npos);
 }
 
+// Finding 3 (docs/reliability.md): a number beyond double's range is nlohmann's out_of_range, not a parse_error;
+// the vocabulary reader let it escape as an unexpected exception instead of naming the file.
+TEST(JsonDepth, NumberOverflowInAVocabularyNamesTheFile) {
+  test::TempDir dir;
+  const std::string vocab = dir.write("vocab.json", "{\"a\": 1e400}");
+  const std::string merges = dir.write("merges.txt", "#version: 0.2\n");
+  const std::string msg = test::errorOf([&] { loadVocabAndMerges(vocab, merges, 10); });
+  EXPECT_NE(msg.find("'" + vocab + "' is not valid JSON"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("number overflow"), std::string::npos) << msg;
+}
+
 TEST(JsonDepth, SafetensorsHeaderAndLoraMetadata) {
   test::TempDir dir;
   const std::string st =
