@@ -9,6 +9,7 @@
 #include <random>
 
 #include "engine/error.h"
+#include "models/json_bounds.h"
 #include "models/resources.h"
 
 namespace sdgen::app {
@@ -73,7 +74,12 @@ ModelDefaults readModelDefaults(const std::string& modelPath) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw Error("cannot read '" + file + "'");
   std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  nlohmann::json root = nlohmann::json::parse(text, nullptr, false);
+  nlohmann::json root;
+  try {
+    root = models::parseJsonBounded(text, "'" + file + "'");
+  } catch (const nlohmann::json::exception&) {
+    root = nlohmann::json::value_t::discarded;
+  }
   if (root.is_discarded() || !root.is_object()) throw Error("'" + file + "' is not a JSON object");
   if (!root.contains("defaults")) return d;
   const nlohmann::json& j = root["defaults"];

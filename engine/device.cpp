@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/error.h"
+#include "engine/fault_injection.h"
 #include "engine/vk_compat.h"
 
 namespace sdgen {
@@ -206,7 +207,7 @@ Device::~Device() {
 
 void Device::submit(const VkSubmitInfo& submit, VkFence fence) {
   std::lock_guard lock(submitMutex_);
-  VkResult r = vkQueueSubmit(queue_, 1, &submit, fence);
+  VkResult r = injectFault(FaultKind::SubmitLost) ? VK_ERROR_DEVICE_LOST : vkQueueSubmit(queue_, 1, &submit, fence);
   if (r == VK_ERROR_DEVICE_LOST) throw Error("GPU device lost ('" + info_.name + "'): the driver reset the device");
   vkCheck(r, "vkQueueSubmit");
 }

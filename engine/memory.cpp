@@ -5,6 +5,7 @@
 
 #include "engine/device.h"
 #include "engine/error.h"
+#include "engine/fault_injection.h"
 
 namespace sdgen {
 
@@ -143,7 +144,8 @@ MemoryBlock* MemoryPool::createBlock(uint64_t size, const std::string& what) {
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, &flags};
   ai.allocationSize = req.size;
   ai.memoryTypeIndex = memoryType_;
-  VkResult r = vkAllocateMemory(device_.handle(), &ai, nullptr, &block->memory);
+  VkResult r = injectFault(FaultKind::Alloc) ? VK_ERROR_OUT_OF_DEVICE_MEMORY
+                                             : vkAllocateMemory(device_.handle(), &ai, nullptr, &block->memory);
   if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
     vkDestroyBuffer(device_.handle(), block->buffer, nullptr);
     throw oom(vkResultName(r));

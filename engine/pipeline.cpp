@@ -9,6 +9,7 @@
 
 #include "engine/device.h"
 #include "engine/error.h"
+#include "engine/fault_injection.h"
 #include "engine/file_util.h"
 
 namespace sdgen {
@@ -38,7 +39,8 @@ ComputePipeline::ComputePipeline(Device& device, VkPipelineCache cache, VkPipeli
     ci.stage.pNext = &subgroup;
   }
   ci.layout = layout;
-  VkResult r = vkCreateComputePipelines(device.handle(), cache, 1, &ci, nullptr, &pipeline_);
+  VkResult r = injectFault(FaultKind::Pipeline) ? VK_ERROR_OUT_OF_HOST_MEMORY
+                                                : vkCreateComputePipelines(device.handle(), cache, 1, &ci, nullptr, &pipeline_);
   if (r != VK_SUCCESS) {
     vkDestroyShaderModule(device.handle(), module_, nullptr);
     throwVkError(r, ("vkCreateComputePipelines " + name_).c_str());

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "engine/error.h"
+#include "engine/fault_injection.h"
 
 namespace sdgen::models {
 
@@ -47,6 +48,10 @@ void MappedFile::readAt(uint64_t offset, std::span<uint8_t> out, const std::stri
   size_t done = 0;
   while (done < out.size()) {
     ssize_t n = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n > 0 && injectFault(FaultKind::Read)) {
+      n = -1;
+      errno = EIO;
+    }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw Error("cannot read " + what + " from '" + path_ + "': " + std::strerror(errno));
     if (n == 0)

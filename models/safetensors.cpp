@@ -8,6 +8,7 @@
 
 #include "engine/dtype.h"
 #include "engine/error.h"
+#include "models/json_bounds.h"
 #include "models/unsafe_checkpoint.h"
 
 namespace sdgen::models {
@@ -102,7 +103,7 @@ void SafetensorsFile::parseHeader() {
   json header;
   try {
     auto text = reinterpret_cast<const char*>(all.data() + 8);
-    header = json::parse(text, text + headerLen, onEvent);
+    header = parseJsonBounded(std::string_view(text, headerLen), "the header of '" + path() + "'", onEvent);
   } catch (const json::exception& e) {
     throw fileError(std::string("header is not valid JSON: ") + e.what());
   }

@@ -29,6 +29,11 @@ nlohmann::json parseJsonBody(std::string_view body, int maxDepth) {
     // nlohmann's message quotes the last token read, which may be long: shorten it.
     FieldError e{{"body", pe.byte}, "JSON decode error: " + shorten(pe.what(), 200), "json_invalid", nullptr, nullptr};
     throw ValidationFailed({e});
+  } catch (const nlohmann::json::exception& je) {
+    // Finding 3 of issue 24 (docs/reliability.md): a number beyond double's range ({"width": 1e400}) is an
+    // out_of_range, not a parse_error, and escaped as an unexpected exception type.
+    FieldError e{{"body"}, "JSON decode error: " + shorten(je.what(), 200), "json_invalid", nullptr, nullptr};
+    throw ValidationFailed({e});
   }
 }
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/error.h"
+#include "models/json_bounds.h"
 
 namespace sdgen::models {
 
@@ -109,7 +110,7 @@ ConfigJson ConfigJson::load(const std::string& path) {
 ConfigJson ConfigJson::parse(const std::string& text, const std::string& file) {
   json root;
   try {
-    root = json::parse(markPythonWords(text));
+    root = parseJsonBounded(markPythonWords(text), "'" + file + "'");
   } catch (const json::exception& e) {
     throw Error("'" + file + "' is not valid JSON: " + e.what());
   }

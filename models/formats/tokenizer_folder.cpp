@@ -123,7 +123,8 @@ void readAddedTokensJson(const std::string& path, const SpecialTokens& specials,
     AddedToken t;
     t.content = content;
     t.id = tokenId(id, j, content);
-    auto named = [&](const NamedToken& n) { return n.token.content == content; };
+    // (Compared through t.content: clang 14 cannot capture a structured binding in a lambda.)
+    auto named = [&t](const NamedToken& n) { return n.token.content == t.content; };
     t.special = std::any_of(specials.named.begin(), specials.named.end(), named) ||
                 std::any_of(specials.additional.begin(), specials.additional.end(), named);
     t.normalized = !t.special;

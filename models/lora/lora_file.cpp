@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "engine/error.h"
+#include "models/json_bounds.h"
 #include "models/safetensors.h"
 
 namespace sdgen::lora {
@@ -128,7 +129,12 @@ PeftConfig peftConfig(const SafetensorsFile& f, Component c) {
   PeftConfig cfg;
   auto it = f.metadata().find("lora_adapter_metadata");
   if (it == f.metadata().end()) return cfg;
-  nlohmann::json j = nlohmann::json::parse(it->second, nullptr, false);
+  nlohmann::json j;
+  try {
+    j = models::parseJsonBounded(it->second, "LoRA '" + f.path() + "': lora_adapter_metadata");
+  } catch (const nlohmann::json::exception&) {
+    j = nlohmann::json::value_t::discarded;
+  }
   if (!j.is_object()) throw Error("LoRA '" + f.path() + "': lora_adapter_metadata is not a JSON object");
   const std::string p = c == Component::Unet ? "unet." : "text_encoder.";
   auto number = [&](const char* field) -> std::optional<double> {

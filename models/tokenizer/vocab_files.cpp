@@ -7,6 +7,7 @@
 
 #include "engine/error.h"
 #include "engine/file_util.h"
+#include "models/json_bounds.h"
 #include "models/tokenizer/added_token_json.h"
 
 namespace sdgen::models {
@@ -28,8 +29,8 @@ std::string readOrThrow(const std::string& path, const char* what) {
 
 json parseJson(const std::string& path, const std::string& text, const char* what) {
   try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
+    return parseJsonBounded(text, std::string(what) + " '" + path + "'");
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400 (finding 3)
     throw Error(std::string(what) + " '" + path + "' is not valid JSON: " + e.what());
   }
 }

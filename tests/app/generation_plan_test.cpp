@@ -206,3 +206,23 @@ TEST(ModelDefaults, InvalidValuesNameTheFileAndField) {
 
 }  // namespace
 }  // namespace sdgen::app
+
+namespace sdgen::app {
+namespace {
+
+// Finding 1 of issue 24 (docs/reliability.md): a deeply nested value in sdgen.json was quoted in the error
+// message through nlohmann's recursive dump() and overflowed the stack; now the file is refused naming it.
+TEST(ModelDefaults, DeeplyNestedValueIsAnErrorNotACrash) {
+  const std::string deep = std::string(300000, '[') + std::string(300000, ']');
+  std::string dir = modelFolderWith("deep", "{\"defaults\": {\"width\": " + deep + "}}");
+  try {
+    readModelDefaults(dir);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("sdgen.json' nests JSON deeper than 64 levels"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sdgen::app

@@ -60,6 +60,18 @@ TEST(ServeJsonBody, BoundsDepthAndReportsWhere) {
   }
 }
 
+// Finding 3 of issue 24 (fuzz_http_request, docs/reliability.md): a number beyond double's range made nlohmann
+// throw out_of_range, which escaped the body parser as an unexpected exception instead of a 422.
+TEST(ServeJsonBody, NumberOverflowIsAValidationError) {
+  try {
+    parseJsonBody(R"({"prompt": "x", "width": 1e400})");
+    FAIL() << "no error";
+  } catch (const ValidationFailed& e) {
+    EXPECT_EQ(e.errors()[0].type, "json_invalid");
+    EXPECT_NE(e.errors()[0].msg.find("number overflow"), std::string::npos) << e.errors()[0].msg;
+  }
+}
+
 class ServeTxt2Img : public ::testing::Test {
  protected:
   ModelRegistry models{"", SDGEN_SOURCE_DIR "/tests/data"};  // the built-in model (with sdgen.json defaults)

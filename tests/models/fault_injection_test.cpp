@@ -1,0 +1,137 @@
+// Fault injection (issue 24, engine/fault_injection.h): a device allocation, a weight read, a pipeline creation
+// or a queue submission (device loss) fails in the middle of loading the tiny SD 1.x model or in the middle of a
+// generation. Each must surface as an sdgen::Error saying what failed, and the same process must then load and
+// generate again with a result bit-identical to a run that saw no fault (what the GUI and the server rely on).
+// Every pass uses its own Context, so the operation counts do not depend on what other tests compiled or
+// allocated before; LeakSanitizer (scripts/test.sh --sanitize) checks that failed passes leak nothing.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "engine/fault_injection.h"
+#include "models/pipeline/text_to_image.h"
+#include "tests/models/network_fixture.h"
+#include "tests/test_support.h"
+
+namespace sdgen {
+namespace {
+
+constexpr std::array<FaultKind, kFaultKindCount> kKinds = {FaultKind::Alloc, FaultKind::Read, FaultKind::Pipeline,
+                                                          FaultKind::SubmitLost};
+constexpr std::array<const char*, kFaultKindCount> kNames = {"alloc", "read", "pipeline", "submit-lost"};
+// What each fault's message must say (the real failure's wording).
+constexpr std::array<const char*, kFaultKindCount> kMessages = {"VK_ERROR_OUT_OF_DEVICE_MEMORY", "Input/output error",
+                                                               "vkCreateComputePipelines", "device lost"};
+// Far beyond any count: counts operations without failing one.
+const std::string kCountOnly = "alloc:1000000000,read:1000000000,pipeline:1000000000,submit-lost:1000000000";
+
+std::unique_ptr<Context> freshContext() {
+  ContextOptions options;
+  options.validation = true;
+  return std::make_unique<Context>(options);
+}
+
+pipeline::GenerationRequest request() {
+  pipeline::GenerationRequest req;
+  req.prompt = "a red circle";
+  req.steps = 2;
+  req.width = req.height = 16;
+  req.seed = 11;
+  req.sampler = sampling::SamplerKind::EulerAncestral;
+  return req;
+}
+
+std::array<uint64_t, kFaultKindCount> counts() {
+  std::array<uint64_t, kFaultKindCount> c{};
+  for (size_t k = 0; k < kKinds.size(); ++k) c[k] = faultOperationCount(kKinds[k]);
+  return c;
+}
+
+class FaultInjection : public ::testing::Test {
+ protected:
+  void TearDown() override { setFaultPlan(""); }
+};
+
+TEST_F(FaultInjection, PlanSyntax) {
+  EXPECT_NO_THROW(setFaultPlan("alloc:3,submit-lost:1"));
+  test::expectErrorContaining([] { setFaultPlan("alloc:0"); }, "'alloc:0' is not KIND:N");
+  test::expectErrorContaining([] { setFaultPlan("disk:1"); }, "'disk:1' is not KIND:N");
+  test::expectErrorContaining([] { setFaultPlan("read:x"); }, "'read:x' is not KIND:N");
+}
+
+TEST_F(FaultInjection, EveryFaultMidLoadAndMidGenerationThenTheProcessRecovers) {
+  const std::string model = test::dataPath("tiny-sd1");
+  // The counting pass: how many operations of each kind loading and one generation take, and the reference image.
+  std::array<uint64_t, kFaultKindCount> load{}, generation{};
+  std::vector<float> reference;
+  {
+    auto ctx = freshContext();
+    setFaultPlan(kCountOnly);
+    pipeline::TextToImage t2i(*ctx, {.modelPath = model});
+    load = counts();
+    reference = t2i.generate(request()).pixels;
+    const auto all = counts();
+    for (size_t k = 0; k < kKinds.size(); ++k) generation[k] = all[k] - load[k];
+  }
+  for (size_t k = 0; k < kKinds.size(); ++k)
+    std::printf("    %-12s load %4llu  generation %4llu\n", kNames[k], (unsigned long long)load[k],
+                (unsigned long long)generation[k]);
+  // Weights are read while loading only; pipelines are created, memory allocated and work submitted in both.
+  EXPECT_GT(load[size_t(FaultKind::Read)], 0u);
+  EXPECT_EQ(generation[size_t(FaultKind::Read)], 0u);
+  for (FaultKind kind : {FaultKind::Alloc, FaultKind::Pipeline, FaultKind::SubmitLost}) {
+    EXPECT_GT(load[size_t(kind)], 0u) << kNames[size_t(kind)];
+    EXPECT_GT(generation[size_t(kind)], 0u) << kNames[size_t(kind)];
+  }
+
+  for (size_t k = 0; k < kKinds.size(); ++k) {
+    for (bool duringLoad : {true, false}) {
+      const uint64_t n = duringLoad ? load[k] : generation[k];
+      if (n == 0) continue;  // checked above: only reads have no generation phase
+      const uint64_t nth = (duringLoad ? 0 : load[k]) + (n + 1) / 2;  // the middle operation of the phase
+      SCOPED_TRACE(std::string(kNames[k]) + (duringLoad ? " mid-load" : " mid-generation") + ", operation " +
+                   std::to_string(nth));
+      auto ctx = freshContext();
+      setFaultPlan(std::string(kNames[k]) + ":" + std::to_string(nth));
+      std::unique_ptr<pipeline::TextToImage> t2i;
+      std::string error;
+      try {
+        t2i = std::make_unique<pipeline::TextToImage>(*ctx, pipeline::LoadOptions{.modelPath = model});
+        (void)t2i->generate(request());
+      } catch (const Error& e) {
+        error = e.what();
+      }
+      EXPECT_NE(error.find(kMessages[k]), std::string::npos) << "error: '" << error << "'";
+      // After a failed pipeline creation the Context keeps failing that kernel, even for a model loaded again
+      // (open finding 2 in docs/reliability.md): only a fresh Context recovers, which is what this checks for
+      // that kind. Loading only queues the compiles, so a pipeline that fails while the model loads surfaces at
+      // the first generate().
+      const bool failedKernelKept = kKinds[k] == FaultKind::Pipeline;
+      if (!failedKernelKept) EXPECT_EQ(t2i == nullptr, duringLoad) << error;
+      // The same process carries on: the loaded pipeline (or a fresh one after a failed load) generates the
+      // reference image bit for bit.
+      setFaultPlan("");
+      try {
+        if (failedKernelKept) {
+          t2i.reset();
+          EXPECT_EQ(ctx->instance().validation().count(), 0u) << "validation messages after the fault";
+          ctx = freshContext();
+        }
+        if (!t2i) t2i = std::make_unique<pipeline::TextToImage>(*ctx, pipeline::LoadOptions{.modelPath = model});
+        const std::vector<float> again = t2i->generate(request()).pixels;
+        ASSERT_EQ(again.size(), reference.size());
+        EXPECT_EQ(std::memcmp(again.data(), reference.data(), again.size() * sizeof(float)), 0);
+      } catch (const Error& e) {
+        ADD_FAILURE() << "the generation after the fault failed: " << e.what();
+      }
+      t2i.reset();
+      EXPECT_EQ(ctx->instance().validation().count(), 0u) << "validation messages after the fault";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sdgen
