@@ -2,8 +2,9 @@
 // is forced through LinearOptions::tile (or "auto", the engine's own choice), no heuristic lives here.
 //   linear_bench SHAPES.json [--rounds N] [--reps N] [--warmup N] [--only SUBSTRING] [--json FILE] [--geglu MODE] VARIANT...
 // VARIANT: "auto", "tiled" (fp32 CUDA-core kernel), "coop:BM,BN,BK,WM,WN" or "coop:BM,BN,BK,WM,WN,h" (fp16
-// accumulation within a slice), ",H" fp16 accumulators throughout, ",d" double-buffered shared slices, ",sP"
-// split-K in P parts; a trailing ",n" stages a layer norm instead of reading it in the GEMM (LinearOptions::
+// accumulation within a slice), ",H" fp16 accumulators throughout, ",H,F1024" fp16 accumulators added into an
+// fp16 running total every 1024 elements of K, ",d" double-buffered shared slices, ",sP" split-K in P parts,
+// ",O" compiled through spirv-opt; a trailing ",n" stages a layer norm instead of reading it in the GEMM (LinearOptions::
 // fuseNorm off; also "auto,n"); a trailing ",e" keeps a computed prologue inside the GEMM instead of staging
 // it (no scratch memory given). Each shape runs with fp16 activations and fp16 weights, its prologue (layer
 // norm from statistics, GEGLU gate) and epilogue (bias, residual add) as the UNet records them, with the
@@ -53,9 +54,11 @@ std::optional<ops::GemmTile> parseVariant(std::string v) {
     ops::GemmTile t = ops::GemmTile::coopTile(bm, bn, bk, wm, wn, v.find(",h") != std::string::npos, split);
     t.f16Accumulators = v.find(",H") != std::string::npos;
     t.doubleBuffer = v.find(",d") != std::string::npos;
+    if (const size_t f = v.find(",F"); f != std::string::npos) t.flushK = std::atoi(v.c_str() + f + 2);
+    t.spirvOpt = v.find(",O") != std::string::npos;
     return t;
   }
-  throw Error("linear_bench: unknown variant '" + v + "' (auto, tiled, coop:BM,BN,BK,WM,WN[,h][,H][,d][,sPARTS])");
+  throw Error("linear_bench: unknown variant '" + v + "' (auto, tiled, coop:BM,BN,BK,WM,WN[,h][,H][,FFLUSH_K][,d][,sPARTS][,O])");
 }
 
 std::vector<float> randomValues(size_t n, float scale, uint32_t seed) {

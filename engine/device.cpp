@@ -1,5 +1,6 @@
 #include "engine/device.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "engine/error.h"
 #include "engine/fault_injection.h"
+#include "engine/pipeline_stats.h"
 #include "engine/vk_compat.h"
 
 namespace sdgen {
@@ -102,6 +104,8 @@ Device::Device(Instance& instance, const DeviceOptions& options) : instance_(ins
   VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
   VkPhysicalDeviceShaderBfloat16FeaturesKHR bf16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
   VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executableInfo{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
 
   // Query what is supported, then enable exactly the features sdgen uses.
   VkPhysicalDeviceVulkan12Features s12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
@@ -148,6 +152,24 @@ Device::Device(Instance& instance, const DeviceOptions& options) : instance_(ins
     coop2.cooperativeMatrixConversions = VK_TRUE;
     *tail = &coop2;
     tail = &coop2.pNext;
+  }
+
+  if (pipelineStatsRequested()) {
+    uint32_t count = 0;
+    vkEnumerateDeviceExtensionProperties(physical_, nullptr, &count, nullptr);
+    std::vector<VkExtensionProperties> available(count);
+    vkEnumerateDeviceExtensionProperties(physical_, nullptr, &count, available.data());
+    for (const auto& a : available)
+      if (std::strcmp(a.extensionName, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME) == 0) info_.pipelineStats = true;
+    if (info_.pipelineStats) {
+      extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+      executableInfo.pipelineExecutableInfo = VK_TRUE;
+      *tail = &executableInfo;
+      tail = &executableInfo.pNext;
+    } else {
+      std::fprintf(stderr, "sdgen: SDGEN_PIPELINE_STATS: device '%s' lacks %s\n", info_.name.c_str(),
+                   VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    }
   }
 
   // A validation layer older than an extension reports its feature struct as unknown and the extension as

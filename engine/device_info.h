@@ -56,6 +56,9 @@ struct DeviceInfo {
   // VK_NV_cooperative_matrix2's row reductions and accumulator -> operand conversions (enabled together when
   // both are supported): the tensor-core attention keeps its softmax in accumulators (flash_coop2.slang).
   bool coopMatrix2Softmax = false;
+  // VK_KHR_pipeline_executable_properties, enabled only when SDGEN_PIPELINE_STATS asks for the driver's
+  // per-kernel statistics (engine/pipeline_stats.h).
+  bool pipelineStats = false;
   std::vector<CoopMatrixShape> coopMatrixShapes;
   // Present (not enabled) extensions that kernels to come may use, listed by --list-devices so that a
   // GPU's support is known before code depends on it (e.g. VK_NV_cooperative_matrix2's row reductions).

@@ -11,6 +11,7 @@
 #include "engine/error.h"
 #include "engine/fault_injection.h"
 #include "engine/file_util.h"
+#include "engine/pipeline_stats.h"
 
 namespace sdgen {
 
@@ -39,12 +40,14 @@ ComputePipeline::ComputePipeline(Device& device, VkPipelineCache cache, VkPipeli
     ci.stage.pNext = &subgroup;
   }
   ci.layout = layout;
+  if (device.info().pipelineStats) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   VkResult r = injectFault(FaultKind::Pipeline) ? VK_ERROR_OUT_OF_HOST_MEMORY
                                                 : vkCreateComputePipelines(device.handle(), cache, 1, &ci, nullptr, &pipeline_);
   if (r != VK_SUCCESS) {
     vkDestroyShaderModule(device.handle(), module_, nullptr);
     throwVkError(r, ("vkCreateComputePipelines " + name_).c_str());
   }
+  if (device.info().pipelineStats) printPipelineStats(device.handle(), pipeline_, name_);
 }
 
 ComputePipeline::~ComputePipeline() {

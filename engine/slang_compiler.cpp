@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -38,12 +39,21 @@ std::string KernelSource::requestKey() const {
   h.field(module).field(generated).field(entry).field(std::to_string(requiredSubgroupSize));
   for (auto& [k, v] : defines) h.field(k).field(v);
   for (auto& c : capabilities) h.field(c);
+  if (optimize) h.field("optimize");  // a distinct pipeline from the -O0 one
   return h.hex();
 }
 
-// Compiler flags that affect the output; part of every cache key.
-static const std::vector<std::string> kFlags = {"-target", "spirv", "-stage", "compute", "-O0",
-                                                "-fvk-use-scalar-layout", "-matrix-layout-row-major"};
+// Compiler flags that affect the output; part of every cache key. Kernels compile at -O0 (spirv-opt's passes
+// made most kernels slower on the H100, docs/perf.md) unless KernelSource::optimize asks for -O2;
+// SDGEN_SLANG_OPT=0|1|2|3 forces one level for every kernel (experiments).
+static const std::vector<std::string> kFlags = {"-target", "spirv", "-stage", "compute", "-fvk-use-scalar-layout",
+                                                "-matrix-layout-row-major"};
+
+static const char* forcedOptLevel() {
+  const char* v = std::getenv("SDGEN_SLANG_OPT");
+  if (v && v[0] >= '0' && v[0] <= '3' && v[1] == 0) return v;
+  return nullptr;
+}
 
 SlangCompiler::SlangCompiler(std::string slangc, std::string shaderDir, std::string cacheDir)
     : slangc_(std::move(slangc)), shaderDir_(std::move(shaderDir)), cacheDir_(std::move(cacheDir)) {
@@ -51,6 +61,10 @@ SlangCompiler::SlangCompiler(std::string slangc, std::string shaderDir, std::str
     throw Error("Slang compiler not found at '" + slangc_ + "' (run scripts/setup.sh, or set SDGEN_SLANGC)");
   if (!fs::is_directory(shaderDir_))
     throw Error("shader directory not found: '" + shaderDir_ + "' (set SDGEN_SHADER_DIR)");
+  // spirv-opt lives in the slang-glslang library that slangc loads from its own directory.
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(slangc_).parent_path(), ec))
+    if (e.path().filename().string().rfind("libslang-glslang-", 0) == 0) optimizer_ = true;
   auto r = runProcess({slangc_, "-v"});
   if (r.exitCode != 0) throw Error("'" + slangc_ + " -v' failed: " + r.output);
   version_ = r.output;
@@ -118,8 +132,16 @@ bool SlangCompiler::tryCache(const std::string& key, std::vector<uint32_t>* spir
 }
 
 std::vector<uint32_t> SlangCompiler::compile(const KernelSource& source) {
+  std::string level = source.optimize ? "-O2" : "-O0";
+  if (const char* forced = forcedOptLevel()) level = std::string("-O") + forced;
+  if (level != "-O0" && !optimizer_) {
+    if (!warnedNoOptimizer_.exchange(true))
+      std::fprintf(stderr, "sdgen: warning: no slang-glslang library beside %s: kernels meant for spirv-opt are "
+                   "compiled at -O0 and run slower (scripts/setup.sh installs it)\n", slangc_.c_str());
+    level = "-O0";
+  }
   ContentHash keyHash;
-  keyHash.field(version_).field(source.requestKey());
+  keyHash.field(version_).field(source.requestKey()).field(level);
   for (auto& f : kFlags) keyHash.field(f);
   const std::string key = keyHash.hex();
 
@@ -145,6 +167,7 @@ std::vector<uint32_t> SlangCompiler::compile(const KernelSource& source) {
   std::vector<std::string> argv = {slangc_, input, "-entry", source.entry, "-I", shaderDir_, "-o", tmp + ".spv",
                                    "-depfile", tmp + ".d"};
   argv.insert(argv.end(), kFlags.begin(), kFlags.end());
+  argv.push_back(level);
   for (auto& [k, v] : source.defines) argv.push_back("-D" + k + (v.empty() ? "" : "=" + v));
   for (auto& c : source.capabilities) argv.insert(argv.end(), {"-capability", c});
 

@@ -21,6 +21,10 @@ struct KernelSource {
   std::vector<std::string> capabilities;  // slangc -capability values, e.g. "spvCooperativeMatrixKHR"
   uint32_t requiredSubgroupSize = 0;       // 0: the driver's choice
   std::string label;                       // for logs and profiles; defaults to module or a hash
+  // Run spirv-opt (-O2) on this kernel: only where measured faster (the driver's code differs a lot for large
+  // cooperative-matrix tiles; for most kernels -O0 is as fast or faster). Needs the slang-glslang library
+  // beside slangc (scripts/setup.sh); without it the kernel is compiled at -O0 and a warning says so once.
+  bool optimize = false;
 
   std::string displayName() const;
   std::string requestKey() const;  // hash of everything in the request (not of the files it reads)
@@ -40,10 +44,14 @@ class SlangCompiler {
   const std::string& cacheDir() const { return cacheDir_; }
   const std::string& shaderDir() const { return shaderDir_; }
   const CompileStats& stats() const { return stats_; }
+  // Whether -O2 requests can be honoured (the slang-glslang library sits beside slangc).
+  bool optimizerAvailable() const { return optimizer_; }
 
  private:
   bool tryCache(const std::string& key, std::vector<uint32_t>* spirv);
   std::string slangc_, shaderDir_, cacheDir_, version_;
+  bool optimizer_ = false;
+  std::atomic<bool> warnedNoOptimizer_{false};
   CompileStats stats_;
 };
 

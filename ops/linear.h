@@ -26,6 +26,10 @@ struct GemmTile {
   int splitK = 1;                  // coop: > 1 splits K over that many workgroups per tile (split-K)
   bool f16Accumulators = false;    // coop: fp16 accumulators for the whole K (ACC 2; error grows with K)
   bool doubleBuffer = false;       // coop: two shared slices, one barrier per slice
+  // coop with f16Accumulators: > 0 adds the fp16 accumulators every flushK elements of K (a multiple of bk)
+  // into a running fp16 total in scratch memory (ACC 3): the error of a flushK-deep fp16 sum, not a K-deep one.
+  int flushK = 0;
+  bool spirvOpt = false;           // compiled through spirv-opt (KernelSource::optimize), where measured faster
   bool isLanes() const { return lanes > 0; }
   bool isCoop() const { return warpRows > 0; }
   int subgroups() const { return isCoop() ? (bm / (16 * warpRows)) * (bn / (16 * warpCols)) : 0; }

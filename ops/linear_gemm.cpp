@@ -42,8 +42,9 @@ std::string GemmTile::describe() const {
   if (isLanes()) return "lanes " + std::to_string(lanes) + "x" + std::to_string(rowsPerLane) + " " + shape;
   if (isCoop())
     return "coop " + shape + " warp " + std::to_string(16 * warpRows) + "x" + std::to_string(16 * warpCols) +
-           (halfAccumulate ? " acc16" : "") + (f16Accumulators ? " f16acc" : "") + (doubleBuffer ? " dbuf" : "") +
-           (splitK > 1 ? " split " + std::to_string(splitK) : "");
+           (halfAccumulate ? " acc16" : "") + (f16Accumulators ? " f16acc" : "") +
+           (flushK > 0 ? " flush " + std::to_string(flushK) : "") + (doubleBuffer ? " dbuf" : "") +
+           (splitK > 1 ? " split " + std::to_string(splitK) : "") + (spirvOpt ? " opt" : "");
   return "tiled " + shape;
 }
 
@@ -65,6 +66,8 @@ std::string coopTileProblem(const GemmTile& t, const DeviceInfo& info) {
   if ((t.halfAccumulate || t.f16Accumulators) && !info.hasCoopMatrix(16, 16, 16, "f16", "f16"))
     return "fp16 accumulation needs the 16x16x16 f16 x f16 -> f16 shape";
   if (t.splitK < 1 || t.splitK > 64) return "split-K must be 1 to 64 parts";
+  if (t.flushK < 0 || (t.flushK > 0 && (!t.f16Accumulators || t.flushK % t.bk || t.splitK > 1 || t.doubleBuffer)))
+    return "a flush interval needs fp16 accumulators, a multiple of BK, no split-K and one shared slice";
   return {};
 }
 
@@ -154,7 +157,7 @@ std::string gemmWrapperSource(const GemmInfo& info, const GemmTile& tile, bool b
            flag(bias) + ", " +
            std::to_string(tile.bm) + ", " + std::to_string(tile.bn) + ", " + std::to_string(tile.bk) + ", " +
            std::to_string(tile.warpRows) + ", " + std::to_string(tile.warpCols) + ", " +
-           std::string(tile.f16Accumulators ? "2" : tile.halfAccumulate ? "1" : "0") + ", " + flag(tile.splitK > 1) +
+           std::string(tile.f16Accumulators ? (tile.flushK > 0 ? "3" : "2") : tile.halfAccumulate ? "1" : "0") + ", " + flag(tile.splitK > 1) +
            ", " + flag(geglu) + ", " + flag(tile.doubleBuffer) + ", " + std::to_string(tile.coopSharedWords()) +
            ">(group, local);\n}\n";
   if (tile.isLanes())
@@ -243,13 +246,26 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     const uint64_t bytes = uint64_t(p.batches * splits * p.m * p.n) * 4;
     partials = range(p.scratch->acquire(bytes, Conv2dScratch::Slot::Partials), 0, bytes);
   }
+  // fp16 accumulation in chunks (ACC 3): every chunk but the last as fp16 [chunk][batches][M to BM][N to BN],
+  // in the same slot.
+  const bool flushing = tile.isCoop() && tile.flushK > 0 && p.k > tile.flushK;
+  if (flushing) {
+    if (!p.scratch) throw Error(p.label + ": fp16 accumulation in chunks needs scratch memory for its total");
+    const uint64_t planes = uint64_t((p.k + tile.flushK - 1) / tile.flushK - 1);
+    const uint64_t bytes = planes * uint64_t(p.batches) * uint64_t((p.m + tile.bm - 1) / tile.bm * tile.bm) *
+                           uint64_t((p.n + tile.bn - 1) / tile.bn * tile.bn) * 2;
+    if (bytes / 2 >= uint64_t(limit))
+      throw Error(p.label + ": fp16 accumulation in chunks: " + std::to_string(planes) + " chunk planes exceed 2^31 "
+                  "elements (raise the flush interval)");
+    partials = range(p.scratch->acquire(bytes, Conv2dScratch::Slot::Partials), 0, bytes);
+  }
   ParamBlock params;
   params.u32(uint32_t(p.m)).u32(uint32_t(p.n)).u32(uint32_t(p.k)).u32(uint32_t(p.d1)).u32(uint32_t(p.d2));
   params.u32(uint32_t(splits > 1 ? splits : 0));
   params.address(p.packed ? p.packed->weight : 0);
   params.u32(uint32_t(p.packed ? p.packed->np : 0));
   params.address(p.packed ? p.packed->bias : 0);
-  params.u32(uint32_t(splits > 1 ? chunk : 0));
+  params.u32(uint32_t(splits > 1 ? chunk : tile.isCoop() && tile.f16Accumulators ? tile.flushK : 0));
   // The tensor-core kernel reads a plain fp16 A through a hoisted row address (no expression in its K loop),
   // or a convolution's input through its im2col addressing.
   if (p.conv && !tile.isCoop()) throw Error(p.label + ": internal error: an implicit convolution needs tensor cores");
@@ -305,8 +321,13 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   src.generated = gemmWrapperSource(info, tile, bias, p.geglu);
   src.label = p.label;
   if (tile.isCoop()) src.capabilities = {"spvCooperativeMatrixKHR"};
+  src.optimize = tile.spirvOpt;
   if (splits == 1) {
     reads.insert(reads.end(), sinkReads.begin(), sinkReads.end());
+    if (flushing) {  // the running total is written and read back by the same workgroup
+      reads.push_back(partials);
+      sinkWrites.push_back(partials);
+    }
     seq.dispatch(ctx.kernels().request(src), info.groups, params, reads, sinkWrites, p.label);
     return info;
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "engine/command_sequence.h"
@@ -14,6 +15,7 @@
 #include "ops/conv2d_scratch.h"
 #include "ops/linear_gemm.h"
 #include "tests/graph/tensor_fixture.h"
+#include "tests/ops/gemm_coop_test_support.h"
 
 namespace sdgen {
 namespace {
@@ -76,6 +78,19 @@ TEST_P(LinearTest, OddShapesWithAndWithoutBias) {
     }
 }
 
+ops::GemmTile doubleBuffered(ops::GemmTile t) {
+  t.doubleBuffer = true;
+  return t;
+}
+// fp16 accumulators added into the running fp16 total every `flushK` elements of K (ACC 3), optionally
+// compiled through spirv-opt (the 4096^3 tile).
+ops::GemmTile flushed(ops::GemmTile t, int flushK, bool spirvOpt = false) {
+  t.f16Accumulators = true;
+  t.flushK = flushK;
+  t.spirvOpt = spirvOpt;
+  return t;
+}
+
 // Tensor cores (gemm_coop.slang): which devices can run the kernel, and that fp16 weights choose it there.
 TEST(GemmCoopRule, CapableDevicesOnly) {
   DeviceInfo d;
@@ -96,6 +111,13 @@ TEST(GemmCoopRule, CapableDevicesOnly) {
   EXPECT_NE(ops::coopTileProblem(ops::GemmTile::coopTile(64, 64, 32, 2, 2, true), d).find("f16 -> f16"),
             std::string::npos);
   EXPECT_NE(ops::coopTileProblem(ops::GemmTile::coopTile(48, 64, 32, 2, 2), d).find("multiple"), std::string::npos);
+  DeviceInfo f16acc = d;
+  f16acc.coopMatrixShapes.push_back({16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"});
+  EXPECT_EQ(ops::coopTileProblem(flushed(ops::GemmTile::coopTile(64, 64, 32, 2, 2), 64), f16acc), "");
+  EXPECT_NE(ops::coopTileProblem(flushed(ops::GemmTile::coopTile(64, 64, 32, 2, 2), 48), f16acc).find("flush"),
+            std::string::npos);
+  EXPECT_NE(ops::coopTileProblem(flushed(ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 2), 64), f16acc).find("flush"),
+            std::string::npos);
   EXPECT_NE(ops::coopTileProblem(ops::GemmTile::coopTile(256, 256, 64, 4, 4), d).find("shared memory"),
             std::string::npos);
   // Convolutions: coop whenever the channels allow it, so the Winograd filters are not packed then.
@@ -119,15 +141,27 @@ TEST(GemmCoopRule, CapableDevicesOnly) {
   EXPECT_FALSE(ops::gemmCoopSupported(small));
 }
 
+// Host-only: the chunked fp16 accumulation (ACC 3) compiles to SPIR-V at -O0 and, where the optimizer is
+// installed, through spirv-opt (the H100 runs both in CoopMatrixKernelWhereSupported).
+TEST(GemmCoopRule, FlushedKernelCompilesToSpirv) {
+  const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-gemm-flush-compile-test";
+  std::filesystem::remove_all(cache);
+  SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
+  for (const ops::GemmTile& tile : {flushed(ops::GemmTile::coopTile(64, 64, 32, 2, 2), 64),
+                                    flushed(ops::GemmTile::coopTile(256, 256, 32, 8, 4), 1024, true)}) {
+    KernelSource src;
+    src.generated = ops::gemmWrapperSource(test::coopGemmInfo(1), tile, true);
+    src.label = "gemm coop flushed " + tile.describe();
+    src.optimize = tile.spirvOpt;
+    test::expectCompiles(compiler, src);
+  }
+  std::filesystem::remove_all(cache);
+}
+
 // The tensor-core kernel, every tile the selection or the benchmarks use, on devices that have it (the H100:
 // scripts/device/run-tests.sh): odd M, N, K (partial tiles, scalar paths), bias, a computed prologue and a
 // residual epilogue, against float64; relative error (max |diff| / max |ref|) <= 5e-3. It needs fp16 weights;
 // where the device lacks tensor cores (lavapipe) or the weights are fp32, forcing it is a clear error.
-ops::GemmTile doubleBuffered(ops::GemmTile t) {
-  t.doubleBuffer = true;
-  return t;
-}
-
 TEST_P(LinearTest, CoopMatrixKernelWhereSupported) {
   const bool coop = ops::gemmCoopSupported(ctx().info());
   struct Case { int64_t m, n, k; };
@@ -140,7 +174,10 @@ TEST_P(LinearTest, CoopMatrixKernelWhereSupported) {
                                  ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 3),    // split-K (scratch given)
                                  ops::GemmTile::coopTile(128, 128, 32, 4, 4, false, 5),  // parts past K: zero
                                  doubleBuffered(ops::GemmTile::coopTile(64, 64, 32, 2, 2)),
-                                 doubleBuffered(ops::GemmTile::coopTile(128, 128, 32, 4, 4, false, 2))};
+                                 doubleBuffered(ops::GemmTile::coopTile(128, 128, 32, 4, 4, false, 2)),
+                                 flushed(ops::GemmTile::coopTile(64, 64, 32, 2, 2), 64),
+                                 flushed(ops::GemmTile::coopTile(128, 128, 32, 4, 2), 96, true),
+                                 flushed(ops::GemmTile::coopTile(256, 256, 32, 8, 4), 1024, true)};
   ops::Conv2dScratch splitScratch(ctx());
   uint32_t seed = 1300;
   for (const Case& c : cases)
@@ -151,7 +188,8 @@ TEST_P(LinearTest, CoopMatrixKernelWhereSupported) {
       TensorView out = output({c.m, c.n});
       CommandSequence seq(ctx());
       // Split-K keeps its partials in scratch; the other tiles get none, so the prologue stays in the GEMM.
-      ops::LinearOptions o{.tile = tile, .scratch = tile.splitK > 1 ? &splitScratch : nullptr, .label = "coop linear"};
+      ops::LinearOptions o{.tile = tile, .scratch = tile.splitK > 1 || tile.flushK > 0 ? &splitScratch : nullptr,
+                           .label = "coop linear"};
       const std::string what = name(c.m, c.n, c.k) + " " + tile.describe();
       if (!coop) {
         test::expectErrorContaining([&] { ops::linear(ctx(), seq, scaled, *l.gpu, bufferSink(out), o); },
@@ -178,6 +216,12 @@ TEST_P(LinearTest, CoopMatrixKernelWhereSupported) {
         none.scratch = nullptr;
         test::expectErrorContaining([&] { ops::linear(ctx(), seq, scaled, *l.gpu, bufferSink(out), none); },
                                     "coop linear: split-K needs scratch memory");
+      }
+      if (tile.flushK > 0 && c.k > tile.flushK) {
+        ops::LinearOptions none = o;
+        none.scratch = nullptr;
+        test::expectErrorContaining([&] { ops::linear(ctx(), seq, scaled, *l.gpu, bufferSink(out), none); },
+                                    "coop linear: fp16 accumulation in chunks needs scratch memory");
       }
       auto info = ops::linear(ctx(), seq, scaled, *l.gpu, residualAdd(bufferSink(out), r), o);
       seq.run();

@@ -53,6 +53,23 @@ TEST_F(CompileCacheTest, SecondRunCompilesNothing) {
   EXPECT_EQ(again.stats().cacheHits.load(), 1u);
 }
 
+// KernelSource::optimize is a distinct request and cache entry; with spirv-opt's library beside slangc (setup.sh
+// installs it) the kernel compiles through it to different SPIR-V, without it at -O0 (the same code).
+TEST_F(CompileCacheTest, OptimizedKernelIsItsOwnEntry) {
+  KernelSource plain, optimized;
+  plain.module = optimized.module = "kernel.slang";
+  optimized.optimize = true;
+  EXPECT_NE(plain.requestKey(), optimized.requestKey());
+  SlangCompiler c = compiler();
+  auto a = c.compile(plain), b = c.compile(optimized);
+  EXPECT_EQ(c.stats().compiled.load(), 2u);
+  EXPECT_EQ(b[0], 0x07230203u);
+  if (c.optimizerAvailable()) EXPECT_NE(a, b);
+  else EXPECT_EQ(a, b);
+  c.compile(optimized);
+  EXPECT_EQ(c.stats().cacheHits.load(), 1u);
+}
+
 TEST_F(CompileCacheTest, EditingAnImportedModuleInvalidates) {
   KernelSource src;
   src.module = "kernel.slang";
