@@ -50,6 +50,8 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
     if (tile.splitK > 1) throw Error(options.label + ": a GEGLU output cannot use split-K");
   } else if (!options.tile && tile.isCoop() && options.scratch && n % 4 == 0) {
     tile.splitK = chooseSplitK(tile, m, n, k, 1);
+    if (std::optional<GemmTile> large = chooseLargeCoopTile(m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
+      tile = *large;
   }
   // Tensor cores: a layer norm of a raw fp16 input is read while staging A where at most 5 column tiles
   // normalize each element again (measured, docs/dispatch.md); any other input that is not a raw fp16 matrix

@@ -71,6 +71,7 @@ struct GemmInfo {
   bool rawA = false;                   // coop: A read raw (a plain fp16 tensor, a staged one, a conv input)
   int aMode = 0;                       // coop: 0 expression, 1 raw matrix, 2 im2col of a convolution input
   int splitK = 1;                      // coop: K split over this many workgroups, summed by a second launch
+  bool edgeChecks = true;              // coop: bounds checks on M, N, K (off where every tile is whole: EDGE 0)
   std::array<uint32_t, 3> groups{};
 };
 

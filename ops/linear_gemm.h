@@ -52,6 +52,11 @@ int chooseSplitK(const GemmTile& t, int64_t m, int64_t n, int64_t k, int64_t bat
 // The tile for `m` rows per batch on this device; throws when even the smallest does not fit. With fp16
 // weights on a device with tensor cores (gemmCoopSupported), the cooperative-matrix kernel.
 GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info, bool fp16Weights = false);
+// Large plain GEMMs of whole 256 x 256 tiles (M, N multiples of 256 filling >= 240 tiles, K a multiple of 32 and
+// >= 2048; docs/dispatch.md): the 256 x 256 tile with fp16 accumulators in 2048-deep chunks (ACC 3), compiled
+// through spirv-opt. Needs the f16 x f16 -> f16 shape and the optimizer (`spirvOpt`: it is 5x slower at -O0);
+// nullopt where any of this does not hold. Callers give it scratch memory for the chunk planes (K > 2048).
+std::optional<GemmTile> chooseLargeCoopTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info, bool spirvOpt);
 // Whether the device can run the cooperative-matrix kernel (GemmTile::coopTile): the 16x16x16
 // f16 x f16 -> f32 subgroup shape, 32-wide subgroups, shared memory for the smallest tile.
 bool gemmCoopSupported(const DeviceInfo& info);

@@ -113,6 +113,16 @@ TEST(GemmCoopRule, CapableDevicesOnly) {
   EXPECT_NE(ops::coopTileProblem(ops::GemmTile::coopTile(48, 64, 32, 2, 2), d).find("multiple"), std::string::npos);
   DeviceInfo f16acc = d;
   f16acc.coopMatrixShapes.push_back({16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"});
+  // Large whole-tile GEMMs: the 256 x 256 chunked fp16 tile, only with the optimizer and the f16 shape.
+  std::optional<ops::GemmTile> large = ops::chooseLargeCoopTile(4096, 4096, 4096, f16acc, true);
+  ASSERT_TRUE(large.has_value());
+  EXPECT_EQ(large->describe(), "coop 256x256x32 warp 128x64 f16acc flush 2048 opt");
+  EXPECT_FALSE(ops::chooseLargeCoopTile(4096, 4096, 4096, f16acc, false));  // no spirv-opt: 5x slower
+  EXPECT_FALSE(ops::chooseLargeCoopTile(4096, 4096, 4096, d, true));        // no f16 accumulator shape
+  EXPECT_FALSE(ops::chooseLargeCoopTile(4096, 4096, 1024, f16acc, true));   // K below the measured bucket
+  EXPECT_FALSE(ops::chooseLargeCoopTile(4096, 4000, 4096, f16acc, true));   // partial tiles
+  EXPECT_FALSE(ops::chooseLargeCoopTile(2048, 4096, 4096, f16acc, true));   // 128 tiles: under two waves
+  EXPECT_FALSE(ops::chooseLargeCoopTile(8192, 10240, 1280, f16acc, true));  // SD 1.5's largest (GEGLU) shape
   EXPECT_EQ(ops::coopTileProblem(flushed(ops::GemmTile::coopTile(64, 64, 32, 2, 2), 64), f16acc), "");
   EXPECT_NE(ops::coopTileProblem(flushed(ops::GemmTile::coopTile(64, 64, 32, 2, 2), 48), f16acc).find("flush"),
             std::string::npos);
