@@ -114,16 +114,32 @@ KernelRef::KernelRef(const ComputePipeline& ready) : name_(ready.name()) {
   future_ = p.get_future().share();
 }
 
-KernelRef::KernelRef(std::shared_future<const ComputePipeline*> pending, std::string name)
-    : future_(std::move(pending)), name_(std::move(name)) {}
+KernelRef::KernelRef(std::shared_future<const ComputePipeline*> pending, std::string name, KernelRegistry* registry,
+                     std::shared_ptr<const KernelSource> source, std::shared_ptr<std::atomic<bool>> reported)
+    : future_(std::move(pending)), name_(std::move(name)), registry_(registry), source_(std::move(source)),
+      reported_(std::move(reported)) {}
 
-const ComputePipeline& KernelRef::wait() const { return *future_.get(); }
+const ComputePipeline& KernelRef::wait() const {
+  if (reported_ && reported_->load() && registry_ && source_) {
+    KernelRef again = registry_->request(*source_);
+    future_ = std::move(again.future_);
+    reported_ = std::move(again.reported_);
+  }
+  try {
+    return *future_.get();
+  } catch (...) {
+    if (reported_) reported_->store(true);
+    throw;
+  }
+}
 
 KernelRef KernelRegistry::request(const KernelSource& source) {
   const std::string key = source.requestKey();
   std::unique_lock lock(mutex_);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return KernelRef(*it->second);
-  if (auto it = pending_.find(key); it != pending_.end()) return KernelRef(it->second, source.displayName());
+  auto retry = std::make_shared<const KernelSource>(source);
+  if (auto it = pending_.find(key); it != pending_.end())
+    return KernelRef(it->second.future, source.displayName(), this, retry, it->second.reported);
   auto task = std::make_shared<std::packaged_task<const ComputePipeline*()>>([this, source, key] {
     std::exception_ptr failure;
     const ComputePipeline* ready = nullptr;
@@ -141,12 +157,13 @@ KernelRef KernelRegistry::request(const KernelSource& source) {
     return ready;
   });
   std::shared_future<const ComputePipeline*> future = task->get_future().share();
-  pending_.emplace(key, future);
+  auto reported = std::make_shared<std::atomic<bool>>(false);
+  pending_.emplace(key, Pending{future, reported});
   queue_.emplace_back([task] { (*task)(); });
   if (idleWorkers_ == 0 && int(workers_.size()) < maxWorkers_) workers_.emplace_back([this] { workerLoop(); });
   lock.unlock();
   queued_.notify_one();
-  return KernelRef(std::move(future), source.displayName());
+  return KernelRef(std::move(future), source.displayName(), this, std::move(retry), std::move(reported));
 }
 
 void KernelRegistry::workerLoop() {

@@ -3,6 +3,7 @@
 // each distinct KernelSource once (in parallel when many are requested together).
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -49,17 +50,29 @@ class ComputePipeline {
 // A pipeline that is ready or still being compiled by the registry's workers. CommandSequence records
 // dispatches with these and waits for them only when it ends, so a graph's kernels compile in parallel
 // while it is recorded (a cold start compiles hundreds of specializations).
+class KernelRegistry;
+
 class KernelRef {
  public:
   KernelRef(const ComputePipeline& ready);  // NOLINT: a ready pipeline is a KernelRef
-  KernelRef(std::shared_future<const ComputePipeline*> pending, std::string name);
-  // The pipeline, waiting for its compilation; rethrows the compile error (which names the kernel).
+  // `reported` is shared by every reference to one compile (KernelRegistry keeps it beside the pending future).
+  KernelRef(std::shared_future<const ComputePipeline*> pending, std::string name, KernelRegistry* registry = nullptr,
+            std::shared_ptr<const KernelSource> source = nullptr,
+            std::shared_ptr<std::atomic<bool>> reported = nullptr);
+  // The pipeline, waiting for its compilation; rethrows the compile error (which names the kernel). A failure
+  // is reported once per compile: once any reference to it has thrown, the next wait() of every reference to
+  // it asks the registry again (which dropped the failed entry), so a transient failure (out of memory creating
+  // the pipeline) does not stick to a recorded command sequence that is ended again later. A reference is
+  // waited on by the thread that records it (it is not itself thread-safe).
   const ComputePipeline& wait() const;
   const std::string& name() const { return name_; }
 
  private:
-  std::shared_future<const ComputePipeline*> future_;
+  mutable std::shared_future<const ComputePipeline*> future_;
   std::string name_;
+  KernelRegistry* registry_ = nullptr;
+  std::shared_ptr<const KernelSource> source_;
+  mutable std::shared_ptr<std::atomic<bool>> reported_;
 };
 
 class KernelRegistry {
@@ -90,7 +103,11 @@ class KernelRegistry {
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<ComputePipeline>> pipelines_;
-  std::unordered_map<std::string, std::shared_future<const ComputePipeline*>> pending_;
+  struct Pending {
+    std::shared_future<const ComputePipeline*> future;
+    std::shared_ptr<std::atomic<bool>> reported;  // a failure of this compile was rethrown (KernelRef::wait)
+  };
+  std::unordered_map<std::string, Pending> pending_;
   // Compile workers, started on demand up to maxWorkers_ (SDGEN_COMPILE_THREADS, else the core count).
   std::condition_variable queued_;
   std::deque<std::function<void()>> queue_;

@@ -105,21 +105,16 @@ TEST_F(FaultInjection, EveryFaultMidLoadAndMidGenerationThenTheProcessRecovers) 
         error = e.what();
       }
       EXPECT_NE(error.find(kMessages[k]), std::string::npos) << "error: '" << error << "'";
-      // After a failed pipeline creation the Context keeps failing that kernel, even for a model loaded again
-      // (open finding 2 in docs/reliability.md): only a fresh Context recovers, which is what this checks for
-      // that kind. Loading only queues the compiles, so a pipeline that fails while the model loads surfaces at
-      // the first generate().
-      const bool failedKernelKept = kKinds[k] == FaultKind::Pipeline;
-      if (!failedKernelKept) EXPECT_EQ(t2i == nullptr, duringLoad) << error;
-      // The same process carries on: the loaded pipeline (or a fresh one after a failed load) generates the
-      // reference image bit for bit.
+      // Loading mostly queues the compiles, so a pipeline that fails while the model loads may surface at the
+      // first generate() (the loaded model stays usable) or fail the load (a kernel the load itself waits for).
+      if (kKinds[k] != FaultKind::Pipeline) {
+        EXPECT_EQ(t2i == nullptr, duringLoad) << error;
+      }
+      // The same process and Context carry on: the loaded pipeline (or a fresh one after a failed load)
+      // generates the reference image bit for bit. For a failed pipeline creation this is the same TextToImage,
+      // whose recorded graphs ask the registry for the failed kernel again (finding 2, docs/reliability.md).
       setFaultPlan("");
       try {
-        if (failedKernelKept) {
-          t2i.reset();
-          EXPECT_EQ(ctx->instance().validation().count(), 0u) << "validation messages after the fault";
-          ctx = freshContext();
-        }
         if (!t2i) t2i = std::make_unique<pipeline::TextToImage>(*ctx, pipeline::LoadOptions{.modelPath = model});
         const std::vector<float> again = t2i->generate(request()).pixels;
         ASSERT_EQ(again.size(), reference.size());
