@@ -291,7 +291,7 @@ ConvBenchSettings benchSettings(const CliOptions& o) {
   }
   if (o.benchAlgo == "all")  // coop rows say why where the device or the precision has no tensor cores
     st.algos = {ops::ConvAlgo::General, ops::ConvAlgo::GemmV2, ops::ConvAlgo::Winograd, ops::ConvAlgo::Coop,
-                ops::ConvAlgo::Direct};
+                ops::ConvAlgo::Direct, ops::ConvAlgo::CoopWinograd};
   else st.algos = {ops::parseConvAlgo(o.benchAlgo)};
   if (o.benchShape) {
     const ConvShapeArg& a = *o.benchShape;

@@ -398,9 +398,10 @@ constexpr Flag kFlags[] = {
        // The spellings (gemm_v2, gemm) and the engine's (gemm-v2, general) are both accepted.
        std::string a = v == "gemm_v2" ? "gemm-v2" : v == "gemm" ? "general" : v;
        if (a != "all" && a != "auto" && a != "general" && a != "gemm-v2" && a != "winograd" && a != "coop" &&
-           a != "direct")
+           a != "direct" && a != "coop-winograd")
          throw UsageError(f + ": unknown conv algorithm " + quoted(v) +
-                          "; accepted: all, auto, general (or gemm), gemm-v2 (or gemm_v2), winograd, coop, direct");
+                          "; accepted: all, auto, general (or gemm), gemm-v2 (or gemm_v2), winograd, coop, direct, "
+                          "coop-winograd");
        s.options.benchAlgo = a;
      }},
     {nullptr, "--shape", true, kBenchConv2d,
@@ -617,7 +618,8 @@ std::string usageText() {
   s += "                              every conv layer's algorithm, tile and kernel times; totals by op type\n";
   s += "      --bench-conv2d          the SD1.5 conv layers (or --shape) per precision and algorithm, checked\n";
   s += "                              against the general kernel\n";
-  s += "      --algo A                all (default), auto, general (gemm), gemm-v2 (gemm_v2), winograd\n";
+  s += "      --algo A                all (default), auto, general (gemm), gemm-v2 (gemm_v2), winograd, coop,\n";
+  s += "                              direct, coop-winograd\n";
   s += "      --shape N,Cin,Cout,H,W,K,S  one conv problem (padding K/2) instead of the table\n";
   s += "      --quick                 the three quick rows (or --shape), 1 warm-up, 3 timed repetitions\n";
   s += "      --reps N, --warmup N    timed repetitions (default 20) and warm-up runs (default 3)\n";

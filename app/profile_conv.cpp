@@ -150,7 +150,7 @@ ProfiledGraph summarize(const std::string& name, const graph::Graph& g, const gr
       auto split = ops::splitConvDispatchLabel(t.label);
       if (!split) throw Error("--profile-conv: conv '" + node.label + "' recorded '" + t.label + "', not a conv kernel");
       const ops::ConvKernelId& id = split->second;
-      ops::ConvKernelCost cost = ops::convKernelCost(prob, id.role, dtype, dtype);
+      ops::ConvKernelCost cost = ops::convKernelCost(prob, id.role, dtype, dtype, id.algo);
       conv.kernels.push_back({t.label, ops::convKernelRoleName(id.role), ms, cost.flops, cost.bytes});
       conv.algo = ops::convAlgoName(id.algo);
       if (!id.tile.empty()) conv.tile = id.tile;

@@ -101,6 +101,10 @@ Conv2dInfo conv2d(Context& ctx, CommandSequence& seq, const Expr& input, const C
     }
     case ConvAlgo::Coop: recordConvCoop(call, options.scratch, plan.candidate ? &*plan.candidate : nullptr); break;
     case ConvAlgo::Direct: recordConvDirect(call); break;
+    case ConvAlgo::CoopWinograd:
+      recordConvCoopWinograd(call, *options.scratch, plan.candidate ? &*plan.candidate : nullptr,
+                             options.winogradBandTiles);
+      break;
     case ConvAlgo::Auto: throw Error(label + ": internal error: no algorithm planned");
   }
   return info;

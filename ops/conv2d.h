@@ -1,9 +1,10 @@
 #pragma once
 // 2-D convolution of NHWC activations read through a fusion expression, written through a sink:
 //   out[n, oy, ox, co] = bias[co] + sum_{ky, kx, ci} in[n, oy*sH - pH + ky*dH, ox*sW - pW + kx*dW, ci] * w[co, ci, ky, kx]
-// with zero padding outside the image. Three algorithms (docs/kernels-conv.md): a general implicit GEMM
-// (always correct), a vectorized implicit GEMM (Cin, Cout multiples of 4) and Winograd F(4,3) (3x3, stride 1,
-// pad 1, dilation 1). The selection rule is in docs/dispatch-conv.md.
+// with zero padding outside the image. Algorithms (docs/kernels-conv.md): a general implicit GEMM (always
+// correct), a vectorized implicit GEMM (Cin, Cout multiples of 4), Winograd F(4,3) (3x3, stride 1, pad 1,
+// dilation 1), a direct kernel for Cout <= 4 and, on tensor cores in fp16, the implicit GEMM (coop) and
+// Winograd F(2,3) (coop-winograd). The selection rule and the autotune are in docs/dispatch-conv.md.
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ struct Conv2dOptions {
   bool lanes = false;
   // Runs exactly this candidate (the autotune's measurements, tests); its contract failing throws.
   std::optional<ConvCandidate> candidate;
+  // coop-winograd: tiles per band (rounded up to the GEMM tile's rows) instead of coopWinogradBandTiles'
+  // choice; tests, to reach several bands on small images.
+  int64_t winogradBandTiles = 0;
   std::string label = "conv2d";
 };
 

@@ -42,7 +42,10 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
   if (!(tile >> bm >> x >> bn) || x != 'x' || (tile >> rest) || bm <= 0 || bn <= 0 || bm > 4096 || bn > 4096)
     return std::nullopt;
   size_t next = 2;
-  if (c.algo == ConvAlgo::Coop) {
+  if (c.algo == ConvAlgo::CoopWinograd) {
+    c.tile = ConvTile{bm, bn, 0, 0};
+    if (!convCoopGemmTile(c).bm) return std::nullopt;
+  } else if (c.algo == ConvAlgo::Coop) {
     c.tile = ConvTile{bm, bn, 0, 0};
     if (!convCoopGemmTile(c).bm) return std::nullopt;
     if (words.size() == 4 && words[2] == "split") {
@@ -78,6 +81,20 @@ GemmTile convCoopGemmTile(const ConvCandidate& c) {
   return t;
 }
 
+GemmTile coopWinogradGemmTile(const ConvProblem& prob) {
+  const int64_t band = coopWinogradBandTiles(prob, 128);
+  const int64_t bigTiles = 16 * ((band + 127) / 128) * ((prob.cout + 127) / 128);
+  return bigTiles >= 240 && prob.cout % 128 == 0 ? GemmTile::coopTile(128, 128, kCoopBk, 4, 2)
+                                                 : GemmTile::coopTile(64, 64, kCoopBk, 2, 2);
+}
+
+int64_t coopWinogradBandTiles(const ConvProblem& prob, int bm, int64_t forced) {
+  const int64_t tiles = prob.tilesF23();
+  if (forced > 0) return std::min(tiles, (forced + bm - 1) / bm * bm);
+  const int64_t fit = int64_t(kCoopWinogradBandBytes / (16 * 2 * uint64_t(std::max<int64_t>(prob.cout, 1))));
+  return std::min(tiles, std::max<int64_t>(bm, fit / bm * bm));
+}
+
 std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, const ConvContext& cc) {
   const DeviceInfo& d = cc.device;
   if (c.algo == ConvAlgo::Auto) return "auto is no candidate";
@@ -89,7 +106,17 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
     forced.forcedTile = c.tile;
   }
   std::string why = contractViolation(c.algo, prob, forced);
-  if (!why.empty() || c.algo != ConvAlgo::Coop) return why;
+  if (!why.empty()) return why;
+  if (c.algo == ConvAlgo::CoopWinograd) {
+    const GemmTile t = convCoopGemmTile(c);
+    if (!t.bm) return "no coop-winograd tile " + c.tile.str() + " (128x128 or 64x64)";
+    if (std::string p = coopTileProblem(t, d); !p.empty()) return "coop tile " + t.describe() + ": " + p;
+    const int64_t band = coopWinogradBandTiles(prob, t.bm);
+    if ((prob.cout + t.bn - 1) / t.bn > d.maxWorkgroupCount[0] || (band + t.bm - 1) / t.bm > d.maxWorkgroupCount[1])
+      return "the grid of tile " + t.describe() + " exceeds the device's workgroup count limits";
+    return {};
+  }
+  if (c.algo != ConvAlgo::Coop) return why;
   const GemmTile t = convCoopGemmTile(c);
   if (!t.bm) return "no coop tile " + c.tile.str() + " (128x128 or 64x64)";
   if (std::string p = coopTileProblem(t, d); !p.empty()) return "coop tile " + t.describe() + ": " + p;
@@ -162,6 +189,9 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     }
   }
   add(ConvCandidate{ConvAlgo::Winograd, chooseConvTile(prob.tiles(), prob.cout, cc.device, 36), 1});
+  // coop-winograd is not timed: measured 1.2-2x slower than coop on every SD 1.5 3x3 row on the H100 (its
+  // 16 GEMMs have K = Cin, and its fp16 products make a round trip through memory; docs/perf.md, session 11),
+  // it would only add tuning time. It runs when forced (--algo coop-winograd, Conv2dOptions).
   // GEMM v2 computes fp16 on CUDA cores: wherever tensor-core tiles run, it lost every SD 1.5 row on the H100
   // (docs/dispatch-conv.md), and it is the slowest candidate to time on the VAE's 512^2 layers.
   const bool coop = std::any_of(out.begin(), out.end(), [](const ConvCandidate& c) { return c.algo == ConvAlgo::Coop; });

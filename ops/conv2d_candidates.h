@@ -18,6 +18,15 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name);
 // with its split-K parts. Invalid (bm 0) for any other BM x BN.
 GemmTile convCoopGemmTile(const ConvCandidate& candidate);
 
+// CoopWinograd's GEMM tile when no candidate names one: 128x128 where the 16 GEMMs of the first band fill the
+// GPU with at least 240 such tiles, else 64x64 (the coop rule's reasoning, ops/linear_gemm.cpp).
+GemmTile coopWinogradGemmTile(const ConvProblem& prob);
+// CoopWinograd's tiles per band: its fp16 products M [16][Tb][Cout] are held to kCoopWinogradBandBytes of
+// scratch, so a 512^2 VAE layer runs in a few bands instead of a 0.5 GB intermediate; a multiple of `bm`
+// (whole GEMM tiles) unless one band holds every tile. `forced` > 0 (tests): that many, rounded up to `bm`.
+constexpr uint64_t kCoopWinogradBandBytes = uint64_t(128) << 20;
+int64_t coopWinogradBandTiles(const ConvProblem& prob, int bm, int64_t forced = 0);
+
 // Empty when `candidate` can run the problem in context `cc`; otherwise the first failing condition.
 std::string candidateViolation(const ConvCandidate& candidate, const ConvProblem& prob, const ConvContext& cc);
 

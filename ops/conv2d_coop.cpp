@@ -19,17 +19,20 @@ bool convInputRawHalf(const Expr& input) {
   return !t.isInt32 && t.dtype == DType::F16 && t.dense() && t.address % 16 == 0 && t.shape.size() == 4;
 }
 
+Expr coopConvInput(const ConvCall& c, Conv2dScratch* scratch, const std::string& what) {
+  if (convInputRawHalf(c.input)) return c.input;
+  if (!scratch) throw Error(c.label + ": internal error: " + what + " conv input needs staging but has no scratch");
+  const ConvProblem& p = c.prob;
+  const Shape shape{p.n, p.h, p.w, p.cin};
+  TensorView staged = view(scratch->acquire(uint64_t(numel(shape)) * 2), DType::F16, shape);
+  elementwise(c.ctx, c.seq, c.input, bufferSink(staged), {.label = c.label + " " + what + " input"});
+  c.info.kernels.push_back(c.label + " " + what + " input");
+  return buffer(staged);
+}
+
 void recordConvCoop(const ConvCall& c, Conv2dScratch* scratch, const ConvCandidate* candidate) {
   const ConvProblem& p = c.prob;
-  Expr in = c.input;
-  if (!convInputRawHalf(in)) {
-    if (!scratch) throw Error(c.label + ": internal error: coop conv input needs staging but has no scratch");
-    const Shape shape{p.n, p.h, p.w, p.cin};
-    TensorView staged = view(scratch->acquire(uint64_t(numel(shape)) * 2), DType::F16, shape);
-    elementwise(c.ctx, c.seq, in, bufferSink(staged), {.label = c.label + " coop input"});
-    c.info.kernels.push_back(c.label + " coop input");
-    in = buffer(staged);
-  }
+  Expr in = coopConvInput(c, scratch, "coop");
   GemmProblem g;
   g.a = in;
   const Conv2dWeights& w = c.weights;

@@ -18,26 +18,31 @@ constexpr int kThreads = 256;     // every conv kernel
 
 const char* storageType(DType t) { return t == DType::F16 ? "F16Storage" : "F32Storage"; }
 
-ParamBlock header(const ConvProblem& p, VkDeviceAddress weights, VkDeviceAddress bias, VkDeviceAddress v = 0,
-                  VkDeviceAddress m = 0, uint32_t gridRow = 0) {
+}  // namespace
+
+ParamBlock convHeader(const ConvProblem& p, VkDeviceAddress weights, VkDeviceAddress bias, VkDeviceAddress v,
+                      VkDeviceAddress m, uint32_t gridRow, int outTile) {
   ParamBlock b;
   for (int64_t x : {p.n, p.h, p.w, p.cin, p.ho, p.wo, p.cout}) b.u32(uint32_t(x));
   for (int x : {p.p.kh, p.p.kw, p.p.strideH, p.p.strideW, p.p.padH, p.p.padW, p.p.dilationH, p.p.dilationW})
     b.u32(uint32_t(x));
   b.u32(uint32_t(p.m())).u32(uint32_t(p.k()));
   b.address(weights).address(bias).address(v).address(m);
-  b.u32(uint32_t(p.tilesH())).u32(uint32_t(p.tilesW())).u32(uint32_t(p.tiles())).u32(gridRow);
+  const int64_t th = (p.ho + outTile - 1) / outTile, tw = (p.wo + outTile - 1) / outTile;
+  b.u32(uint32_t(th)).u32(uint32_t(tw)).u32(uint32_t(p.n * th * tw)).u32(gridRow);
   if (b.size() != kHeaderWords) throw Error("conv2d: parameter header layout mismatch");
   return b;
 }
 
-std::string wrapper(const std::vector<std::string>& modules, const std::string& decls, const std::string& call,
-                    int threads = kThreads) {
+std::string convWrapper(const std::vector<std::string>& modules, const std::string& decls, const std::string& call,
+                        int threads) {
   std::string s = "import sdgen;\nimport expr;\nimport conv.conv_common;\n";
   for (auto& m : modules) s += "import " + m + ";\n";
   return s + decls + "[shader(\"compute\")]\n[numthreads(" + std::to_string(threads) + ", 1, 1)]\n"
                      "void main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n  " + call + "\n}\n";
 }
+
+namespace {
 
 // Shared memory of one GEMM tile variant, declared in the wrapper so each variant allocates only its own.
 std::string gemmSmem(const ConvTile& t) {
@@ -60,9 +65,11 @@ std::vector<MemRange> concat(std::vector<MemRange> a, const std::vector<MemRange
   return a;
 }
 
-void dispatch(const ConvCall& c, const std::string& generated, const std::string& kernel,
-              std::array<uint32_t, 3> groups, const ParamBlock& params, const std::vector<MemRange>& reads,
-              const std::vector<MemRange>& writes) {
+}  // namespace
+
+void dispatchConvKernel(const ConvCall& c, const std::string& generated, const std::string& kernel,
+                        std::array<uint32_t, 3> groups, const ParamBlock& params, const std::vector<MemRange>& reads,
+                        const std::vector<MemRange>& writes) {
   KernelSource src;
   src.generated = generated;
   src.label = "conv2d " + kernel;
@@ -71,69 +78,68 @@ void dispatch(const ConvCall& c, const std::string& generated, const std::string
   c.info.kernels.push_back(label);
 }
 
-// A 1-D item space on a 2-D grid of 256-thread groups (group.x capped by the device).
-std::array<uint32_t, 3> grid1d(const ConvCall& c, int64_t items) {
+std::array<uint32_t, 3> convGrid1d(const ConvCall& c, int64_t items) {
   int64_t groups = (items + kThreads - 1) / kThreads;
   int64_t gx = std::min<int64_t>(groups, c.ctx.info().maxWorkgroupCount[0]);
   return {uint32_t(gx), uint32_t((groups + gx - 1) / gx), 1};
 }
 
+namespace {
 MemRange rangeOf(const Allocation& a) { return {a.address(), a.size()}; }
-
 }  // namespace
 
 void recordConvGeneral(const ConvCall& c, const ConvTile& t) {
   const ConvProblem& p = c.prob;
-  ParamBlock params = header(p, c.weights.gemm().address(), c.weights.bias().address());
+  ParamBlock params = convHeader(p, c.weights.gemm().address(), c.weights.bias().address());
   ExprCodegen gen(params, {false, false});
   std::string e = gen.emit(c.input), s = gen.emit(c.out);
-  std::string src = wrapper({"conv.conv_general"}, "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
+  std::string src = convWrapper({"conv.conv_general"}, "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
                             std::string("convGeneralMain<E, S, ") + storageType(c.weights.storage()) + ", " +
                                 std::to_string(t.bn) + ">(group, local);");
   auto reads = concat(rangesOf(tensorsRead(c.input)), rangesOf(tensorsRead(c.out)));
   reads.push_back(rangeOf(c.weights.gemm()));
   reads.push_back(rangeOf(c.weights.bias()));
-  dispatch(c, src, "general " + std::to_string(t.bm) + "x" + std::to_string(t.bn),
+  dispatchConvKernel(c, src, "general " + std::to_string(t.bm) + "x" + std::to_string(t.bn),
            {uint32_t((p.m() + t.bm - 1) / t.bm), uint32_t((p.cout + t.bn - 1) / t.bn), 1}, params, reads,
            rangesOf(tensorsWritten(c.out)));
 }
 
 void recordConvGemmV2(const ConvCall& c, const ConvTile& t) {
   const ConvProblem& p = c.prob;
-  ParamBlock params = header(p, c.weights.gemm().address(), c.weights.bias().address());
+  ParamBlock params = convHeader(p, c.weights.gemm().address(), c.weights.bias().address());
   ExprCodegen gen(params, {true, false});  // Cin % 4 == 0 and Cout % 4 == 0: eval4 / store4 along channels
   std::string e = gen.emit(c.input), s = gen.emit(c.out);
   c.info.nativeVectorNodes += gen.nativeVectorNodes();
   c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
   const std::string types = "typealias E = " + e + ";\ntypealias S = " + s + ";\n";
   std::string src =
-      t.lanes ? wrapper({"conv.gemm_core", "conv.conv_v2"}, types,
+      t.lanes ? convWrapper({"conv.gemm_core", "conv.conv_v2"}, types,
                         std::string("convV2LanesMain<E, S, ") + storageType(c.weights.storage()) + ", " +
                             std::to_string(t.tm) + ", " + std::to_string(t.tn) + ">(group, local);", 8)
-              : wrapper({"conv.gemm_core", "conv.conv_v2"}, types + gemmSmem(t),
+              : convWrapper({"conv.gemm_core", "conv.conv_v2"}, types + gemmSmem(t),
                         std::string("convV2Main<E, S, ") + storageType(c.weights.storage()) + ", ConvSmem, " +
                             tileArgs(t) + ">(group, local);");
   auto reads = concat(rangesOf(tensorsRead(c.input)), rangesOf(tensorsRead(c.out)));
   reads.push_back(rangeOf(c.weights.gemm()));
   reads.push_back(rangeOf(c.weights.bias()));
-  dispatch(c, src, "gemm-v2 " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + (t.lanes ? " lanes" : ""),
+  dispatchConvKernel(c, src, "gemm-v2 " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + (t.lanes ? " lanes" : ""),
            {uint32_t((p.m() + t.bm - 1) / t.bm), uint32_t((p.cout + t.bn - 1) / t.bn), 1}, params, reads,
            rangesOf(tensorsWritten(c.out)));
 }
 
 void recordConvDirect(const ConvCall& c) {
   const ConvProblem& p = c.prob;
-  ParamBlock params = header(p, c.weights.gemm().address(), c.weights.bias().address());
+  ParamBlock params = convHeader(p, c.weights.gemm().address(), c.weights.bias().address());
   ExprCodegen gen(params, {true, false});  // Cin % 4 == 0: the halo is read 4 channels at a time
   std::string e = gen.emit(c.input), s = gen.emit(c.out);
   c.info.nativeVectorNodes += gen.nativeVectorNodes();
   c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
-  std::string src = wrapper({"conv.conv_direct"}, "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
+  std::string src = convWrapper({"conv.conv_direct"}, "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
                             std::string("convDirectMain<E, S, ") + storageType(c.weights.storage()) + ">(group, local);");
   auto reads = concat(rangesOf(tensorsRead(c.input)), rangesOf(tensorsRead(c.out)));
   reads.push_back(rangeOf(c.weights.gemm()));
   reads.push_back(rangeOf(c.weights.bias()));
-  dispatch(c, src, "direct 16x16", {uint32_t((p.wo + 15) / 16), uint32_t((p.ho + 15) / 16), uint32_t(p.n)}, params,
+  dispatchConvKernel(c, src, "direct 16x16", {uint32_t((p.wo + 15) / 16), uint32_t((p.ho + 15) / 16), uint32_t(p.n)}, params,
            reads, rangesOf(tensorsWritten(c.out)));
 }
 
@@ -145,42 +151,42 @@ void recordConvWinograd(const ConvCall& c, const ConvTile& t, const Allocation& 
   const Allocation& u = c.weights.winograd();
 
   {  // 1. input transform: V = B^T d B
-    auto grid = grid1d(c, p.tiles() * p.cin / 4);
-    ParamBlock params = header(p, u.address(), c.weights.bias().address(), v, m, grid[0]);
+    auto grid = convGrid1d(c, p.tiles() * p.cin / 4);
+    ParamBlock params = convHeader(p, u.address(), c.weights.bias().address(), v, m, grid[0]);
     ExprCodegen gen(params, {true, false});
     std::string e = gen.emit(c.input);
     c.info.nativeVectorNodes += gen.nativeVectorNodes();
     c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
-    std::string src = wrapper({"conv.gemm_core", "conv.winograd"}, "typealias E = " + e + ";\n",
+    std::string src = convWrapper({"conv.gemm_core", "conv.winograd"}, "typealias E = " + e + ";\n",
                               "winogradInputMain<E, " + scratchStorage + ">(winogradItem(group, local));");
-    dispatch(c, src, "winograd input", grid, params, rangesOf(tensorsRead(c.input)), {vRange});
+    dispatchConvKernel(c, src, "winograd input", grid, params, rangesOf(tensorsRead(c.input)), {vRange});
   }
   {  // 2. 36 GEMMs in the transformed domain: M[e] = V[e] U[e]
-    ParamBlock params = header(p, u.address(), c.weights.bias().address(), v, m);
+    ParamBlock params = convHeader(p, u.address(), c.weights.bias().address(), v, m);
     std::string src =
-        t.lanes ? wrapper({"conv.gemm_core", "conv.winograd"}, "",
+        t.lanes ? convWrapper({"conv.gemm_core", "conv.winograd"}, "",
                           std::string("winogradGemmLanesMain<") + storageType(DType::F32) + ", " + scratchStorage +
                               ", " + std::to_string(t.tm) + ", " + std::to_string(t.tn) + ">(group, local);", 8)
-                : wrapper({"conv.gemm_core", "conv.winograd"}, gemmSmem(t),
+                : convWrapper({"conv.gemm_core", "conv.winograd"}, gemmSmem(t),
                           std::string("winogradGemmMain<") + storageType(DType::F32) + ", " + scratchStorage +
                               ", ConvSmem, " + tileArgs(t) + ">(group, local);");
-    dispatch(c, src, "winograd gemm " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + (t.lanes ? " lanes" : ""),
+    dispatchConvKernel(c, src, "winograd gemm " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + (t.lanes ? " lanes" : ""),
              {uint32_t((p.tiles() + t.bm - 1) / t.bm), uint32_t((p.cout + t.bn - 1) / t.bn), 36}, params,
              {vRange, rangeOf(u)}, {mRange});
   }
   {  // 3. output transform: Y = A^T M A + bias, through the sink
-    auto grid = grid1d(c, p.tiles() * p.cout / 4);
-    ParamBlock params = header(p, u.address(), c.weights.bias().address(), v, m, grid[0]);
+    auto grid = convGrid1d(c, p.tiles() * p.cout / 4);
+    ParamBlock params = convHeader(p, u.address(), c.weights.bias().address(), v, m, grid[0]);
     ExprCodegen gen(params, {true, false});
     std::string s = gen.emit(c.out);
     c.info.nativeVectorNodes += gen.nativeVectorNodes();
     c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
-    std::string src = wrapper({"conv.gemm_core", "conv.winograd"}, "typealias S = " + s + ";\n",
+    std::string src = convWrapper({"conv.gemm_core", "conv.winograd"}, "typealias S = " + s + ";\n",
                               "winogradOutputMain<S, " + scratchStorage + ">(winogradItem(group, local));");
     auto reads = rangesOf(tensorsRead(c.out));
     reads.push_back(mRange);
     reads.push_back(rangeOf(c.weights.bias()));
-    dispatch(c, src, "winograd output", grid, params, reads, rangesOf(tensorsWritten(c.out)));
+    dispatchConvKernel(c, src, "winograd output", grid, params, reads, rangesOf(tensorsWritten(c.out)));
   }
 }
 

@@ -3,7 +3,12 @@
 // specializes shaders/conv/*.slang on the input expression, the sink, the weight storage and the tile, fills
 // the parameter block (shaders/conv/conv_common.slang header, then expression and sink parameters) and
 // declares the memory each dispatch reads and writes.
+#include <array>
+#include <string>
+#include <vector>
+
 #include "engine/command_sequence.h"
+#include "engine/param_block.h"
 #include "engine/context.h"
 #include "graph/expr.h"
 #include "ops/conv2d.h"
@@ -33,5 +38,26 @@ void recordConvCoop(const ConvCall& call, Conv2dScratch* scratch, const ConvCand
 // shaders/conv/conv_direct.slang: Cout <= 4, kernels up to 3x3, stride 1, dilation 1, Cin % 4 == 0.
 void recordConvDirect(const ConvCall& call);
 bool convInputRawHalf(const graph::Expr& input);
+// ops/conv2d_coop_winograd.cpp: Winograd F(2,3) on tensor cores; filters and products in `scratch`, a computed
+// input staged there too. `candidate`: its tile; null: coopWinogradGemmTile. `bandTiles` > 0 (tests): the
+// tiles per band instead of coopWinogradBandTiles' choice.
+void recordConvCoopWinograd(const ConvCall& call, Conv2dScratch& scratch, const ConvCandidate* candidate,
+                            int64_t bandTiles = 0);
+// The coop algorithms' input: `call.input` itself when it is a dense fp16 NHWC tensor, else staged into the
+// primary slot of `scratch` by one elementwise launch labelled "<label> <what> input".
+graph::Expr coopConvInput(const ConvCall& call, Conv2dScratch* scratch, const std::string& what);
+
+// Shared by the record functions (ops/conv2d_kernels.cpp): the parameter header of
+// shaders/conv/conv_common.slang (its tiles of outTile x outTile outputs: 4 for F(4,3), 2 for F(2,3)), the
+// generated entry point, one labelled dispatch appended to call.info.kernels, and a 1-D item space on a 2-D
+// grid of 256-thread groups (group.x capped by the device).
+ParamBlock convHeader(const ConvProblem& p, VkDeviceAddress weights, VkDeviceAddress bias, VkDeviceAddress v = 0,
+                      VkDeviceAddress m = 0, uint32_t gridRow = 0, int outTile = 4);
+std::string convWrapper(const std::vector<std::string>& modules, const std::string& decls, const std::string& call,
+                        int threads = 256);
+void dispatchConvKernel(const ConvCall& call, const std::string& generated, const std::string& kernel,
+                        std::array<uint32_t, 3> groups, const ParamBlock& params, const std::vector<MemRange>& reads,
+                        const std::vector<MemRange>& writes);
+std::array<uint32_t, 3> convGrid1d(const ConvCall& call, int64_t items);
 
 }  // namespace sdgen::ops

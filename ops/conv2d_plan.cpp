@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/error.h"
+#include "ops/conv2d_candidates.h"
 #include "ops/linear_gemm.h"
 
 namespace sdgen::ops {
@@ -21,15 +22,17 @@ const char* convAlgoName(ConvAlgo a) {
     case ConvAlgo::Winograd: return "winograd";
     case ConvAlgo::Coop: return "coop";
     case ConvAlgo::Direct: return "direct";
+    case ConvAlgo::CoopWinograd: return "coop-winograd";
   }
   return "?";
 }
 
 ConvAlgo parseConvAlgo(const std::string& name) {
-  for (ConvAlgo a :
-       {ConvAlgo::Auto, ConvAlgo::General, ConvAlgo::GemmV2, ConvAlgo::Winograd, ConvAlgo::Coop, ConvAlgo::Direct})
+  for (ConvAlgo a : {ConvAlgo::Auto, ConvAlgo::General, ConvAlgo::GemmV2, ConvAlgo::Winograd, ConvAlgo::Coop,
+                     ConvAlgo::Direct, ConvAlgo::CoopWinograd})
     if (name == convAlgoName(a)) return a;
-  throw Error("unknown conv algorithm '" + name + "' (expected auto, general, gemm-v2, winograd, coop or direct)");
+  throw Error("unknown conv algorithm '" + name.substr(0, 64) +
+              "' (expected auto, general, gemm-v2, winograd, coop, direct or coop-winograd)");
 }
 
 std::string ConvTile::str() const {
@@ -105,6 +108,10 @@ static ConvTile tileFor(ConvAlgo a, const ConvProblem& prob, const ConvContext& 
     GemmTile t = chooseGemmTile(prob.m(), prob.cout, prob.k(), cc.device, true);
     return ConvTile{t.bm, t.bn, 0, 0};
   }
+  if (a == ConvAlgo::CoopWinograd) {
+    GemmTile t = coopWinogradGemmTile(prob);
+    return ConvTile{t.bm, t.bn, 0, 0};
+  }
   if (cc.forcedTile.valid()) return cc.forcedTile;
   if (a == ConvAlgo::Winograd) return chooseConvTile(prob.tiles(), prob.cout, cc.device, 36);
   return chooseConvTile(prob.m(), prob.cout, cc.device);
@@ -141,6 +148,17 @@ std::string contractViolation(ConvAlgo algo, const ConvProblem& prob, const Conv
       return "the device has less than " + std::to_string(kDirectConvSharedBytes) + " bytes of shared memory per workgroup";
     return checkGrid((prob.wo + kDirectConvTile - 1) / kDirectConvTile, (prob.ho + kDirectConvTile - 1) / kDirectConvTile,
                      prob.n, d);
+  }
+  if (algo == ConvAlgo::CoopWinograd) {
+    if (!gemmCoopSupported(d)) return "the device has no 16x16x16 f16 x f16 -> f32 subgroup matrices with 32-wide subgroups";
+    if (!w.hasGemm()) return "weights '" + w.name() + "' were packed without the gemm layout";
+    if (w.storage() != DType::F16) return "weights '" + w.name() + "' are not stored in fp16";
+    if (!isWinogradGeometry(prob.p)) return "the kernel geometry " + prob.p.str() + " is not 3x3 s1 p1 d1";
+    if (prob.cin % 8) return "Cin = " + std::to_string(prob.cin) + " is not a multiple of 8";
+    if (prob.cout % 8) return "Cout = " + std::to_string(prob.cout) + " is not a multiple of 8";
+    if (!cc.haveScratch) return "no scratch memory was given (Conv2dOptions::scratch) for its filters and products";
+    if (16 * prob.cin * prob.cout >= kInt32Limit) return "the transformed filters have 2^31 elements or more";
+    return checkGrid((prob.cout + 63) / 64, (coopWinogradBandTiles(prob, 64) + 63) / 64, 16, d);
   }
   if (algo == ConvAlgo::Coop) {
     if (!gemmCoopSupported(d)) return "the device has no 16x16x16 f16 x f16 -> f32 subgroup matrices with 32-wide subgroups";
@@ -231,6 +249,7 @@ const char* convKernelRoleName(ConvKernelRole r) {
     case ConvKernelRole::Gemm: return "gemm";
     case ConvKernelRole::OutputTransform: return "output transform";
     case ConvKernelRole::SplitSum: return "split-K sum";
+    case ConvKernelRole::FilterTransform: return "filter transform";
   }
   return "?";
 }
@@ -245,6 +264,10 @@ struct ConvKernelPattern {
   bool tiled;
 };
 constexpr ConvKernelPattern kConvKernelPatterns[] = {
+    {"coop-winograd input", ConvAlgo::CoopWinograd, ConvKernelRole::InputTransform, false},  // staged into fp16
+    {"coop-winograd filter", ConvAlgo::CoopWinograd, ConvKernelRole::FilterTransform, false},
+    {"coop-winograd output", ConvAlgo::CoopWinograd, ConvKernelRole::OutputTransform, false},
+    {"coop-winograd gemm", ConvAlgo::CoopWinograd, ConvKernelRole::Gemm, true},
     {"winograd input", ConvAlgo::Winograd, ConvKernelRole::InputTransform, false},
     {"winograd output", ConvAlgo::Winograd, ConvKernelRole::OutputTransform, false},
     {"winograd gemm", ConvAlgo::Winograd, ConvKernelRole::Gemm, true},
@@ -303,10 +326,25 @@ std::optional<std::pair<std::string, ConvKernelId>> splitConvDispatchLabel(const
 
 double convDirectFlops(const ConvProblem& p) { return 2.0 * double(p.m()) * double(p.cout) * double(p.k()); }
 
-ConvKernelCost convKernelCost(const ConvProblem& p, ConvKernelRole role, DType activations, DType weights) {
+ConvKernelCost convKernelCost(const ConvProblem& p, ConvKernelRole role, DType activations, DType weights,
+                              ConvAlgo algo) {
   const double act = dtypeSize(activations), wt = dtypeSize(weights);
   const double in = double(p.n) * p.h * p.w * p.cin, out = double(p.m()) * p.cout;
   const double t = double(p.tiles());
+  if (algo == ConvAlgo::CoopWinograd) {
+    const double t2 = double(p.tilesF23()), u = 16.0 * p.cin * p.cout;
+    switch (role) {
+      case ConvKernelRole::FilterTransform:  // (G g G^T) from the gemm layout: up to 9 reads per value
+        return {2.0 * 9 * u / 4, 9.0 * p.cin * p.cout * 2 + u * 2};
+      case ConvKernelRole::InputTransform:  // the input staged into fp16 (one elementwise launch)
+        return {0.0, in * act + in * 2};
+      case ConvKernelRole::Gemm:  // V (made from the input while staging) x U -> M, fp16
+        return {2.0 * 16 * t2 * p.cin * p.cout, in * 2 + u * 2 + 16.0 * t2 * p.cout * 2};
+      case ConvKernelRole::OutputTransform:  // M -> Y (2x2 per tile) + bias
+        return {24.0 * t2 * p.cout, 16.0 * t2 * p.cout * 2 + out * act + p.cout * 4.0};
+      default: return {};
+    }
+  }
   switch (role) {
     case ConvKernelRole::Direct:
       return {convDirectFlops(p), in * act + double(p.k()) * p.cout * wt + out * act + p.cout * 4.0};
@@ -318,6 +356,7 @@ ConvKernelCost convKernelCost(const ConvProblem& p, ConvKernelRole role, DType a
       return {2.0 * (4 * 6 * 6 + 4 * 6 * 4) * t * p.cout, 36.0 * t * p.cout * 4 + out * act + p.cout * 4.0};
     case ConvKernelRole::SplitSum:  // at least two fp32 partials read, the output written (the adds uncounted)
       return {0.0, 2.0 * out * 4 + out * act + p.cout * 4.0};
+    case ConvKernelRole::FilterTransform: return {};
   }
   return {};
 }

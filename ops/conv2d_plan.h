@@ -15,8 +15,10 @@ namespace sdgen::ops {
 
 // Coop: implicit GEMM on tensor cores (the cooperative-matrix GEMM of shaders/linear/gemm_coop.slang, fp16).
 // Direct: one output pixel per thread for at most 4 output channels (shaders/conv/conv_direct.slang).
-enum class ConvAlgo { Auto, General, GemmV2, Winograd, Coop, Direct };
-const char* convAlgoName(ConvAlgo a);  // "auto", "general", "gemm-v2", "winograd", "coop", "direct"
+// CoopWinograd: Winograd F(2,3) with its 16 GEMMs on tensor cores (shaders/conv/winograd_f23.slang).
+enum class ConvAlgo { Auto, General, GemmV2, Winograd, Coop, Direct, CoopWinograd };
+// "auto", "general", "gemm-v2", "winograd", "coop", "direct", "coop-winograd"
+const char* convAlgoName(ConvAlgo a);
 ConvAlgo parseConvAlgo(const std::string& name);  // throws sdgen::Error listing the valid names
 
 // A workgroup tile of the GEMM core (shaders/conv/gemm_core.slang): BM x BN outputs, TM x TN per thread,
@@ -43,6 +45,7 @@ struct ConvProblem {
   int64_t tilesH() const { return (ho + 3) / 4; }            // Winograd 4x4 output tiles
   int64_t tilesW() const { return (wo + 3) / 4; }
   int64_t tiles() const { return n * tilesH() * tilesW(); }
+  int64_t tilesF23() const { return n * ((ho + 1) / 2) * ((wo + 1) / 2); }  // Winograd F(2,3): 2x2 output tiles
   uint64_t winogradScratchBytes() const;                     // fp32 V [36, T, Cin] and M [36, T, Cout]
   uint64_t winogradMOffset() const;                          // byte offset of M in the scratch (256-aligned)
   std::string str() const;                                   // "[N,H,W,Cin] -> [N,Ho,Wo,Cout] 3x3 s1 p1 d1"
@@ -102,8 +105,9 @@ ConvPlan planConv(ConvAlgo requested, const ConvProblem& prob, const ConvContext
 // "gemm-v2 TILE", "winograd input", "winograd gemm TILE", "winograd output" (ops/conv2d_kernels.cpp), TILE being
 // "BMxBN" and optional variant words ("32x32 lanes").
 // SplitSum: the second launch of a split-K coop GEMM, labelled "coop split-K sum" (ops/linear_gemm.cpp).
-enum class ConvKernelRole { Direct, InputTransform, Gemm, OutputTransform, SplitSum };
-const char* convKernelRoleName(ConvKernelRole r);  // "gemm", "input transform", "gemm", "output transform", "split-K sum"
+enum class ConvKernelRole { Direct, InputTransform, Gemm, OutputTransform, SplitSum, FilterTransform };
+// "gemm", "input transform", "gemm", "output transform", "split-K sum", "filter transform"
+const char* convKernelRoleName(ConvKernelRole r);
 struct ConvKernelId {
   ConvAlgo algo = ConvAlgo::General;
   ConvKernelRole role = ConvKernelRole::Direct;
@@ -119,10 +123,14 @@ std::optional<std::pair<std::string, ConvKernelId>> splitConvDispatchLabel(const
 // `activations`, gemm weights in `weights`, Winograd U and intermediates fp32). Direct kernels count the conv's
 // 2*M*N*K; Winograd's GEMM counts 2*36*T*Cin*Cout (the transformed-domain products it really does) and the
 // transforms their matrix products (B^T d B: 2*2*6*6*6 per tile and channel; A^T M A: 2*(4*6*6 + 4*6*4)).
+// CoopWinograd (F(2,3), fp16 U and M): the GEMM counts 2*16*T*Cin*Cout (T the 2x2 tiles) and reads the input
+// once per batch, the output transform 24 additions per tile and channel, the filter transform 16*Cin*Cout
+// values made from the gemm layout.
 struct ConvKernelCost {
   double flops = 0, bytes = 0;
 };
-ConvKernelCost convKernelCost(const ConvProblem& prob, ConvKernelRole role, DType activations, DType weights);
+ConvKernelCost convKernelCost(const ConvProblem& prob, ConvKernelRole role, DType activations, DType weights,
+                              ConvAlgo algo = ConvAlgo::Winograd);
 // 2 * N * Ho * Wo * Cout * Cin * kh * kw: the direct convolution's work, the usual basis of TFLOP/s.
 double convDirectFlops(const ConvProblem& prob);
 

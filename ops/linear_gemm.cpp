@@ -288,14 +288,17 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   params.u32(uint32_t(splits > 1 ? chunk : tile.isCoop() && tile.f16Accumulators ? tile.flushK : 0));
   // The tensor-core kernel reads a plain fp16 A through a hoisted row address (no expression in its K loop),
   // or a convolution's input through its im2col addressing.
-  if (p.conv && !tile.isCoop()) throw Error(p.label + ": internal error: an implicit convolution needs tensor cores");
+  if ((p.conv || p.winograd) && !tile.isCoop())
+    throw Error(p.label + ": internal error: an implicit convolution needs tensor cores");
+  if (p.winograd && (p.conv || p.norm || p.batches != 16 || splits > 1 || tile.f16Accumulators || p.geglu))
+    throw Error(p.label + ": internal error: the Winograd mode takes 16 batches, no split-K and fp32 accumulators");
   if (p.norm && (!tile.isCoop() || p.conv)) throw Error(p.label + ": internal error: a fused layer norm needs tensor cores");
-  const int64_t rawStride = !tile.isCoop() || p.conv ? 0
+  const int64_t rawStride = !tile.isCoop() || p.conv || p.winograd ? 0
                             : p.norm             ? rawHalfRowStride(buffer(p.norm->x), p.k)
                                                  : rawHalfRowStride(p.a, p.k);
-  info.rawA = rawStride > 0 || p.conv;
-  info.aMode = p.conv ? 2 : p.norm ? 3 : info.rawA ? 1 : 0;
-  const VkDeviceAddress aRaw = p.conv ? p.conv->input : p.norm ? p.norm->x.address
+  info.rawA = rawStride > 0 || p.conv || p.winograd;
+  info.aMode = p.winograd ? 4 : p.conv ? 2 : p.norm ? 3 : info.rawA ? 1 : 0;
+  const VkDeviceAddress aRaw = p.winograd ? p.winograd->input : p.conv ? p.conv->input : p.norm ? p.norm->x.address
                                : info.rawA ? p.a.node().tensor.address : 0;
   params.address(aRaw).u32(uint32_t(rawStride));
   params.u32(uint32_t(p.batches * p.m));
@@ -305,6 +308,10 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     params.u32(uint32_t(c.kw));
     params.u32(uint32_t(c.strideH) | uint32_t(c.strideW) << 8 | uint32_t(c.padH) << 16 | uint32_t(c.padW) << 24);
     params.u32(uint32_t(c.dilationH) | uint32_t(c.dilationW) << 8);
+  } else if (p.winograd) {
+    const GemmWinograd& w = *p.winograd;
+    for (int64_t x : {w.h, w.w, w.cin, w.tilesH, w.tilesW, w.firstTile, w.bBatchStride}) params.u32(uint32_t(x));
+    params.u32(0);
   } else if (p.norm) {
     params.address(p.norm->stats).address(p.norm->gamma).address(p.norm->beta);
     params.f32(p.norm->invCount).f32(p.norm->eps);

@@ -29,11 +29,21 @@ struct GemmConv {
   int kh = 0, kw = 0, strideH = 1, strideW = 1, padH = 0, padW = 0, dilationH = 1, dilationW = 1;
 };
 
+// The tensor-core kernel's Winograd F(2,3) mode (A_MODE 4, the conv algorithm "coop-winograd"): batch e of the
+// GEMM is position (e / 4, e % 4) of the 4x4 transformed tile; A's rows are the tiles [firstTile, firstTile + m)
+// of a raw fp16 NHWC input [N, H, W, Cin] (dense, Cin % 8 == 0) cut into tilesH x tilesW tiles of 2x2 outputs,
+// V = B^T d B made while staging; packed B holds one [K][NP] matrix per batch, bBatchStride elements apart.
+struct GemmWinograd {
+  VkDeviceAddress input = 0;
+  int64_t h = 0, w = 0, cin = 0, tilesH = 0, tilesW = 0, firstTile = 0, bBatchStride = 0;
+};
+
 struct GemmProblem {
   graph::Expr a;                           // rank 4: rows in the leading axes, K innermost (conv: the input)
   std::optional<PackedB> packed;           // packed B (linear, conv), or
   graph::Expr b;                           // B as [1, batches, K, N] (matmul)
   std::optional<GemmConv> conv;            // tensor cores only: A is the convolution's im2col matrix
+  std::optional<GemmWinograd> winograd;    // tensor cores only: A is Winograd F(2,3)'s V (batches = 16)
   graph::Sink out;                         // rank 4: rows like a, N innermost
   int64_t m = 0, n = 0, k = 0, batches = 1;
   int64_t d1 = 1, d2 = 1;  // row g = batch * m + r sits at (g / (d1 * d2), (g / d2) % d1, g % d2)

@@ -20,7 +20,7 @@ TEST(BenchConv2dSettings, FromTheCommandLine) {
   ConvBenchSettings table = benchSettings(parseCommandLine({"--bench-conv2d"}));
   EXPECT_EQ(table.shapes.size(), sdConvShapes().size());
   EXPECT_EQ(table.precisions.size(), 2u);  // auto: both
-  EXPECT_EQ(table.algos.size(), 5u);  // general, gemm-v2, winograd, coop, direct
+  EXPECT_EQ(table.algos.size(), 6u);  // general, gemm-v2, winograd, coop, direct, coop-winograd
   EXPECT_EQ(table.reps, 20);
   EXPECT_EQ(table.warmup, 3);
   EXPECT_FALSE(table.cudnn);
@@ -66,7 +66,7 @@ TEST_F(BenchConv2d, QuickRunOfOneShapeIsCorrectAndComplete) {
   std::FILE* sink = std::tmpfile();
   ConvBenchReport r = runConvBench(ctx(), st, sink);
   std::fclose(sink);
-  ASSERT_EQ(r.rows.size(), 2u * 2u * 5u);  // shapes x precisions x algorithms
+  ASSERT_EQ(r.rows.size(), 2u * 2u * 6u);  // shapes x precisions x algorithms
   size_t i = 0;
   for (const auto& shape : st.shapes)
     for (DType dt : st.precisions)
@@ -89,6 +89,12 @@ TEST_F(BenchConv2d, QuickRunOfOneShapeIsCorrectAndComplete) {
                                   shape.cin % 8 == 0 && shape.cout % 8 == 0;
         if (algo == ops::ConvAlgo::Coop && !coopContract) {
           EXPECT_NE(row.error.find("algorithm coop was forced but its contract does not hold"), std::string::npos)
+              << row.error;
+          continue;
+        }
+        if (algo == ops::ConvAlgo::CoopWinograd && (!coopContract || shape.stride == 2)) {
+          EXPECT_NE(row.error.find("algorithm coop-winograd was forced but its contract does not hold"),
+                    std::string::npos)
               << row.error;
           continue;
         }

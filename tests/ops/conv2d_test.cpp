@@ -19,6 +19,7 @@
 #include "tests/graph/tensor_fixture.h"
 #include "ops/linear_gemm.h"
 #include "tests/ops/conv2d_reference.h"
+#include "tests/ops/gemm_coop_test_support.h"
 #include "tests/test_support.h"
 
 namespace sdgen {
@@ -387,6 +388,57 @@ TEST_P(ConvTest, CoopWhereSupported) {
   }
 }
 
+// Winograd F(2,3) on tensor cores (coop-winograd, fp16 weights): odd output sizes (partial 2x2 tiles and GEMM
+// tiles), two images, Cout not a multiple of the 128-wide tile, a deep K, several bands of tiles, a computed input
+// (staged into fp16) and a plain one, a residual sink, against float64 with the coop bar (5e-3 of max |ref|);
+// elsewhere forcing it is a clear error naming the condition.
+TEST_P(ConvTest, CoopWinogradWhereSupported) {
+  const bool coop = ops::gemmCoopSupported(ctx().info());
+  struct WinoCase {
+    Case c;
+    int64_t bandTiles;
+  };
+  const WinoCase cases[] = {{{"odd", 2, 9, 11, 16, 24, k3}, 0},
+                            {{"wide", 1, 12, 12, 64, 136, k3}, 0},
+                            {{"deep", 1, 6, 5, 256, 72, k3}, 0},
+                            {{"banded", 1, 30, 34, 32, 128, k3}, 64}};  // 255 tiles in bands of 64
+  uint32_t seed = 900;
+  for (const WinoCase& wc : cases) {
+    const Case& c = wc.c;
+    Layer l = layer(c.cout, c.cin, c.p, seed++);
+    Expr x = input({c.n, c.h, c.w, c.cin}, seed++), shift = input({c.cin}, seed++);
+    if (!coop || dt() != DType::F16) {
+      expectError([&] { check(x, l, ConvAlgo::CoopWinograd); },
+                  {"algorithm coop-winograd was forced but its contract does not hold",
+                   coop ? "not stored in fp16" : "no 16x16x16 f16 x f16 -> f32 subgroup matrices"});
+      return;
+    }
+    for (bool computed : {false, true}) {
+      Expr in = computed ? silu(x) + shift : x;
+      const Shape os = ops::conv2dOutputShape(in.shape(), *l.gpu);
+      Expr residual = input(os, seed++);
+      auto ref = reference(in, l);
+      auto res = test::evalReference(residual, mem_);
+      for (size_t i = 0; i < ref.size(); ++i) ref[i] += res[i];
+      TensorView out = output(os);
+      CommandSequence seq(ctx());
+      auto o = options(ConvAlgo::CoopWinograd);
+      o.winogradBandTiles = wc.bandTiles;
+      auto info = ops::conv2d(ctx(), seq, in, *l.gpu, residualAdd(bufferSink(out), residual), o);
+      seq.run();
+      EXPECT_EQ(info.algo, ConvAlgo::CoopWinograd);
+      const int64_t tiles = int64_t(c.n) * ((os[1] + 1) / 2) * ((os[2] + 1) / 2);
+      const int64_t bands = wc.bandTiles ? (tiles + wc.bandTiles - 1) / wc.bandTiles : 1;
+      // [staged input,] filter transform, then a GEMM and an output transform per band.
+      EXPECT_EQ(info.kernels.size(), size_t((computed ? 2 : 1) + 2 * bands)) << c.name;
+      const std::string what = std::string("coop-winograd ") + c.name + (computed ? " staged" : " raw");
+      const double err = test::errorOfScale(read(out), ref);
+      EXPECT_LE(err, 5e-3) << what;
+      maxErrors()["coop-winograd f16 (of max |ref|)"] = std::max(maxErrors()["coop-winograd f16 (of max |ref|)"], err);
+    }
+  }
+}
+
 TEST_P(ConvTest, AutoSelection) {
   Layer l3 = layer(8, 8, k3, 50), l1x1 = layer(8, 8, Conv2dParams::square(1), 51), odd = layer(4, 3, k3, 52);
   Expr x = input({1, 4, 4, 8}, 53), x3 = input({1, 4, 4, 3}, 54);
@@ -504,6 +556,35 @@ TEST(ConvWinogradMath, TransformsComputeTheCorrelation) {
         for (int b = 0; b < 3; ++b) want += double(dd[(y + a) * 6 + x + b]) * g[a * 3 + b];
       EXPECT_NEAR(got, want, 1e-12) << "output " << y << "," << x;
     }
+}
+
+// Winograd F(2,3) as shaders/conv/winograd_f23.slang and gemm_coop.slang's A_MODE 4 compute it, in double: V
+// from the two nonzero terms of each row of B^T, U from G's coefficients, Y = A^T M A as the output kernel's
+// row and column sums; the 2x2 outputs equal the 3x3 correlation of the 4x4 patch.
+TEST(ConvWinogradMath, F23TransformsComputeTheCorrelation) {
+  auto g = test::randomFloats(9, 3), d = test::randomFloats(16, 4);
+  const int at[4][2] = {{0, 2}, {1, 2}, {1, 2}, {1, 3}};
+  const double sign[4][2] = {{1, -1}, {1, 1}, {-1, 1}, {1, -1}};
+  auto gCoef = [](int i, int k) { return i == 0 ? (k == 0 ? 1.0 : 0.0) : i == 3 ? (k == 2 ? 1.0 : 0.0)
+                                         : i == 1 ? 0.5 : (k == 1 ? -0.5 : 0.5); };
+  double m[16];
+  for (int e = 0; e < 16; ++e) {
+    const int i = e / 4, j = e % 4;
+    double v = 0, u = 0;
+    for (int q = 0; q < 4; ++q) v += sign[i][q / 2] * sign[j][q % 2] * d[at[i][q / 2] * 4 + at[j][q % 2]];
+    for (int ky = 0; ky < 3; ++ky)
+      for (int kx = 0; kx < 3; ++kx) u += gCoef(i, ky) * gCoef(j, kx) * g[ky * 3 + kx];
+    m[e] = v * u;
+  }
+  double r0[4], r1[4];
+  for (int b = 0; b < 4; ++b) r0[b] = m[b] + m[4 + b] + m[8 + b], r1[b] = m[4 + b] - m[8 + b] - m[12 + b];
+  const double y[4] = {r0[0] + r0[1] + r0[2], r0[1] - r0[2] - r0[3], r1[0] + r1[1] + r1[2], r1[1] - r1[2] - r1[3]};
+  for (int q = 0; q < 4; ++q) {
+    double want = 0;
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) want += double(d[(q / 2 + a) * 4 + q % 2 + b]) * g[a * 3 + b];
+    EXPECT_NEAR(y[q], want, 1e-12) << "output " << q;
+  }
 }
 
 TEST(ConvWinogradMath, GemmLayoutPacking) {

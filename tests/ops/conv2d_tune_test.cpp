@@ -119,6 +119,7 @@ TEST(ConvCandidates, NamesRoundTrip) {
       {ConvAlgo::GemmV2, ConvTile::lanesTile(4, 1)},
       {ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1},
       {ConvAlgo::Coop, ConvTile{64, 64, 0, 0}, 8},
+      {ConvAlgo::CoopWinograd, ConvTile{128, 128, 0, 0}, 1},
   };
   for (const ConvCandidate& c : all) {
     std::optional<ConvCandidate> back = ops::parseConvCandidate(c.name());
@@ -127,9 +128,11 @@ TEST(ConvCandidates, NamesRoundTrip) {
   }
   EXPECT_EQ(all[6].name(), "coop 64x64 split 8");
   EXPECT_EQ(all[4].name(), "gemm-v2 32x32 lanes");
+  EXPECT_EQ(all[7].name(), "coop-winograd 128x128");
   for (const char* bad : {"", "auto", "coop", "coop 96x96", "coop 64x64 split", "coop 64x64 split 1", "coop 64x64 split x",
                           "winograd 64x64 split 2", "gemm-v2 7x9", "gemm-v2 64x64 extra", "direct 16x16",
-                          "general general", "gemm-v2 24x32 lanes", "winograd -64x64"})
+                          "general general", "gemm-v2 24x32 lanes", "winograd -64x64", "coop-winograd",
+                          "coop-winograd 96x96", "coop-winograd 64x64 split 2"})
     EXPECT_FALSE(ops::parseConvCandidate(bad)) << bad;
 }
 

@@ -71,6 +71,14 @@ TEST(GemmSplitK, RealKernelsCompileToSpirv) {
         src.label = "gemm coop " + tile.describe() + " A mode " + std::to_string(aMode);
         test::expectCompiles(compiler, src);
       }
+  // A mode 4 (Winograd F(2,3)'s V made while staging; no split-K, fp32 accumulators).
+  for (bool big : {false, true}) {
+    const ops::GemmTile tile = big ? ops::GemmTile::coopTile(128, 128, 32, 4, 2) : ops::GemmTile::coopTile(64, 64, 32, 2, 2);
+    KernelSource src;
+    src.generated = ops::gemmWrapperSource(test::coopGemmInfo(4), tile, false);
+    src.label = "gemm coop " + tile.describe() + " A mode 4";
+    test::expectCompiles(compiler, src);
+  }
   for (bool vector : {true, false}) {
     ops::GemmInfo info;
     info.sinkType = "BufSink<33,F16Storage>";

@@ -1,0 +1,86 @@
+// The convolution algorithm "coop-winograd": Winograd F(2,3) (3x3, stride 1, padding 1) with its 16
+// transformed-domain GEMMs on tensor cores (shaders/conv/winograd_f23.slang, shaders/linear/gemm_coop.slang
+// A_MODE 4). 2x2 output tiles need 16 products per tile and channel pair where the implicit GEMM needs 36:
+// 2.25x fewer tensor-core operations, for one more pass over the output (the fp16 products M).
+// Per call: the filter transform (U = G g G^T from the fp16 gemm layout, into scratch: the weights keep one
+// packed copy), then per band of tiles the GEMM, whose staging makes V = B^T d B from the raw fp16 input, and
+// the output transform through the sink. Contract: docs/kernels-conv.md; selection: docs/dispatch-conv.md.
+#include "engine/error.h"
+#include "graph/expr_codegen.h"
+#include "graph/expr_nodes.h"
+#include "ops/conv2d_candidates.h"
+#include "ops/conv2d_kernels.h"
+#include "ops/elementwise.h"
+#include "ops/linear_gemm.h"
+
+namespace sdgen::ops {
+
+using namespace graph;
+
+void recordConvCoopWinograd(const ConvCall& c, Conv2dScratch& scratch, const ConvCandidate* candidate,
+                            int64_t bandTiles) {
+  const ConvProblem& p = c.prob;
+  const Expr in = coopConvInput(c, &scratch, "coop-winograd");
+  const GemmTile tile = candidate ? convCoopGemmTile(*candidate) : coopWinogradGemmTile(p);
+  if (!tile.bm) throw Error(c.label + ": internal error: no coop-winograd tile");
+  const int64_t tilesH = (p.ho + 1) / 2, tilesW = (p.wo + 1) / 2, tiles = p.n * tilesH * tilesW;
+  const int64_t band = coopWinogradBandTiles(p, tile.bm, bandTiles);
+
+  // Scratch (the split-K slot: the staged input holds the primary one): U fp16 [16][Cin][Cout], then one band's
+  // products M fp16 [16][band][Cout].
+  const uint64_t uBytes = (uint64_t(16) * p.cin * p.cout * 2 + 255) / 256 * 256;
+  const uint64_t mBytes = uint64_t(16) * band * p.cout * 2;
+  const Allocation& mem = scratch.acquire(uBytes + mBytes, Conv2dScratch::Slot::Partials);
+  const VkDeviceAddress u = mem.address(), m = mem.address() + uBytes;
+  const MemRange uRange{u, uBytes};
+  const MemRange gemmRange{c.weights.gemm().address(), c.weights.gemm().size()};
+  const MemRange biasRange{c.weights.bias().address(), c.weights.bias().size()};
+
+  {
+    const auto grid = convGrid1d(c, 16 * p.cin * p.cout / 4);
+    ParamBlock params = convHeader(p, c.weights.gemm().address(), c.weights.bias().address(), u, m, grid[0], 2);
+    params.u32(0).u32(0);
+    dispatchConvKernel(c,
+                       convWrapper({"conv.winograd_f23"}, "",
+                                   "winogradF23FilterMain(winogradF23Item(group, local));"),
+                       "coop-winograd filter", grid, params, {gemmRange}, {uRange});
+  }
+  const std::string tileText = std::to_string(tile.bm) + "x" + std::to_string(tile.bn);
+  for (int64_t first = 0; first < tiles; first += band) {
+    const int64_t count = std::min(band, tiles - first);
+    GemmProblem g;
+    g.a = in;
+    g.packed = PackedB{u, 0, p.cout, DType::F16, {uRange}};
+    g.winograd = GemmWinograd{in.node().tensor.address, p.h, p.w, p.cin, tilesH, tilesW, first, p.cin * p.cout};
+    g.out = bufferSink(view(mem, DType::F16, {1, 16, count, p.cout}, uBytes));
+    g.m = count;
+    g.n = p.cout;
+    g.k = p.cin;
+    g.batches = 16;
+    g.d1 = 16;  // row g = e * count + t sits at (0, e, t) of M's [1, 16, count, Cout]
+    g.d2 = count;
+    g.tile = tile;
+    g.label = c.label + " coop-winograd gemm " + tileText;
+    GemmInfo info = recordGemm(c.ctx, c.seq, g);
+    c.info.kernels.push_back(g.label);
+    c.info.scalarWrappedNodes += info.scalarWrappedNodes;
+
+    const auto grid = convGrid1d(c, count * p.cout / 4);
+    ParamBlock params = convHeader(p, c.weights.gemm().address(), c.weights.bias().address(), u, m, grid[0], 2);
+    params.u32(uint32_t(first)).u32(uint32_t(count));
+    ExprCodegen gen(params, {true, false});
+    const std::string s = gen.emit(c.out);
+    c.info.nativeVectorNodes += gen.nativeVectorNodes();
+    c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
+    std::vector<MemRange> reads = rangesOf(tensorsRead(c.out));
+    reads.push_back(MemRange{m, uint64_t(16) * count * p.cout * 2});
+    reads.push_back(biasRange);
+    dispatchConvKernel(c,
+                       convWrapper({"conv.winograd_f23"}, "typealias S = " + s + ";\n",
+                                   "winogradF23OutputMain<S>(winogradF23Item(group, local));"),
+                       "coop-winograd output", grid, params, reads, rangesOf(tensorsWritten(c.out)));
+  }
+  c.info.scratchBytes = uBytes + mBytes;
+}
+
+}  // namespace sdgen::ops
