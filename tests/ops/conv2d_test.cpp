@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -56,6 +57,17 @@ struct Layer {
   std::vector<float> w, b;
   std::unique_ptr<ops::Conv2dWeights> gpu;
 };
+
+// Runs `f` and checks that it throws sdgen::Error whose message contains every string in `parts`.
+template <class F>
+void expectError(F&& f, std::initializer_list<const char*> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no error thrown";
+  } catch (const Error& e) {
+    for (const char* p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+}
 
 class ConvTest : public test::TensorTest {
  protected:
@@ -120,6 +132,48 @@ class ConvTest : public test::TensorTest {
       Layer l = layer(c.cout, c.cin, c.p, seed++);
       check(input({c.n, c.h, c.w, c.cin}, seed++), l, algo);
     }
+  }
+
+  // One tensor-core case (coop, coop-winograd): on devices without tensor cores, or with fp32 weights, forcing
+  // `algo` is a clear error naming the condition (returns false). Else the conv of a plain input (read raw) and
+  // of a computed one (staged into fp16 scratch) into a residual sink, against float64: tensor cores multiply
+  // fp16 operands and a computed input is rounded to fp16 where the other algorithms keep it in fp32, so the bar
+  // is relative to the output's scale, max |got - ref| / max |ref| <= 5e-3 (with K = 9 * 64 products of O(1)
+  // terms an element near 0 carries O(1e-2) absolute rounding). `kernels` checks each run's launches.
+  bool tensorCoreCase(const Case& c, ConvAlgo algo, uint32_t& seed, int64_t bandTiles,
+                      const std::function<void(const ops::Conv2dInfo&, bool computed, const Shape&)>& kernels) {
+    const bool coop = ops::gemmCoopSupported(ctx().info());
+    const std::string name = ops::convAlgoName(algo);
+    Layer l = layer(c.cout, c.cin, c.p, seed++);
+    Expr x = input({c.n, c.h, c.w, c.cin}, seed++), shift = input({c.cin}, seed++);
+    if (!coop || dt() != DType::F16) {
+      const std::string forced = "algorithm " + name + " was forced but its contract does not hold";
+      expectError([&] { check(x, l, algo); },
+                  {forced.c_str(), coop ? "not stored in fp16" : "no 16x16x16 f16 x f16 -> f32 subgroup matrices"});
+      return false;
+    }
+    for (bool computed : {false, true}) {
+      Expr in = computed ? silu(x) + shift : x;
+      const Shape os = ops::conv2dOutputShape(in.shape(), *l.gpu);
+      Expr residual = input(os, seed++);
+      auto ref = reference(in, l);
+      auto res = test::evalReference(residual, mem_);
+      for (size_t i = 0; i < ref.size(); ++i) ref[i] += res[i];
+      TensorView out = output(os);
+      CommandSequence seq(ctx());
+      auto o = options(algo);
+      o.winogradBandTiles = bandTiles;
+      auto info = ops::conv2d(ctx(), seq, in, *l.gpu, residualAdd(bufferSink(out), residual), o);
+      seq.run();
+      EXPECT_EQ(info.algo, algo);
+      kernels(info, computed, os);
+      const std::string what = name + " " + c.name + (computed ? " staged" : " raw");
+      const double err = test::errorOfScale(read(out), ref);
+      EXPECT_LE(err, 5e-3) << what;
+      double& worst = maxErrors()[name + " f16 (of max |ref|)"];
+      worst = std::max(worst, err);
+    }
+    return true;
   }
 
   ops::Conv2dScratch scratch_{test::context()};
@@ -208,16 +262,6 @@ TEST_P(ConvTest, AlgorithmsAgree) {
   for (size_t a = 1; a < results.size(); ++a)
     compare(results[a], std::vector<double>(results[0].begin(), results[0].end()),
             std::string("agreement-with-general ") + std::to_string(a));
-}
-
-template <class F>
-void expectError(F&& f, std::initializer_list<const char*> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no error thrown";
-  } catch (const Error& e) {
-    for (const char* p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
 }
 
 // Few output channels (the UNet's and the VAE's conv_out): every geometry the contract allows, several 16 x 16
@@ -334,13 +378,9 @@ TEST_P(ConvTest, ChainedWinogradConvsShareScratch) {
   compare(read(out), r2, "winograd chained");
 }
 
-// Runs `f` and checks that it throws sdgen::Error whose message contains every string in `parts`.
-
 // Tensor cores (algorithm coop, fp16 weights): 3x3 stride 1 and 2, 1x1, partial tiles, a computed input
-// (staged into fp16 scratch) and a plain one (read raw), a residual sink, against float64; on devices without
-// them, or with fp32 weights, forcing it is a clear error naming the condition.
+// (staged into fp16 scratch) and a plain one (read raw), a residual sink, against float64 (tensorCoreCase).
 TEST_P(ConvTest, CoopWhereSupported) {
-  const bool coop = ops::gemmCoopSupported(ctx().info());
   const Case cases[] = {{"3x3", 2, 9, 11, 16, 24, k3},
                         {"3x3 stride 2", 1, 13, 10, 8, 40, Conv2dParams::square(3, 2)},
                         {"1x1", 1, 7, 5, 32, 16, Conv2dParams::square(1)},
@@ -348,52 +388,19 @@ TEST_P(ConvTest, CoopWhereSupported) {
                         {"3x3 deep", 1, 5, 4, 256, 72, k3}};  // few rows, K 2304: split-K (chooseSplitK)
   uint32_t seed = 700;
   for (const Case& c : cases) {
-    Layer l = layer(c.cout, c.cin, c.p, seed++);
-    Expr x = input({c.n, c.h, c.w, c.cin}, seed++), shift = input({c.cin}, seed++);
-    if (!coop || dt() != DType::F16) {
-      expectError([&] { check(x, l, ConvAlgo::Coop); },
-                  {"algorithm coop was forced but its contract does not hold",
-                   coop ? "not stored in fp16" : "no 16x16x16 f16 x f16 -> f32 subgroup matrices"});
-      return;
-    }
-    for (bool computed : {false, true}) {
-      Expr in = computed ? silu(x) + shift : x;
-      const Shape os = ops::conv2dOutputShape(in.shape(), *l.gpu);
-      Expr residual = input(os, seed++);
-      auto ref = reference(in, l);
-      auto res = test::evalReference(residual, mem_);
-      for (size_t i = 0; i < ref.size(); ++i) ref[i] += res[i];
-      TensorView out = output(os);
-      CommandSequence seq(ctx());
-      auto info = ops::conv2d(ctx(), seq, in, *l.gpu, residualAdd(bufferSink(out), residual), options(ConvAlgo::Coop));
-      seq.run();
-      EXPECT_EQ(info.algo, ConvAlgo::Coop);
+    const bool ran = tensorCoreCase(c, ConvAlgo::Coop, seed, 0, [&](const ops::Conv2dInfo& info, bool computed, const Shape&) {
       const bool split = info.kernels.back().find("coop split-K sum") != std::string::npos;
       EXPECT_EQ(info.kernels.size(), (computed ? 2u : 1u) + (split ? 1u : 0u));
       if (std::string(c.name) == "3x3 deep") EXPECT_TRUE(split);
-      // Tensor cores multiply fp16 operands: a computed input is rounded to fp16 where the other algorithms keep
-      // it in fp32, so the bar is relative to the output's scale, max |got - ref| / max |ref| <= 5e-3 (with
-      // K = 9 * 64 products of O(1) terms an element near 0 carries O(1e-2) absolute rounding).
-      auto got = read(out);
-      double err = 0, scale = 0;
-      for (size_t i = 0; i < ref.size(); ++i) {
-        err = std::max(err, std::isfinite(got[i]) ? std::abs(got[i] - ref[i]) : INFINITY);
-        scale = std::max(scale, std::abs(ref[i]));
-      }
-      const std::string what = std::string("coop ") + c.name + (computed ? " staged" : " raw");
-      EXPECT_LE(err / scale, 5e-3) << what;
-      maxErrors()[what.substr(0, 4) + " f16 (of max |ref|)"] =
-          std::max(maxErrors()[what.substr(0, 4) + " f16 (of max |ref|)"], err / scale);
-    }
+    });
+    if (!ran) return;
   }
 }
 
 // Winograd F(2,3) on tensor cores (coop-winograd, fp16 weights): odd output sizes (partial 2x2 tiles and GEMM
-// tiles), two images, Cout not a multiple of the 128-wide tile, a deep K, several bands of tiles, a computed input
-// (staged into fp16) and a plain one, a residual sink, against float64 with the coop bar (5e-3 of max |ref|);
-// elsewhere forcing it is a clear error naming the condition.
+// tiles), two images, Cout not a multiple of the 128-wide tile, a deep K, several bands of tiles, raw and staged
+// inputs, a residual sink, against float64 with the coop bar (tensorCoreCase).
 TEST_P(ConvTest, CoopWinogradWhereSupported) {
-  const bool coop = ops::gemmCoopSupported(ctx().info());
   struct WinoCase {
     Case c;
     int64_t bandTiles;
@@ -405,37 +412,14 @@ TEST_P(ConvTest, CoopWinogradWhereSupported) {
   uint32_t seed = 900;
   for (const WinoCase& wc : cases) {
     const Case& c = wc.c;
-    Layer l = layer(c.cout, c.cin, c.p, seed++);
-    Expr x = input({c.n, c.h, c.w, c.cin}, seed++), shift = input({c.cin}, seed++);
-    if (!coop || dt() != DType::F16) {
-      expectError([&] { check(x, l, ConvAlgo::CoopWinograd); },
-                  {"algorithm coop-winograd was forced but its contract does not hold",
-                   coop ? "not stored in fp16" : "no 16x16x16 f16 x f16 -> f32 subgroup matrices"});
-      return;
-    }
-    for (bool computed : {false, true}) {
-      Expr in = computed ? silu(x) + shift : x;
-      const Shape os = ops::conv2dOutputShape(in.shape(), *l.gpu);
-      Expr residual = input(os, seed++);
-      auto ref = reference(in, l);
-      auto res = test::evalReference(residual, mem_);
-      for (size_t i = 0; i < ref.size(); ++i) ref[i] += res[i];
-      TensorView out = output(os);
-      CommandSequence seq(ctx());
-      auto o = options(ConvAlgo::CoopWinograd);
-      o.winogradBandTiles = wc.bandTiles;
-      auto info = ops::conv2d(ctx(), seq, in, *l.gpu, residualAdd(bufferSink(out), residual), o);
-      seq.run();
-      EXPECT_EQ(info.algo, ConvAlgo::CoopWinograd);
+    const bool ran = tensorCoreCase(c, ConvAlgo::CoopWinograd, seed, wc.bandTiles,
+                                    [&](const ops::Conv2dInfo& info, bool computed, const Shape& os) {
       const int64_t tiles = int64_t(c.n) * ((os[1] + 1) / 2) * ((os[2] + 1) / 2);
       const int64_t bands = wc.bandTiles ? (tiles + wc.bandTiles - 1) / wc.bandTiles : 1;
       // [staged input,] filter transform, then a GEMM and an output transform per band.
       EXPECT_EQ(info.kernels.size(), size_t((computed ? 2 : 1) + 2 * bands)) << c.name;
-      const std::string what = std::string("coop-winograd ") + c.name + (computed ? " staged" : " raw");
-      const double err = test::errorOfScale(read(out), ref);
-      EXPECT_LE(err, 5e-3) << what;
-      maxErrors()["coop-winograd f16 (of max |ref|)"] = std::max(maxErrors()["coop-winograd f16 (of max |ref|)"], err);
-    }
+    });
+    if (!ran) return;
   }
 }
 
