@@ -9,13 +9,16 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 
 #include "engine/command_sequence.h"
 #include "graph/expr.h"
+#include "engine/slang_compiler.h"
 #include "ops/conv2d.h"
+#include "ops/conv2d_kernels.h"
 #include "ops/conv2d_winograd_math.h"
 #include "tests/graph/tensor_fixture.h"
 #include "ops/linear_gemm.h"
@@ -569,6 +572,24 @@ TEST(ConvWinogradMath, F23TransformsComputeTheCorrelation) {
       for (int b = 0; b < 3; ++b) want += double(d[(q / 2 + a) * 4 + q % 2 + b]) * g[a * 3 + b];
     EXPECT_NEAR(y[q], want, 1e-12) << "output " << q;
   }
+}
+
+// coop-winograd's transform kernels (shaders/conv/winograd_f23.slang) compile to SPIR-V in CI, where no tensor
+// cores run them: the filter transform and the output transform through an fp16 buffer sink (parameter word 31,
+// after the conv header and the two band words).
+TEST(ConvWinogradMath, F23TransformKernelsCompileToSpirv) {
+  const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-winograd-f23-compile-test";
+  std::filesystem::remove_all(cache);
+  SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
+  KernelSource filter, output;
+  filter.generated = ops::convWrapper({"conv.winograd_f23"}, "", "winogradF23FilterMain(winogradF23Item(group, local));");
+  filter.label = "coop-winograd filter";
+  output.generated = ops::convWrapper({"conv.winograd_f23"}, "typealias S = BufSink<31,F16Storage>;\n",
+                                      "winogradF23OutputMain<S>(winogradF23Item(group, local));");
+  output.label = "coop-winograd output";
+  test::expectCompiles(compiler, filter, false);
+  test::expectCompiles(compiler, output, false);
+  std::filesystem::remove_all(cache);
 }
 
 TEST(ConvWinogradMath, GemmLayoutPacking) {
