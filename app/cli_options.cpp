@@ -614,7 +614,8 @@ std::string usageText() {
   s += "  -v, --verbose               more output\n";
   s += "\n";
   s += "developer modes (docs/cli.md):\n";
-  s += "      --profile-conv          one UNet step (batch 2) and one VAE decode with a GPU timestamp per launch:\n";
+  s += "      --profile-conv          one UNet step (batch 2), one VAE decode and one text encoding with a GPU\n";
+  s += "                              timestamp per launch:\n";
   s += "                              every conv layer's algorithm, tile and kernel times; totals by op type\n";
   s += "      --bench-conv2d          the SD1.5 conv layers (or --shape) per precision and algorithm, checked\n";
   s += "                              against the general kernel\n";

@@ -1,5 +1,6 @@
 #include "app/generate.h"
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -134,8 +135,13 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
     if (textToImage.isSdxlModel()) params.micro = options.micro;
     if (initImage) params.denoisingStrength = options.strength;
     params.version = std::string("sdgen ") + SDGEN_VERSION;
-    writePngFile(plan[i].path, image.width, image.height, image.rgb,
-                 {PngText{kParametersKeyword, formatGenerationParams(params)}});
+    const auto encodeStart = std::chrono::steady_clock::now();
+    const std::vector<uint8_t> png =
+        encodePng(image.width, image.height, image.rgb, {PngText{kParametersKeyword, formatGenerationParams(params)}});
+    const auto writeStart = std::chrono::steady_clock::now();
+    writeFileAtomically(plan[i].path, png);
+    totals.pngEncodeMs += std::chrono::duration<double, std::milli>(writeStart - encodeStart).count();
+    totals.fileWriteMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - writeStart).count();
     std::fprintf(out, "wrote %s (seed %llu)\n", plan[i].path.c_str(), static_cast<unsigned long long>(plan[i].seed));
     std::fflush(out);
   }

@@ -10,8 +10,11 @@
 
 namespace sdgen::app {
 
-// `rgb` holds width * height * 3 bytes, row-major, top row first. Throws sdgen::Error on bad sizes.
-std::vector<uint8_t> encodePng(int width, int height, std::span<const uint8_t> rgb, const std::vector<PngText>& texts);
+// `rgb` holds width * height * 3 bytes, row-major, top row first. Throws sdgen::Error on bad sizes. Bands of 64
+// rows are filtered and deflated on `threads` threads (0: the machine's cores, at most 8); the bytes written do
+// not depend on the thread count.
+std::vector<uint8_t> encodePng(int width, int height, std::span<const uint8_t> rgb, const std::vector<PngText>& texts,
+                               unsigned threads = 0);
 
 // encodePng, then writeFileAtomically: on failure nothing is left at `path` (an existing file stays as it was).
 void writePngFile(const std::string& path, int width, int height, std::span<const uint8_t> rgb,

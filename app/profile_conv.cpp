@@ -14,6 +14,7 @@
 #include "engine/tensor_io.h"
 #include "graph/executor.h"
 #include "models/formats/model_files.h"
+#include "models/networks/clip_text_encoder.h"
 #include "models/networks/unet.h"
 #include "models/networks/vae_decoder.h"
 #include "ops/conv2d_plan.h"
@@ -146,7 +147,10 @@ ProfiledGraph summarize(const std::string& name, const graph::Graph& g, const gr
       pg.totalMs += ms;
       pg.msByType[type] += ms;
       pg.commandsByType[type] += 1;
-      if (!isConv) continue;
+      if (!isConv) {
+        pg.others.push_back({node.label, type, t.label, ms});
+        continue;
+      }
       auto split = ops::splitConvDispatchLabel(t.label);
       if (!split) throw Error("--profile-conv: conv '" + node.label + "' recorded '" + t.label + "', not a conv kernel");
       const ops::ConvKernelId& id = split->second;
@@ -259,6 +263,25 @@ ProfileReport profileConv(Context& ctx, const ProfileSettings& st) {
     pg.input = "latents [1," + std::to_string(h) + "," + std::to_string(w) + "," + std::to_string(c) + "]";
     report.graphs.push_back(std::move(pg));
   }
+  {  // The text encoder on the guided batch of 2 windows (random token ids), as a generation encodes a prompt.
+    networks::ClipTextEncoder text(params, files.textEncoderConfig, *files.textEncoderWeights);
+    const int64_t d = files.textEncoderConfig.hiddenSize;
+    std::mt19937 rng(4);
+    std::vector<int32_t> ids(size_t(batch * seq));
+    for (auto& id : ids) id = int32_t(rng() % uint32_t(files.textEncoderConfig.vocabSize));
+    Allocation idMemory = ctx.allocate(ids.size() * 4, "profile token ids");
+    ctx.upload(idMemory, 0, {reinterpret_cast<const uint8_t*>(ids.data()), ids.size() * 4});
+    Allocation embeddings = ctx.allocate(uint64_t(batch * seq * d) * dtypeSize(dtype), "profile text embeddings");
+    graph::Graph g;
+    nn::Builder b(g, dtype, &scratch);
+    graph::TensorId out = g.output("text embeddings", {batch, seq, d}, dtype);
+    text.build(b, graph::indexView(idMemory, {batch, seq}), 0, out);
+    graph::CompiledGraph compiled(ctx, g, {{out, graph::view(embeddings, dtype, {batch, seq, d})}}, true);
+    runTimed(compiled);
+    ProfiledGraph pg = summarize("text encoder", g, compiled, {}, dtype, tuner.choices());
+    pg.input = "token ids [" + std::to_string(batch) + "," + std::to_string(seq) + "]";
+    report.graphs.push_back(std::move(pg));
+  }
   report.autotune = tuner.stats();
   report.autotuneCache = tuner.cachePath();
   for (const std::string& w : tuner.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
@@ -323,11 +346,15 @@ std::string profileJson(const ProfileReport& r) {
                        {"tflops", c.tflops}, {"gbps", c.gbps}, {"kernels", kernels}, {"candidate", c.candidate},
                        {"selected_by", c.selectedBy}});
     }
+    json others = json::array();
+    for (const auto& o : g.others)
+      others.push_back({{"node", o.node}, {"type", o.type}, {"label", o.label}, {"ms", o.ms}});
     json byType = json::object();
     for (const auto& type : profileOpTypes())
       byType[type] = {{"ms", g.msByType.at(type)}, {"launches", g.commandsByType.at(type)}};
     graphs.push_back({{"name", g.name}, {"input", g.input}, {"total_ms", g.totalMs}, {"launches", g.launches},
-                      {"commands", g.commands}, {"by_type", byType}, {"convs", convs}});
+                      {"commands", g.commands}, {"by_type", byType}, {"convs", convs},
+                      {"others", others}});
   }
   json root{{"device", r.device}, {"model", r.model},   {"precision", dtypeName(r.precision)},
             {"width", r.width},   {"height", r.height}, {"graphs", graphs}};

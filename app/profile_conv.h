@@ -1,8 +1,9 @@
 #pragma once
 // `sdgen --profile-conv`: one UNet step (batch 2: the classifier-free-guidance layout, random latents and text
-// context, timestep 500) and one VAE decode of the model, recorded as in generation (same network builders, same
-// fused launches) with a GPU timestamp after every command. Reports every conv layer (its problem, the algorithm
-// and tile chosen, the time, FLOPs and bytes of each kernel of its pipeline) and the time and launches by op type.
+// context, timestep 500), one VAE decode and one text encoding (batch 2) of the model, recorded as in generation
+// (same network builders, same fused launches) with a GPU timestamp after every command. Reports every conv layer
+// (its problem, the algorithm and tile chosen, the time, FLOPs and bytes of each kernel of its pipeline), every
+// other launch (node, kernel, time) and the time and launches by op type.
 #include <cstdio>
 #include <map>
 #include <string>
@@ -41,8 +42,16 @@ inline const std::vector<std::string>& profileOpTypes() {
   return types;
 }
 
+// A command of a non-conv node (linear, attention, norm, other), for finding where the rest of the time goes.
+struct ProfiledLaunch {
+  std::string node;   // the node's label ("down 1 attention 0 transformer 0 ff")
+  std::string type;   // one of profileOpTypes()
+  std::string label;  // the command's label (the kernel and its tile)
+  double ms = 0;
+};
+
 struct ProfiledGraph {
-  std::string name;  // "unet step", "vae decode"
+  std::string name;  // "unet step", "vae decode", "text encoder"
   std::string input;
   double totalMs = 0;         // every command's GPU time
   size_t launches = 0;        // dispatches recorded (CompiledGraph::launches)
@@ -50,6 +59,7 @@ struct ProfiledGraph {
   std::map<std::string, double> msByType;
   std::map<std::string, size_t> commandsByType;
   std::vector<ProfiledConv> convs;
+  std::vector<ProfiledLaunch> others;  // every command of the non-conv nodes, in recording order
 };
 
 struct ProfileReport {

@@ -105,6 +105,8 @@ std::string formatTimingSummary(const TimingTotals& t) {
   std::snprintf(buf, sizeof buf, "  (%zu steps, median %.1f ms/step)", t.stepMs.size(), median(t.stepMs));
   row("denoise", denoiseMs, buf);
   row("decode", t.decodeMs);
+  row("png encode", t.pngEncodeMs);
+  row("file write", t.fileWriteMs);
   return s;
 }
 

@@ -47,6 +47,7 @@ class ProgressReporter {
 // Stage times summed over every image of a run (model load counted once).
 struct TimingTotals {
   double loadMs = 0, compileMs = 0, encodeMs = 0, decodeMs = 0;
+  double pngEncodeMs = 0, fileWriteMs = 0;  // the images' PNG encoding and atomic writes (fsync), by the caller
   std::vector<double> stepMs;
   int images = 0;
 
@@ -55,7 +56,8 @@ struct TimingTotals {
 
 double median(std::vector<double> values);
 
-// Multi-line table: model load, kernel compile, text encode, denoise (total, steps, median per step), decode.
+// Multi-line table: model load, kernel compile, text encode, denoise (total, steps, median per step), decode,
+// PNG encode, file write.
 std::string formatTimingSummary(const TimingTotals& totals);
 
 }  // namespace sdgen::app

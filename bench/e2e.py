@@ -124,7 +124,8 @@ def sdgen_images(sdgen, model, work, images):
         return float(m.group(1))
     step = re.search(r"median ([0-9.]+) ms/step", err)
     return {"image": summary(per_image), "text_ms": ms("text encode") / images, "decode_ms": ms("decode") / images,
-            "step_wall_ms": float(step.group(1)), "load_ms": ms("model load"), "images": images}
+            "png_encode_ms": ms("png encode") / images,
+            "file_write_ms": ms("file write") / images, "step_wall_ms": float(step.group(1)), "load_ms": ms("model load"), "images": images}
 
 
 DIFFUSERS_CHILD = r"""

@@ -31,6 +31,21 @@ std::string convTuneFamily(int64_t cin, int64_t cout, const Conv2dParams& p, DTy
   return "Cin " + std::to_string(cin) + " Cout " + std::to_string(cout) + " " + p.str() + " " + dtypeName(storage);
 }
 
+std::vector<std::string> rankTunedCandidates(const std::map<std::string, double>& ms, const std::string& preferred) {
+  std::vector<std::pair<double, std::string>> byTime;
+  for (const auto& [name, t] : ms) byTime.push_back({t, name});
+  std::sort(byTime.begin(), byTime.end());
+  std::vector<std::string> ties, rest;
+  const double limit = byTime.empty() ? 0 : byTime.front().first * (1 + kConvTuneTieMargin);
+  for (const auto& [t, name] : byTime) (t <= limit ? ties : rest).push_back(name);
+  std::sort(ties.begin(), ties.end(), [&](const std::string& a, const std::string& b) {
+    if ((a == preferred) != (b == preferred)) return a == preferred;
+    return a < b;
+  });
+  ties.insert(ties.end(), rest.begin(), rest.end());
+  return ties;
+}
+
 bool convTuneEnabled(const ConvTuneSettings& s, const DeviceInfo& device) {
   if (!device.timestampsSupported) return false;  // nothing to measure with
   if (s.mode != ConvTuneSettings::Mode::Auto) return s.mode == ConvTuneSettings::Mode::On;
@@ -104,11 +119,9 @@ ConvPlan ConvTuner::plan(const ConvProblem& prob, const ConvContext& cc, const s
   bool measured = false;
   std::optional<ConvTuneEntry> entry = entryFor(prob, cc, measured);
   const std::string key = convTuneProblemKey(prob, cc.weights.storage());
+  std::optional<ConvCandidate> rule = ruleCandidate(prob, cc);
   if (entry) {
-    std::vector<std::pair<double, std::string>> ranked;
-    for (const auto& [name, ms] : entry->ms) ranked.push_back({ms, name});
-    std::sort(ranked.begin(), ranked.end());
-    for (const auto& [ms, name] : ranked) {
+    for (const std::string& name : rankTunedCandidates(entry->ms, rule ? rule->name() : std::string())) {
       std::optional<ConvCandidate> c = parseConvCandidate(name);
       if (!c || !candidateViolation(*c, prob, cc).empty()) continue;  // e.g. Winograd without its filters
       ConvPlan p = planConvCandidate(*c, prob, cc, label);
@@ -118,7 +131,6 @@ ConvPlan ConvTuner::plan(const ConvProblem& prob, const ConvContext& cc, const s
     }
   }
   ConvPlan p = planConv(ConvAlgo::Auto, prob, cc, label);
-  std::optional<ConvCandidate> rule = ruleCandidate(prob, cc);
   choices_[label] = {key, rule ? rule->name() : convAlgoName(p.algo), "rule"};
   return p;
 }
@@ -132,10 +144,13 @@ bool ConvTuner::packWinogradFilters(int64_t cin, int64_t cout, const Conv2dParam
   for (const auto& [key, entry] : cache_.entries()) {
     if (entry.family != family || entry.ms.empty()) continue;
     seen = true;
-    auto best = std::min_element(entry.ms.begin(), entry.ms.end(),
-                                 [](const auto& a, const auto& b) { return a.second < b.second; });
-    std::optional<ConvCandidate> c = parseConvCandidate(best->first);
-    if (c && c->algo == ConvAlgo::Winograd) return true;
+    const double fastest = std::min_element(entry.ms.begin(), entry.ms.end(), [](const auto& a, const auto& b) {
+                             return a.second < b.second;
+                           })->second;
+    for (const auto& [name, ms] : entry.ms) {
+      std::optional<ConvCandidate> c = parseConvCandidate(name);
+      if (c && c->algo == ConvAlgo::Winograd && ms <= fastest * (1 + kConvTuneTieMargin)) return true;
+    }
   }
   return seen ? false : ruleWants;
 }

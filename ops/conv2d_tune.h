@@ -60,6 +60,13 @@ std::string convTuneDeviceKey(const DeviceInfo& device);
 std::string convTuneProblemKey(const ConvProblem& prob, DType storage);
 // "Cin 320 Cout 320 3x3 s1 p1 d1 f16": the weights a bucket concerns.
 std::string convTuneFamily(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage);
+// Candidates measured within this fraction of the fastest are ties (docs/dispatch-conv.md "Autotune").
+inline constexpr double kConvTuneTieMargin = 0.05;
+// The order in which plan() tries a problem's measured candidates: the ties (within kConvTuneTieMargin of the
+// fastest) first — `preferred` (the rule's candidate) if it is one of them, then by name —, then the rest by
+// time. Two fresh tunes whose timings differ by noise thus pick the same candidate (same summation order, same
+// bits: issue 24's determinism across processes); only a clearly faster candidate displaces the rule's.
+std::vector<std::string> rankTunedCandidates(const std::map<std::string, double>& ms, const std::string& preferred);
 // Whether the settings turn tuning on for this device (Auto: GPUs with timestamps; SDGEN_AUTOTUNE overrides).
 bool convTuneEnabled(const ConvTuneSettings& settings, const DeviceInfo& device);
 
@@ -71,12 +78,14 @@ class ConvTuner {
   ConvTuner& operator=(const ConvTuner&) = delete;
 
   bool enabled() const { return enabled_; }
-  // The plan of an Auto convolution: the fastest measured candidate that passes its contract in `cc` (tuning
-  // the problem first when it has no measurements), else planConv's rule. Records the choice under `label`.
+  // The plan of an Auto convolution: the first measured candidate in rankTunedCandidates' order that passes its
+  // contract in `cc` (tuning the problem first when it has no measurements), else planConv's rule. Records the
+  // choice under `label`.
   ConvPlan plan(const ConvProblem& prob, const ConvContext& cc, const std::string& label);
   // At load: whether to pack Winograd filters for these weights. Tuning off, a geometry that is not
-  // Winograd's, or no measurement of this family yet: `ruleWants`. Else whether Winograd was the fastest
-  // candidate of any measured problem of the family.
+  // Winograd's, or no measurement of this family yet: `ruleWants`. Else whether a Winograd candidate was the
+  // fastest or tied with it (kConvTuneTieMargin) on any measured problem of the family: wherever plan() may
+  // choose Winograd, its filters exist.
   bool packWinogradFilters(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage, bool ruleWants) const;
 
   ConvTuneStats stats() const;

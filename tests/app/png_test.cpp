@@ -17,6 +17,8 @@
 #include "engine/error.h"
 #include "tests/test_support.h"
 
+#include <zlib.h>
+
 #define STB_IMAGE_IMPLEMENTATION
 #define STB_IMAGE_STATIC
 #define STBI_ONLY_PNG
@@ -185,6 +187,34 @@ TEST(PngWriter, SmoothAndNoisyImagesDecodeExactly) {
   ASSERT_EQ(dh, h);
   EXPECT_EQ(std::memcmp(decoded, rgb.data(), rgb.size()), 0);
   stbi_image_free(decoded);
+}
+
+// The IDAT stream is deflated in bands of 64 rows on several threads: one valid zlib stream (zlib checks the
+// Adler-32 combined from the bands), the same bytes for every thread count, a 1-row and a 1-band image too.
+TEST(PngWriter, BandedDeflateIsOneStreamWhateverTheThreads) {
+  for (auto [w, h] : {std::pair{97, 300}, std::pair{5, 1}, std::pair{40, 64}, std::pair{33, 65}}) {
+    std::vector<uint8_t> rgb(size_t(w) * h * 3);
+    uint32_t state = 99;
+    for (size_t i = 0; i < rgb.size(); ++i) {
+      state = state * 1664525u + 1013904223u;
+      rgb[i] = (i / 3) % 7 == 0 ? uint8_t(state >> 24) : uint8_t(i / 5);
+    }
+    const auto one = encodePng(w, h, rgb, {}, 1);
+    for (unsigned threads : {2u, 3u, 8u, 0u}) EXPECT_EQ(encodePng(w, h, rgb, {}, threads), one) << w << "x" << h;
+    // The IDAT payload through zlib's own inflate: the filtered rows, 1 + 3w bytes each, checksum verified.
+    std::vector<uint8_t> idat;
+    for (const PngChunk& c : parsePngChunks(one, "test"))
+      if (c.type == "IDAT") idat.insert(idat.end(), c.data.begin(), c.data.end());
+    std::vector<uint8_t> raw(size_t(h) * (1 + 3 * size_t(w)) + 1);
+    uLongf rawSize = uLongf(raw.size());
+    ASSERT_EQ(uncompress(raw.data(), &rawSize, idat.data(), uLong(idat.size())), Z_OK) << w << "x" << h;
+    EXPECT_EQ(rawSize, uLongf(size_t(h) * (1 + 3 * size_t(w))));
+    int dw = 0, dh = 0, comp = 0;
+    uint8_t* decoded = stbi_load_from_memory(one.data(), int(one.size()), &dw, &dh, &comp, 3);
+    ASSERT_NE(decoded, nullptr) << stbi_failure_reason();
+    EXPECT_EQ(std::memcmp(decoded, rgb.data(), rgb.size()), 0) << w << "x" << h;
+    stbi_image_free(decoded);
+  }
 }
 
 TEST(PngWriter, NonLatin1TextBecomesUtf8ITXt) {

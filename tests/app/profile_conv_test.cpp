@@ -26,13 +26,23 @@ TEST_F(ProfileConv, TinyModelReportIsConsistent) {
   st.width = st.height = 32;  // 16x16 latents: every level of the tiny UNet and VAE is small
   st.autotune.mode = ops::ConvTuneSettings::Mode::Off;  // the rule's choices (the autotune: the next test)
   ProfileReport r = profileConv(ctx(), st);
-  ASSERT_EQ(r.graphs.size(), 2u);
+  ASSERT_EQ(r.graphs.size(), 3u);
   EXPECT_EQ(r.graphs[0].name, "unet step");
   EXPECT_EQ(r.graphs[1].name, "vae decode");
+  EXPECT_EQ(r.graphs[2].name, "text encoder");
+  {  // No convolutions; every launch of the transformer is a linear, attention or norm launch.
+    const ProfiledGraph& t = r.graphs[2];
+    EXPECT_TRUE(t.convs.empty());
+    EXPECT_GT(t.commandsByType.at("linear"), 0u);
+    EXPECT_GT(t.commandsByType.at("attention"), 0u);
+    EXPECT_EQ(t.others.size(), t.commands);
+    EXPECT_GT(t.totalMs, 0);
+  }
   EXPECT_EQ(r.width, 32);
   EXPECT_EQ(r.model, "tiny-sd1");
 
-  for (const auto& g : r.graphs) {
+  for (size_t gi = 0; gi < 2; ++gi) {
+    const ProfiledGraph& g = r.graphs[gi];
     SCOPED_TRACE(g.name);
     ASSERT_FALSE(g.convs.empty());
     // Every conv row: a problem, an algorithm and tile, and the kernels of that algorithm's pipeline, timed.
@@ -94,14 +104,29 @@ TEST_F(ProfileConv, TinyModelReportIsConsistent) {
 
   // The JSON report carries the same numbers.
   nlohmann::json j = nlohmann::json::parse(profileJson(r));
-  ASSERT_EQ(j["graphs"].size(), 2u);
-  for (size_t i = 0; i < 2; ++i) {
+  ASSERT_EQ(j["graphs"].size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
     const auto& g = j["graphs"][i];
     EXPECT_EQ(g["launches"].get<size_t>(), r.graphs[i].launches);
     EXPECT_EQ(g["convs"].size(), r.graphs[i].convs.size());
     size_t launches = 0;
     for (const auto& type : profileOpTypes()) launches += g["by_type"][type]["launches"].get<size_t>();
     EXPECT_EQ(launches, r.graphs[i].commands);
+    // Every non-conv command is listed with its node, type and time: with the conv kernels, all of them.
+    size_t convCommands = 0;
+    for (const auto& c : r.graphs[i].convs) convCommands += c.kernels.size();
+    ASSERT_EQ(g["others"].size() + convCommands, r.graphs[i].commands);
+    double otherMs = 0;
+    for (const auto& o : g["others"]) {
+      EXPECT_NE(o["type"].get<std::string>(), "conv");
+      EXPECT_FALSE(o["node"].get<std::string>().empty());
+      otherMs += o["ms"].get<double>();
+    }
+    double nonConvMs = 0;
+    for (const auto& type : profileOpTypes())
+      if (type != "conv") nonConvMs += r.graphs[i].msByType.at(type);
+    EXPECT_NEAR(otherMs, nonConvMs, 1e-9 * (1 + nonConvMs));
+    if (r.graphs[i].convs.empty()) continue;
     EXPECT_EQ(g["convs"][0]["kernels"][0]["ms"].get<double>(), r.graphs[i].convs[0].kernels[0].ms);
     EXPECT_EQ(g["convs"][0]["selected_by"], "rule");
   }

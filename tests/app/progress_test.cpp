@@ -93,6 +93,8 @@ TEST(Progress, TimingSummaryAddsImagesAndCountsLoadOnce) {
   TimingTotals t;
   t.add(a);
   t.add(b);
+  t.pngEncodeMs = 12.5;
+  t.fileWriteMs = 3.5;
   EXPECT_EQ(t.images, 2);
   EXPECT_EQ(t.loadMs, 1000);
   EXPECT_EQ(t.compileMs, 300);
@@ -106,6 +108,8 @@ TEST(Progress, TimingSummaryAddsImagesAndCountsLoadOnce) {
   EXPECT_NE(s.find("text encode           20.0 ms"), std::string::npos) << s;
   EXPECT_NE(s.find("denoise              620.0 ms  (5 steps, median 110.0 ms/step)"), std::string::npos) << s;
   EXPECT_NE(s.find("decode               100.0 ms"), std::string::npos) << s;
+  EXPECT_NE(s.find("png encode            12.5 ms"), std::string::npos) << s;
+  EXPECT_NE(s.find("file write             3.5 ms"), std::string::npos) << s;
 }
 
 }  // namespace

@@ -216,6 +216,39 @@ TEST_F(ConvTuneTest, ChoosesTheFastestCandidate) {
   }
 }
 
+// Near-equal candidates are ties (kConvTuneTieMargin): the rule's candidate, then the first name, so that two
+// fresh tunes whose timings differ by noise choose the same kernel (same bits across processes).
+TEST(ConvTuneRanking, TiesGoToTheRuleThenTheName) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(ops::rankTunedCandidates({{"b", 1.00}, {"a", 1.03}, {"c", 1.20}}, ""), (V{"a", "b", "c"}));
+  EXPECT_EQ(ops::rankTunedCandidates({{"b", 1.00}, {"a", 1.03}, {"c", 1.20}}, "b"), (V{"b", "a", "c"}));
+  EXPECT_EQ(ops::rankTunedCandidates({{"b", 1.03}, {"a", 1.00}, {"c", 1.20}}, "b"), (V{"b", "a", "c"}));
+  // Outside the margin the fastest wins, the rule's candidate included.
+  EXPECT_EQ(ops::rankTunedCandidates({{"b", 1.00}, {"a", 1.10}, {"c", 1.04}}, "a"), (V{"b", "c", "a"}));
+  EXPECT_EQ(ops::rankTunedCandidates({{"z", 0.5}, {"a", 0.9}}, "a"), (V{"z", "a"}));
+  // Order by time (not by name) after the ties; the preferred one need not be measured.
+  EXPECT_EQ(ops::rankTunedCandidates({{"a", 1.0}, {"d", 2.0}, {"c", 3.0}, {"b", 4.0}}, "x"), (V{"a", "d", "c", "b"}));
+  EXPECT_TRUE(ops::rankTunedCandidates({}, "a").empty());
+}
+
+TEST_F(ConvTuneTest, NearEqualTimingsKeepTheRulesCandidate) {
+  const std::string v2 = name(ConvAlgo::GemmV2), wino = name(ConvAlgo::Winograd);
+  auto w = weights();
+  const std::optional<ConvCandidate> rule = ops::ruleCandidate(problem(), context(*w));
+  ASSERT_TRUE(rule);
+  const std::string other = rule->name() == v2 ? wino : v2;
+  for (double ruleMs : {0.50, 0.51, 0.52}) {  // the other 0.5: both orders of a noisy tie
+    fs::remove_all(dir_);
+    auto t = tuner({{other, 0.5}, {rule->name(), ruleMs}});
+    ops::ConvPlan plan = t->plan(problem(), context(*w), "layer");
+    ASSERT_TRUE(plan.candidate);
+    EXPECT_EQ(plan.candidate->name(), rule->name()) << ruleMs;
+  }
+  fs::remove_all(dir_);
+  auto t = tuner({{other, 0.5}, {rule->name(), 0.6}});  // clearly slower: the measurement wins
+  EXPECT_EQ(t->plan(problem(), context(*w), "layer").candidate->name(), other);
+}
+
 TEST_F(ConvTuneTest, FallsBackWhenTheFastestCannotRun) {
   const std::string v2 = name(ConvAlgo::GemmV2), wino = name(ConvAlgo::Winograd);
   auto t = tuner({{v2, 0.9}, {wino, 0.5}});
