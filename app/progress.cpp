@@ -74,6 +74,10 @@ void TimingTotals::add(const pipeline::StageTimings& t) {
   if (images == 0) loadMs = t.loadMs;
   compileMs += t.compileMs;
   encodeMs += t.encodeMs;
+  tokenizeMs += t.tokenizeMs;
+  textEncoderMs += t.textEncoderMs;
+  contextMs += t.contextMs;
+  startMs += t.startMs;
   decodeMs += t.decodeMs;
   stepMs.insert(stepMs.end(), t.stepMs.begin(), t.stepMs.end());
   ++images;
@@ -101,7 +105,9 @@ std::string formatTimingSummary(const TimingTotals& t) {
   };
   row("model load", t.loadMs);
   row("kernel compile", t.compileMs);
-  row("text encode", t.encodeMs);
+  std::snprintf(buf, sizeof buf, "  (tokenize %.1f, encoder %.1f, cross-attention K/V %.1f, start latents %.1f)",
+                t.tokenizeMs, t.textEncoderMs, t.contextMs, t.startMs);
+  row("text encode", t.encodeMs, buf);
   std::snprintf(buf, sizeof buf, "  (%zu steps, median %.1f ms/step)", t.stepMs.size(), median(t.stepMs));
   row("denoise", denoiseMs, buf);
   row("decode", t.decodeMs);

@@ -15,6 +15,10 @@ static Shape leading(const Shape& s) { return Shape(s.begin(), s.end() - 1); }
 // A layer norm read while staging A is recomputed by every column tile: on the H100 that wins up to 5 tiles
 // (64² attn2 q, N 320: 0.027 -> 0.022 ms) and loses from 10 (32² q, N 640: 0.025 -> 0.029; ff geglu 1.5x).
 constexpr int64_t kFusedNormMaxColumnTiles = 5;
+// ... and wherever the rows are so few (the text encoder: 2 x 77 tokens) that the GEMM is a few row tiles and
+// latency bound: there the two staging launches (~6 us each on the H100) cost more than normalizing again per
+// column tile (CLIP's qkv, N 2304: 36 column tiles of 3 x 64 rows).
+constexpr int64_t kFusedNormMaxRows = 256;
 
 bool stageLinearInput(const Expr& x, int64_t n, const DeviceInfo& device) {
   if (!useCpuGemmKernels(device)) return false;  // GPUs stage A in shared memory per tile: cheap to recompute
@@ -54,10 +58,10 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
       tile = *large;
   }
   // Tensor cores: a layer norm of a raw fp16 input is read while staging A where at most 5 column tiles
-  // normalize each element again (measured, docs/dispatch.md); any other input that is not a raw fp16 matrix
+  // normalize each element again, or the rows are few (measured, docs/dispatch.md); any other input that is not a raw fp16 matrix
   // is computed once into fp16 scratch.
-  if (tile.isCoop() && options.fuseNorm && (n + tile.bn - 1) / tile.bn <= kFusedNormMaxColumnTiles &&
-      rawHalfRowStride(x, k) == 0)
+  if (tile.isCoop() && options.fuseNorm &&
+      ((n + tile.bn - 1) / tile.bn <= kFusedNormMaxColumnTiles || m <= kFusedNormMaxRows) && rawHalfRowStride(x, k) == 0)
     g.norm = rowNormOf(x, k);
   const bool stageHalf = options.scratch && tile.isCoop() && k % 8 == 0 && rawHalfRowStride(x, k) == 0 && !g.norm;
   const bool stage = options.scratch && !options.tile && !stageHalf && stageLinearInput(x, n, ctx.info());

@@ -1,5 +1,6 @@
 #include "models/pipeline/text_conditioning.h"
 
+#include <cstring>
 #include <span>
 
 #include "engine/error.h"
@@ -33,10 +34,11 @@ TextConditioning::Stage& TextConditioning::stage(int windows) {
   if (it != stages_.end()) return it->second;
   const int64_t seq = text_.sequenceLength(), d = width();
   Stage st;
-  st.ids = ctx_.allocate(uint64_t(windows) * seq * 4, "token ids");
+  // Token ids in host-visible memory: written by the host before each encode, no upload submission.
+  st.ids = ctx_.memory().allocate(MemoryKind::Params, uint64_t(windows) * seq * 4, "token ids");
   st.embeddings = ctx_.allocate(uint64_t(windows) * seq * d * dtypeSize(dtype_), "text embeddings");
   if (text2_) {
-    st.ids2 = ctx_.allocate(uint64_t(windows) * seq * 4, "token ids 2");
+    st.ids2 = ctx_.memory().allocate(MemoryKind::Params, uint64_t(windows) * seq * 4, "token ids 2");
     st.final2 = ctx_.allocate(uint64_t(windows) * seq * files_.textEncoder2Config.hiddenSize * dtypeSize(dtype_),
                               "text encoder 2 final hidden state");
   }
@@ -72,9 +74,10 @@ graph::CompiledGraph& TextConditioning::encoder(const Windows& w, int clipSkip) 
 std::vector<float> TextConditioning::encode(const Windows& w, int clipSkip, bool zeroNegative,
                                             const std::array<float, 6>& timeIds, const networks::UNet& unet) {
   Stage& st = stage(int(w.first.windows()));
-  ctx_.upload(st.ids, 0, {reinterpret_cast<const uint8_t*>(w.first.ids.data()), w.first.ids.size() * 4});
-  if (w.second)
-    ctx_.upload(st.ids2, 0, {reinterpret_cast<const uint8_t*>(w.second->ids.data()), w.second->ids.size() * 4});
+  if (w.first.ids.size() * 4 > st.ids.size() || (w.second && w.second->ids.size() * 4 > st.ids2.size()))
+    throw Error("internal error: more token ids than the text encoder's stage holds");
+  std::memcpy(st.ids.mapped(), w.first.ids.data(), w.first.ids.size() * 4);
+  if (w.second) std::memcpy(st.ids2.mapped(), w.second->ids.data(), w.second->ids.size() * 4);
   encoder(w, clipSkip).run();
   if (w.first.weighted) applyEmphasis(st.embeddings, w.first);
   if (!w.second) return {};
