@@ -58,8 +58,8 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
       tile = *large;
   }
   // Tensor cores: a layer norm of a raw fp16 input is read while staging A where at most 5 column tiles
-  // normalize each element again, or the rows are few (measured, docs/dispatch.md); any other input that is not a raw fp16 matrix
-  // is computed once into fp16 scratch.
+  // normalize each element again, or where the rows are few (measured, docs/dispatch.md); any other input that
+  // is not a raw fp16 matrix is computed once into fp16 scratch.
   if (tile.isCoop() && options.fuseNorm &&
       ((n + tile.bn - 1) / tile.bn <= kFusedNormMaxColumnTiles || m <= kFusedNormMaxRows) && rawHalfRowStride(x, k) == 0)
     g.norm = rowNormOf(x, k);

@@ -466,7 +466,7 @@ struct TextToImage::Impl {
     timings.compileMs = msSince(compileStart);
 
     // The starting latents, from the generator in diffusers' order of draws (docs/img2img.md). Text to image draws
-    // them on the host (torch's CPU generator, ~1.5 ms at 64x64x4 on the H100's host) while the GPU encodes the
+    // them on the host (torch's CPU generator, ~1 ms at 64x64x4 on one core) while the GPU encodes the
     // text; image to image encodes on the GPU, after the text. The future is declared after what it reads, so
     // an exception below waits for the draw before those go.
     const int64_t c = latentChannels(), h = ss.h, w = ss.w;
