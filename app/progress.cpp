@@ -75,8 +75,7 @@ void TimingTotals::add(const pipeline::StageTimings& t) {
   compileMs += t.compileMs;
   encodeMs += t.encodeMs;
   tokenizeMs += t.tokenizeMs;
-  textEncoderMs += t.textEncoderMs;
-  contextMs += t.contextMs;
+  textSubmitMs += t.textSubmitMs;
   startMs += t.startMs;
   decodeMs += t.decodeMs;
   stepMs.insert(stepMs.end(), t.stepMs.begin(), t.stepMs.end());
@@ -105,8 +104,8 @@ std::string formatTimingSummary(const TimingTotals& t) {
   };
   row("model load", t.loadMs);
   row("kernel compile", t.compileMs);
-  std::snprintf(buf, sizeof buf, "  (tokenize %.1f, encoder %.1f, cross-attention K/V %.1f, start latents %.1f)",
-                t.tokenizeMs, t.textEncoderMs, t.contextMs, t.startMs);
+  std::snprintf(buf, sizeof buf, "  (tokenize %.1f, text submitted %.1f, start latents + GPU wait %.1f)",
+                t.tokenizeMs, t.textSubmitMs, t.startMs);
   row("text encode", t.encodeMs, buf);
   std::snprintf(buf, sizeof buf, "  (%zu steps, median %.1f ms/step)", t.stepMs.size(), median(t.stepMs));
   row("denoise", denoiseMs, buf);

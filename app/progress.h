@@ -47,7 +47,7 @@ class ProgressReporter {
 // Stage times summed over every image of a run (model load counted once).
 struct TimingTotals {
   double loadMs = 0, compileMs = 0, encodeMs = 0, decodeMs = 0;
-  double tokenizeMs = 0, textEncoderMs = 0, contextMs = 0, startMs = 0;  // encodeMs's parts
+  double tokenizeMs = 0, textSubmitMs = 0, startMs = 0;  // encodeMs's parts (pipeline::StageTimings)
   double pngEncodeMs = 0, fileWriteMs = 0;  // the images' PNG encoding and atomic writes (fsync), by the caller
   std::vector<double> stepMs;
   int images = 0;

@@ -78,7 +78,10 @@ std::vector<float> TextConditioning::encode(const Windows& w, int clipSkip, bool
     throw Error("internal error: more token ids than the text encoder's stage holds");
   std::memcpy(st.ids.mapped(), w.first.ids.data(), w.first.ids.size() * 4);
   if (w.second) std::memcpy(st.ids2.mapped(), w.second->ids.data(), w.second->ids.size() * 4);
-  encoder(w, clipSkip).run();
+  graph::CompiledGraph& encoderGraph = encoder(w, clipSkip);
+  encoderGraph.submit();
+  if (!w.first.weighted && !w.second) return {};
+  encoderGraph.wait();
   if (w.first.weighted) applyEmphasis(st.embeddings, w.first);
   if (!w.second) return {};
   // diffusers: force_zeros_for_empty_prompt makes the unconditional half zeros when no negative prompt is given;

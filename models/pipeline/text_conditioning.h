@@ -41,8 +41,10 @@ class TextConditioning {
   const Allocation& context(const Windows& w);
   int64_t width() const { return files_.unetConfig.crossAttentionDim; }
 
-  // Uploads the ids, runs the encoder and applies the emphasis. SDXL: zeroes the unconditional half when
-  // zeroNegative and returns add_embedding's input rows for these time ids; empty for SD 1.x/2.x.
+  // Writes the ids, runs the encoder and applies the emphasis. SDXL: zeroes the unconditional half when
+  // zeroNegative and returns add_embedding's input rows for these time ids; empty for SD 1.x/2.x. Where the host
+  // reads nothing back (SD 1.x/2.x without emphasis weights) the encoder is only submitted: the next submission
+  // on the queue orders after it (every command sequence begins with a full barrier), and its wait covers it.
   std::vector<float> encode(const Windows& w, int clipSkip, bool zeroNegative, const std::array<float, 6>& timeIds,
                             const networks::UNet& unet);
 

@@ -481,17 +481,17 @@ struct TextToImage::Impl {
     const std::vector<float> added =
         textConditioning->encode(tokens, req.clipSkip, zeroNegative, sdxlTimeIds(req.micro, width, height), *unet);
     if (unet->hasAddedConditioning()) uploadFloats(ctx, stepGraphs.addedConditioning, added);
+    // The cross-attention K/V of this text, read by every step: queued behind the encoder, waited for below.
+    stepGraphs.context->submit();
     timings.tokenizeMs = tokenizeMs;
-    timings.textEncoderMs = msSince(encodeStart);
-    const auto contextStart = std::chrono::steady_clock::now();
-    stepGraphs.context->run();  // the cross-attention K/V of this text, read by every step
-    timings.contextMs = msSince(contextStart);
+    timings.textSubmitMs = msSince(encodeStart);
 
     auto imageStart = std::chrono::steady_clock::now();
     const Start start = drawnStart.valid() ? drawnStart.get() : drawStart();
-    uploadFloats(ctx, ss.latents, start.latents);
+    uploadFloats(ctx, ss.latents, start.latents);  // its sequence orders after the text's, its wait covers them
+    stepGraphs.context->wait();                    // done by now; reports a failure of the text's submissions
     timings.startMs = msSince(imageStart);
-    timings.encodeMs = tokenizeMs + timings.textEncoderMs + timings.contextMs + timings.startMs;
+    timings.encodeMs = tokenizeMs + timings.textSubmitMs + timings.startMs;
     // Every saved tensor and the noise start as zeros: the first evaluation weights them by 0.
     std::vector<float> zeros(start.latents.size(), 0.f);
     uploadFloats(ctx, ss.history, zeros);

@@ -101,9 +101,10 @@ struct Image {
 // Wall-clock milliseconds of the stages of the last generate() (and of loading).
 struct StageTimings {
   double loadMs = 0, compileMs = 0, encodeMs = 0, decodeMs = 0;
-  // encodeMs's parts: prompt parsing and tokenization, the text encoder (ids uploaded, run, emphasis), the
-  // cross-attention K/V of the text, the starting latents (noise drawn on the host, uploaded).
-  double tokenizeMs = 0, textEncoderMs = 0, contextMs = 0, startMs = 0;
+  // encodeMs's parts: prompt parsing and tokenization; the text encoder and the cross-attention K/V of the text
+  // submitted (with the emphasis and SDXL's pooled rows, which wait for the encoder); the starting latents drawn
+  // (on the host, during the GPU's text work) and uploaded, which waits for that work.
+  double tokenizeMs = 0, textSubmitMs = 0, startMs = 0;
   std::vector<double> stepMs;
 };
 
