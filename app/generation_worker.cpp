@@ -6,6 +6,7 @@
 
 #include "app/generation_plan.h"
 #include "engine/error.h"
+#include "engine/memory.h"
 
 namespace sdgen::app {
 
@@ -234,6 +235,11 @@ void GenerationWorker::finishReport(ModelCacheReport& report, const pipeline::Te
   }
   report.cached = models_.keys();
   report.cachedBytes = models_.totalBytes();
+  MemoryPool& pool = ctx_.memory().pool(MemoryKind::Device);
+  pool.sampleHeapUsage();
+  const MemoryStats stats = pool.stats();
+  report.devicePeakBytes = stats.peakHeapUsage;
+  report.blocksPeakBytes = stats.peakBytesReserved;
   std::lock_guard lock(mutex_);
   modelReport_ = std::move(report);
 }

@@ -55,6 +55,10 @@ struct ModelCacheReport {
   std::vector<std::string> evicted;  // model paths, before the load and after the job
   std::vector<std::string> cached;   // what stays loaded, most recently used first
   uint64_t cachedBytes = 0, budgetBytes = 0;
+  // This process's peak use of the engine's device memory heap (VK_EXT_memory_budget: every allocation of the
+  // process on that device, driver's included; 0 without the extension). Engines on one device share it.
+  uint64_t devicePeakBytes = 0;
+  uint64_t blocksPeakBytes = 0;  // the peak of this engine's own device memory blocks (every device has it)
 };
 
 struct WorkerProgress {

@@ -83,7 +83,7 @@ def make_model(model, work):
     if not (folder / "model_index.json").exists():
         sys.path.insert(0, str(ROOT / "tests" / "reference"))
         import make_sd15_random as m
-        m.save(m.build(m.SD15), work)
+        m.save(m.build(m.SD15), work, ldm=False)  # the folder is all the server loads
     return str(folder)
 
 
@@ -121,6 +121,57 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         return self.proc.returncode
+
+
+class GpuMemoryMonitor:
+    """nvidia-smi's memory.used per GPU, polled every 200 ms while a configuration runs: the peak of each GPU
+    (MiB; {} where there is no nvidia-smi, e.g. lavapipe). nvidia-smi numbers GPUs by PCI bus; Vulkan's order
+    may differ (sdgen --list-devices prints each device's UUID)."""
+
+    def __init__(self):
+        self.peaks, self._stop = {}, threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self):
+        while not self._stop.is_set():
+            try:
+                out = subprocess.run(["nvidia-smi", "--query-gpu=index,memory.used", "--format=csv,noheader,nounits"],
+                                     capture_output=True, text=True, timeout=10).stdout
+            except (OSError, subprocess.SubprocessError):
+                return
+            for line in out.splitlines():
+                parts = [x.strip() for x in line.split(",")]
+                if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
+                    self.peaks[parts[0]] = max(self.peaks.get(parts[0], 0), int(parts[1]))
+            self._stop.wait(0.2)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def process_device_peaks(log_path):
+    """Per engine, the largest figures of its model_cache lines in the server's log: `device_peak_mib`, the
+    process's peak use of that engine's device (VK_EXT_memory_budget, driver allocations included; engines on
+    one device report the same heap; 0 without the extension, e.g. lavapipe), and `blocks_peak_mib`, the peak of
+    the engine's own device memory blocks."""
+    peaks = {}
+    for line in pathlib.Path(log_path).read_text(errors="replace").splitlines():
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(ev, dict) or ev.get("event") != "model_cache":
+            continue
+        engine = peaks.setdefault(str(ev.get("engine")), {"device_peak_mib": 0, "blocks_peak_mib": 0})
+        for key in engine:
+            if isinstance(ev.get(key), (int, float)):
+                engine[key] = max(engine[key], ev[key])
+    return peaks
 
 
 def txt2img(url, seed, args):
@@ -185,30 +236,43 @@ def run_depth(url, depth, args, first_seed):
 
 def bench_config(devices, model, args):
     engines = len(devices.split(","))
+    with GpuMemoryMonitor() as gpu_memory:
+        result = run_config(devices, engines, model, args)
+    result["nvidia_smi_peak_mib"] = gpu_memory.peaks
+    return result
+
+
+def run_config(devices, engines, model, args):
     server = Server(args.sdgen, model, devices, max(args.depths) + engines, args.work)
     try:
-        # Warm-up: one request per engine at once, so every engine has loaded the model and its kernels.
-        warm = [None] * engines
-        threads = [threading.Thread(target=lambda i=i: warm.__setitem__(i, txt2img(server.url, 1 + i, args)))
-                   for i in range(engines)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        failed = [w[1] for w in warm if w[1]]
-        if failed:
-            raise RuntimeError(f"--devices {devices}: the warm-up failed: {failed[0]}")
-        result = {"devices": devices, "engines": engines, "warmup_ms": [round(w[0]) for w in warm], "depths": []}
-        for depth in args.depths:
-            r = run_depth(server.url, depth, args, 1000 * depth)
-            print(f"--devices {devices}, depth {depth}: {r['images_per_s']} images/s, p50 {r['p50_ms']} ms, "
-                  f"p90 {r['p90_ms']} ms, {r['errors']} errors", flush=True)
-            result["depths"].append(r)
-        return result
+        result = measure_server(server, devices, engines, args)
     finally:
         code = server.stop()
         if code != 0:
             print(f"warning: sdgen serve --devices {devices} exited with {code}", file=sys.stderr)
+    result["process_device_peak_mib"] = process_device_peaks(server.log_path)
+    return result
+
+
+def measure_server(server, devices, engines, args):
+    # Warm-up: one request per engine at once, so every engine has loaded the model and its kernels.
+    warm = [None] * engines
+    threads = [threading.Thread(target=lambda i=i: warm.__setitem__(i, txt2img(server.url, 1 + i, args)))
+               for i in range(engines)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    failed = [w[1] for w in warm if w[1]]
+    if failed:
+        raise RuntimeError(f"--devices {devices}: the warm-up failed: {failed[0]}")
+    result = {"devices": devices, "engines": engines, "warmup_ms": [round(w[0]) for w in warm], "depths": []}
+    for depth in args.depths:
+        r = run_depth(server.url, depth, args, 1000 * depth)
+        print(f"--devices {devices}, depth {depth}: {r['images_per_s']} images/s, p50 {r['p50_ms']} ms, "
+              f"p90 {r['p90_ms']} ms, {r['errors']} errors", flush=True)
+        result["depths"].append(r)
+    return result
 
 
 def device_name(sdgen):
@@ -224,6 +288,8 @@ def summary(configs, args):
         s[f"images_per_s_{key}"] = by_depth[max(by_depth)]["images_per_s"]
         s[f"p50_ms_{key}"] = by_depth[min(by_depth)]["p50_ms"]
         s[f"devices_{key}"] = c["devices"]
+        s[f"process_device_peak_mib_{key}"] = c.get("process_device_peak_mib", {})
+        s[f"nvidia_smi_peak_mib_{key}"] = c.get("nvidia_smi_peak_mib", {})
     s["requests"] = args.requests
     s["errors"] = sum(d["errors"] for c in configs for d in c["depths"])
     return s

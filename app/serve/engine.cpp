@@ -79,7 +79,9 @@ void Engine::logModelCache(const std::shared_ptr<Job>& job) {
                          {"evicted", report->evicted},
                          {"cached", report->cached},
                          {"cached_mib", mib(report->cachedBytes)},
-                         {"budget_mib", mib(report->budgetBytes)}};
+                         {"budget_mib", mib(report->budgetBytes)},
+                         {"device_peak_mib", mib(report->devicePeakBytes)},
+                         {"blocks_peak_mib", mib(report->blocksPeakBytes)}};
   log_.event(line);
   if (job) job->setModelCache(report->hit);
 }

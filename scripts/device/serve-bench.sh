@@ -6,7 +6,8 @@
 # ~1 min included).
 #   run: bash scripts/device/serve-bench.sh [serve_bench.py options]
 #        -> $OUT/h100-serve-bench.json, $OUT/serve-bench.log, $OUT/serve-*.log (the servers' request logs)
-# Issue 27 (two GPUs): SERVE_BENCH_NAME=h200x2-serve-bench bash scripts/device/serve-bench.sh --devices-list "0;0,1"
+# Issue 27 (two GPUs, nvidia-h200-x2): SERVE_BENCH_NAME=h200x2-serve bash scripts/device/serve-bench.sh --devices-list "0;0,1"
+# (scripts/device/sessions/s13-a.sh: the same with 20 requests at depths 1 and 8, ~2.5 min of the call)
 set -uo pipefail
 source scripts/device/python-env.sh; source scripts/device/vulkan-env.sh
 out=${OUT:-/tmp/serve-bench-out}

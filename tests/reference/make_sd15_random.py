@@ -81,7 +81,8 @@ def build(spec):
     return pipe
 
 
-def save(pipe, model_dir):
+def save(pipe, model_dir, ldm=True):
+    """The fp16 diffusers folder and, unless ldm is False, the same weights as one LDM single file."""
     folder = model_dir / "sd15-random"
     mods = [pipe.text_encoder, pipe.unet, pipe.vae]
     for m in mods:
@@ -91,6 +92,8 @@ def save(pipe, model_dir):
         m.float()
     mf.fix_text_encoder_names(folder)
     mf.fix_tokenizer_folder(folder, "sd1")
+    if not ldm:
+        return folder, None
     report = mf.write_ldm_from_folder(folder, model_dir / "sd15-random-ldm.safetensors", "clip", 0, "sd15")
     return folder, report
 

@@ -38,6 +38,13 @@ class ServeBench(unittest.TestCase):
                 self.assertGreaterEqual(d["p90_ms"], d["p50_ms"])
         self.assertEqual(r["images_per_s_1gpu"], r["configs"][0]["depths"][1]["images_per_s"])
         self.assertEqual(r["p50_ms_2gpu"], r["configs"][1]["depths"][0]["p50_ms"])
+        # Device memory per engine from the server's log (lavapipe has no VK_EXT_memory_budget: its figure is 0,
+        # sdgen's own blocks are not) and nvidia-smi's per GPU (none here).
+        self.assertEqual(sorted(r["process_device_peak_mib_2gpu"]), ["0", "1"])
+        for key in ("1gpu", "2gpu"):
+            for engine in r[f"process_device_peak_mib_{key}"].values():
+                self.assertGreater(engine["blocks_peak_mib"], 0)
+            self.assertEqual(r[f"nvidia_smi_peak_mib_{key}"], {})
         # The two-engine server: its request log says both engines served.
         with open(os.path.join(WORKDIR, "serve-0-0.log")) as f:
             lines = [json.loads(l) for l in f if l.startswith("{")]
