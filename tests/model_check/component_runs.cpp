@@ -1,7 +1,10 @@
 #include "tests/model_check/component_runs.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <optional>
+#include <span>
 
 #include "engine/tensor_io.h"
 #include "graph/executor.h"
@@ -45,9 +48,49 @@ ComponentOutput runTextEncoder(Context& ctx, const models::ModelFiles& m, DType 
   return {downloadFloats(ctx, outMem, size_t(batch * seq * d), DType::F32), {}};
 }
 
+SdxlTextOutputs runSdxlTextEncoders(Context& ctx, const models::ModelFiles& m, DType dtype,
+                                    const std::vector<float>& ids, const std::vector<float>& ids2, int64_t batch,
+                                    int64_t seq) {
+  nn::ParameterStore params(ctx, dtype);
+  networks::ClipTextEncoder text1(params, m.textEncoderConfig, *m.textEncoderWeights);
+  networks::ClipTextEncoder text2(params, m.textEncoder2Config, *m.textEncoder2Weights, true);
+  SdxlTextOutputs r;
+  for (int k : {1, 2}) {
+    const networks::ClipTextEncoder& enc = k == 1 ? text1 : text2;
+    const std::vector<int32_t> idData(k == 1 ? ids.begin() : ids2.begin(), k == 1 ? ids.end() : ids2.end());
+    Allocation idMem = ctx.allocate(idData.size() * 4, "token ids");
+    ctx.upload(idMem, 0, {reinterpret_cast<const uint8_t*>(idData.data()), idData.size() * 4});
+    const int64_t d = enc.config().hiddenSize;
+    graph::Graph g;
+    graph::TensorId hidden = g.output("penultimate", {batch, seq, d}, DType::F32);
+    graph::TensorId last = g.output("last", {batch, seq, d}, DType::F32);
+    nn::Builder b(g, dtype, nullptr);
+    b.store(enc.hiddenState(b, graph::indexView(idMem, {batch, seq}), enc.config().numHiddenLayers - 1, last),
+            {"penultimate", hidden});
+    Allocation hiddenMem = ctx.allocate(uint64_t(batch * seq * d) * 4, "penultimate");
+    Allocation lastMem = ctx.allocate(uint64_t(batch * seq * d) * 4, "last");
+    graph::CompiledGraph cg(ctx, g,
+                            {{hidden, graph::view(hiddenMem, DType::F32, {batch, seq, d})},
+                             {last, graph::view(lastMem, DType::F32, {batch, seq, d})}});
+    cg.run();
+    (k == 1 ? r.penultimate : r.penultimate2) = downloadFloats(ctx, hiddenMem, size_t(batch * seq * d), DType::F32);
+    if (k == 2) {
+      r.last2 = downloadFloats(ctx, lastMem, size_t(batch * seq * d), DType::F32);
+      for (int64_t i = 0; i < batch; ++i) {
+        const std::vector<float> p =
+            text2.pooledProjection(std::span<const float>(r.last2).subspan(size_t(i * seq * d), size_t(seq * d)),
+                                   std::span<const int32_t>(idData).subspan(size_t(i * seq), size_t(seq)));
+        r.textEmbeds2.insert(r.textEmbeds2.end(), p.begin(), p.end());
+      }
+    }
+  }
+  return r;
+}
+
 ComponentOutput runUNet(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& sample,
                         const std::vector<int64_t>& s, const std::vector<float>& context,
-                        const std::vector<int64_t>& contextShape, float timestep, int repetitions) {
+                        const std::vector<int64_t>& contextShape, float timestep, int repetitions,
+                        const AddedConditioning* added) {
   ComponentOutput result;
   ctx.memory().pool(MemoryKind::Device).resetPeak();
   const uint64_t before = deviceBytesInUse(ctx);
@@ -62,13 +105,35 @@ ComponentOutput runUNet(Context& ctx, const models::ModelFiles& m, DType dtype, 
   graph::TensorId out = g.output("noise", {n, h, w, c}, DType::F32);
   nn::Builder b(g, dtype, &scratch);
   graph::Value t{{n, 1}, {}, [n](const graph::Resolver&) { return graph::broadcast(graph::uniform(0), {n, 1}); }, 0};
-  unet.build(b, g.read(in), t, g.read(ctxT), out);
+  // SDXL: add_embedding's input rows, made on the host as the pipeline makes them.
+  const int64_t width = m.unetConfig.projectionClassEmbeddingsInputDim;
+  std::vector<float> rows;
+  std::optional<graph::TensorId> addT;
+  std::optional<graph::Value> addValue;
+  if (added) {
+    const size_t p = added->textEmbeds.size() / size_t(n);
+    for (int64_t i = 0; i < n; ++i) {
+      std::array<float, 6> ids;
+      std::copy_n(added->timeIds.begin() + i * 6, 6, ids.begin());
+      const std::vector<float> row =
+          unet.addedConditioningInput(std::span<const float>(added->textEmbeds).subspan(size_t(i) * p, p), ids);
+      rows.insert(rows.end(), row.begin(), row.end());
+    }
+    addT = g.input("added conditioning", {n, width}, DType::F32);
+    addValue = g.read(*addT);
+  }
+  unet.build(b, g.read(in), t, g.read(ctxT), out, nullptr, addValue ? &*addValue : nullptr);
   Allocation inMem = uploadFloats(ctx, test::nchwToNhwc(sample, s), DType::F32, "unet sample");
   Allocation ctxMem = uploadFloats(ctx, context, DType::F32, "unet context");
   Allocation outMem = ctx.allocate(sample.size() * 4, "unet noise prediction");
-  const std::map<graph::TensorId, graph::TensorView> bindings{{in, graph::view(inMem, DType::F32, {n, h, w, c})},
-                                                               {ctxT, graph::view(ctxMem, DType::F32, contextShape)},
-                                                               {out, graph::view(outMem, DType::F32, {n, h, w, c})}};
+  std::map<graph::TensorId, graph::TensorView> bindings{{in, graph::view(inMem, DType::F32, {n, h, w, c})},
+                                                         {ctxT, graph::view(ctxMem, DType::F32, contextShape)},
+                                                         {out, graph::view(outMem, DType::F32, {n, h, w, c})}};
+  Allocation addMem;
+  if (added) {
+    addMem = uploadFloats(ctx, rows, DType::F32, "unet added conditioning");
+    bindings.emplace(*addT, graph::view(addMem, DType::F32, {n, width}));
+  }
   graph::CompiledGraph cg(ctx, g, bindings);
   cg.setUniform(0, timestep);
   cg.run();

@@ -27,11 +27,26 @@ struct ComponentOutput {
 // ids [N, S] -> last_hidden_state [N, S, D] (final layer norm applied).
 ComponentOutput runTextEncoder(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& ids,
                                int64_t batch, int64_t seq);
+
+// SDXL's two text encoders on their token ids [N, S]: hidden_states[-2] of each (what SDXL conditions on), the
+// second's last_hidden_state and its pooled projection (text_embeds [N, P]).
+struct SdxlTextOutputs {
+  std::vector<float> penultimate, penultimate2, last2, textEmbeds2;
+};
+SdxlTextOutputs runSdxlTextEncoders(Context& ctx, const models::ModelFiles& m, DType dtype,
+                                    const std::vector<float>& ids, const std::vector<float>& ids2, int64_t batch,
+                                    int64_t seq);
+
+// SDXL's added conditioning of a UNet step: text_embeds [B, P] and time_ids [B, 6] per sample.
+struct AddedConditioning {
+  std::vector<float> textEmbeds, timeIds;
+};
 // sample [B, C, H, W], context [B, S, D], one timestep -> noise prediction [B, C, H, W]; then `repetitions`
 // timed replays of the same recorded step.
 ComponentOutput runUNet(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& sample,
                         const std::vector<int64_t>& sampleShape, const std::vector<float>& context,
-                        const std::vector<int64_t>& contextShape, float timestep, int repetitions);
+                        const std::vector<int64_t>& contextShape, float timestep, int repetitions,
+                        const AddedConditioning* added = nullptr);
 // latents [1, C, h, w] as given to vae.decode -> image [1, 3, H, W].
 ComponentOutput runVaeDecoder(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& latents,
                               const std::vector<int64_t>& latentShape);

@@ -2,7 +2,9 @@
 // compares its text encoder, UNet and VAE decoder with reference outputs written by
 // tests/reference/make_sd15_random.py (diffusers/transformers on the same weights), in fp32 and fp16; it also
 // times the replayed UNet step and reports its launches and peak device memory. Exit status 1 when a component
-// is outside its tolerance.
+// is outside its tolerance. SDXL references (tests/reference/make_sdxl_random.py: they hold text_encoder_2.*)
+// check both text encoders' hidden_states[-2] and the pooled projection, the UNet with its text_time added
+// conditioning, and the VAE decoder in fp32 where its config says force_upcast (as the pipeline runs it).
 //
 //   sdgen_model_check --refs DIR/sd15_random --model PATH [--model PATH ...] [--config DIR]
 //                     [--precision fp32|fp16|both] [--repetitions N] [--json FILE]
@@ -12,7 +14,9 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/context.h"
@@ -83,12 +87,14 @@ int run(const Options& o) {
   auto ref32 = models::SafetensorsFile::open(o.refs + ".fp32.safetensors");
   auto ref16 = models::SafetensorsFile::open(o.refs + ".fp16.safetensors");
   auto t = [](const models::SafetensorsFile& f, const char* n) { return test::fixtureTensor(f, n); };
-  test::FixtureTensor ids = t(ref32, "text_encoder.ids"), hidden = t(ref32, "text_encoder.last_hidden_state");
+  const bool sdxl = ref32.find("text_encoder_2.ids") != nullptr;
+  test::FixtureTensor ids = t(ref32, "text_encoder.ids");
   test::FixtureTensor sample = t(ref32, "unet.sample"), context = t(ref32, "unet.context");
   test::FixtureTensor pred = t(ref32, "unet.noise_pred"), latents = t(ref32, "vae.latents");
   test::FixtureTensor decoded = t(ref32, "vae.decoded");
-  const std::vector<float> hidden16 = t(ref16, "text_encoder.last_hidden_state").values;
   const std::vector<float> pred16 = t(ref16, "unet.noise_pred").values, decoded16 = t(ref16, "vae.decoded").values;
+  std::optional<AddedConditioning> added;
+  if (sdxl) added = AddedConditioning{t(ref32, "unet.text_embeds").values, t(ref32, "unet.time_ids").values};
   nlohmann::json meta = nlohmann::json::parse(std::ifstream(o.refs + ".json"));
   const float timestep = meta.at("timestep").get<float>();
 
@@ -113,10 +119,22 @@ int run(const Options& o) {
                               {"rel_err_vs_fp32", err}, {"rel_err_vs_fp16", err16}, {"limit", tolerance(dt)},
                               {"pass", pass}};
       };
-      auto te = runTextEncoder(ctx, m, dt, ids.values, ids.shape[0], ids.shape[1]);
-      report["results"].push_back(check("text_encoder", te.values, hidden.values, hidden16));
+      if (sdxl) {
+        const SdxlTextOutputs te = runSdxlTextEncoders(ctx, m, dt, ids.values, t(ref32, "text_encoder_2.ids").values,
+                                                       ids.shape[0], ids.shape[1]);
+        for (const auto& [component, got, key] :
+             {std::tuple{"text_encoder", &te.penultimate, "text_encoder.penultimate"},
+              std::tuple{"text_encoder_2", &te.penultimate2, "text_encoder_2.penultimate"},
+              std::tuple{"text_encoder_2 last", &te.last2, "text_encoder_2.last_hidden_state"},
+              std::tuple{"text_embeds", &te.textEmbeds2, "text_encoder_2.text_embeds"}})
+          report["results"].push_back(check(component, *got, t(ref32, key).values, t(ref16, key).values));
+      } else {
+        auto te = runTextEncoder(ctx, m, dt, ids.values, ids.shape[0], ids.shape[1]);
+        report["results"].push_back(check("text_encoder", te.values, t(ref32, "text_encoder.last_hidden_state").values,
+                                          t(ref16, "text_encoder.last_hidden_state").values));
+      }
       auto un = runUNet(ctx, m, dt, sample.values, sample.shape, context.values, context.shape, timestep,
-                        o.repetitions);
+                        o.repetitions, added ? &*added : nullptr);
       nlohmann::json r = check("unet", un.values, pred.values, pred16);
       const StepCost& c = un.cost;
       std::printf("  %-5s unet step     batch %lld: %zu launches, median %.3f ms (p10 %.3f, p90 %.3f, %d runs), "
@@ -127,7 +145,9 @@ int run(const Options& o) {
                    {"repetitions", c.repetitions}, {"gpu_sum_ms", c.gpuMs}, {"weight_bytes", c.weightBytes},
                    {"peak_device_bytes", c.peakDeviceBytes}};
       report["results"].push_back(r);
-      auto vae = runVaeDecoder(ctx, m, dt, latents.values, latents.shape);
+      // A force_upcast VAE (SDXL's) decodes in fp32 in fp16 pipelines too (TextToImage does the same).
+      const DType vaeDtype = sdxl && m.vaeConfig.forceUpcast ? DType::F32 : dt;
+      auto vae = runVaeDecoder(ctx, m, vaeDtype, latents.values, latents.shape);
       report["results"].push_back(check("vae_decoder", vae.values, decoded.values, decoded16));
       if (ref32.find("vae.image")) {  // references written before the encoder check have none
         test::FixtureTensor image = t(ref32, "vae.image");
