@@ -12,6 +12,7 @@
 #include "app/image_decode.h"
 #include "app/memory_report.h"
 #include "app/png_writer.h"
+#include "app/load_progress.h"
 #include "app/progress.h"
 #include "engine/context.h"
 #include "engine/error.h"
@@ -70,6 +71,8 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
                  dtypeName(load.precision));
   }
 
+  LoadProgressPrinter loadProgress(err, ProgressReporter::stderrIsTerminal());  // loads over a second
+  load.progress = loadProgress.callback();
   pipeline::TextToImage textToImage(ctx, load);
   if (options.micro != pipeline::SdxlMicroConditioning{} && !textToImage.isSdxlModel())
     std::fputs("warning: --original-size, --crop and --target-size condition SDXL models only; this model ignores them\n",

@@ -66,8 +66,8 @@ namespace {
 // What a loaded model holds on the device: its share of the cache budget.
 uint64_t deviceBytes(const pipeline::TextToImage& model) {
   const pipeline::MemoryReport r = model.memoryReport();
-  uint64_t bytes = r.convScratchBytes;
-  for (const auto& c : r.components) bytes += c.weightBytes + c.arenaBytes;
+  uint64_t bytes = r.convScratchBytes + r.sharedArenaBytes;
+  for (const auto& c : r.components) bytes += c.weightBytes + c.bufferBytes;
   return bytes;
 }
 // A model loaded with TAESD weights is another cache entry than the same model without (or with others).
@@ -89,6 +89,10 @@ pipeline::TextToImage& GenerationWorker::model(const GenerationJob& job, ModelCa
     options.loras = job.loras;  // merged while the weights stream in
     options.loraDir = job.loraDir;
     options.taesdPath = job.taesdPath;
+    options.progress = [this](const pipeline::LoadProgress& p) {  // the GUI's status line names the component
+      std::lock_guard lock(mutex_);
+      progress_.phase = p.done ? "loading model" : "loading model: " + p.component;
+    };
     return std::make_unique<pipeline::TextToImage>(ctx_, options);
   };
   ModelCache<pipeline::TextToImage>::Acquired got;

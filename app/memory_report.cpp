@@ -8,19 +8,24 @@ std::string formatMemoryReport(const pipeline::MemoryReport& r) {
   auto mib = [](uint64_t b) { return double(b) / (1 << 20); };
   char buf[200];
   std::string s = "memory (MiB):\n";
-  uint64_t weights = 0, arenas = 0;
+  uint64_t weights = 0, buffers = 0;
   for (const pipeline::ComponentMemory& c : r.components) {
-    std::snprintf(buf, sizeof buf, "  %-15s weights %9.1f   arena %8.1f   loaded in %.1f ms\n", c.name.c_str(),
-                  mib(c.weightBytes), mib(c.arenaBytes), c.loadMs);
+    std::snprintf(buf, sizeof buf, "  %-15s weights %9.1f   planned arena %8.1f   buffers %6.1f   loaded in %.1f ms\n",
+                  c.name.c_str(), mib(c.weightBytes), mib(c.arenaBytes), mib(c.bufferBytes), c.loadMs);
     s += buf;
     weights += c.weightBytes;
-    arenas += c.arenaBytes;
+    buffers += c.bufferBytes;
   }
-  std::snprintf(buf, sizeof buf, "  %-15s weights %9.1f   arena %8.1f   conv scratch %.1f\n", "total", mib(weights),
-                mib(arenas), mib(r.convScratchBytes));
+  // The planned arenas share one allocation (the largest plan): its size, not their sum, is what is held.
+  std::snprintf(buf, sizeof buf, "  %-15s weights %9.1f   shared arena  %8.1f   buffers %6.1f   conv scratch %.1f\n",
+                "total", mib(weights), mib(r.sharedArenaBytes), mib(buffers), mib(r.convScratchBytes));
   s += buf;
-  std::snprintf(buf, sizeof buf, "  weight stream   %.1f MiB in %llu batches, %.1f ms (reading files %.1f ms)\n",
-                mib(r.streamedBytes), static_cast<unsigned long long>(r.streamBatches), r.streamMs, r.streamReadMs);
+  std::snprintf(buf, sizeof buf,
+                "  weight stream   %.1f MiB in %llu batches, %llu tensors packed in place by the host, %.1f ms "
+                "(reading files%s %.1f ms)\n",
+                mib(r.streamedBytes), static_cast<unsigned long long>(r.streamBatches),
+                static_cast<unsigned long long>(r.streamHostTensors), r.streamMs,
+                r.streamHostTensors ? " and packing" : "", r.streamReadMs);
   s += buf;
   if (r.peakProcessBytes > 0)
     std::snprintf(buf, sizeof buf, "  peak            %.1f (process, VK_EXT_memory_budget); sdgen's blocks %.1f\n",

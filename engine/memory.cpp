@@ -98,6 +98,10 @@ MemoryPool::MemoryPool(Device& device, MemoryKind kind, uint64_t blockSize)
   VkPhysicalDeviceMemoryProperties props;
   vkGetPhysicalDeviceMemoryProperties(device.physical(), &props);
   heap_ = props.memoryTypes[memoryType_].heapIndex;
+  // Device memory the host can see without flushes (a CPU device such as lavapipe, where every type is host
+  // visible; some integrated GPUs) is mapped too, so that loads write weights straight into it.
+  const VkMemoryPropertyFlags coherent = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  mapped_ = kind != MemoryKind::Device || (props.memoryTypes[memoryType_].propertyFlags & coherent) == coherent;
 }
 
 MemoryPool::~MemoryPool() {
@@ -156,7 +160,7 @@ MemoryBlock* MemoryPool::createBlock(uint64_t size, const std::string& what) {
   VkBufferDeviceAddressInfo addrInfo{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
   addrInfo.buffer = block->buffer;
   block->address = vkGetBufferDeviceAddress(device_.handle(), &addrInfo);
-  if (kind_ != MemoryKind::Device) {
+  if (mapped_) {
     void* p = nullptr;
     vkCheck(vkMapMemory(device_.handle(), block->memory, 0, VK_WHOLE_SIZE, 0, &p), "vkMapMemory");
     block->mapped = static_cast<uint8_t*>(p);

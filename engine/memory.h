@@ -87,6 +87,9 @@ class MemoryPool {
   // Reads the heap's usage now (VK_EXT_memory_budget) into peakHeapUsage; returns it (0 without the extension).
   uint64_t sampleHeapUsage();
   MemoryKind kind() const { return kind_; }
+  // Whether this pool's blocks are mapped (Allocation::mapped() is set): every host kind, and Device memory where
+  // its type is host visible and coherent (CPU devices, some integrated GPUs).
+  bool hostMapped() const { return mapped_; }
 
  private:
   friend class Allocation;
@@ -99,6 +102,7 @@ class MemoryPool {
   uint64_t blockSize_;
   uint32_t memoryType_ = 0;
   uint32_t heap_ = 0;
+  bool mapped_ = false;
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<MemoryBlock>> blocks_;
   MemoryStats stats_;

@@ -82,7 +82,7 @@ class CompiledGraph::ArenaResolver : public Resolver {
 };
 
 CompiledGraph::CompiledGraph(Context& ctx, const Graph& graph, const std::map<TensorId, TensorView>& bindings,
-                             bool timestamps)
+                             bool timestamps, SharedArena* shared)
     : ctx_(ctx), seq_(ctx, {.timestamps = timestamps}) {
   const auto& tensors = graph.tensors();
   for (size_t t = 0; t < tensors.size(); ++t) {
@@ -100,9 +100,15 @@ CompiledGraph::CompiledGraph(Context& ctx, const Graph& graph, const std::map<Te
   plan_ = planIntermediates(graph, order_, &ids);
   std::map<TensorId, uint64_t> offsets;
   for (size_t i = 0; i < ids.size(); ++i) offsets[ids[i]] = plan_.offsets[i];
-  if (plan_.peakBytes) arena_ = ctx.allocate(plan_.peakBytes, "graph intermediates arena");
+  VkDeviceAddress base = 0;
+  if (plan_.peakBytes && shared) {
+    base = shared->acquire(plan_.peakBytes).address();
+  } else if (plan_.peakBytes) {
+    arena_ = ctx.allocate(plan_.peakBytes, "graph intermediates arena");
+    base = arena_.address();
+  }
 
-  ArenaResolver resolver(graph, bindings, plan_.peakBytes ? arena_.address() : 0, offsets);
+  ArenaResolver resolver(graph, bindings, base, offsets);
   NodeRecorder recorder{ctx, seq_, resolver};
   for (int i : order_) {
     const size_t first = seq_.commandCount();

@@ -5,6 +5,7 @@
 
 #include "graph/graph.h"
 #include "graph/memory_planner.h"
+#include "graph/shared_arena.h"
 
 namespace sdgen::graph {
 
@@ -18,9 +19,10 @@ class CompiledGraph {
  public:
   // `bindings` gives the device view of every input and output tensor. Records the graph; its kernels compile
   // in the background until finishRecording() (or the first run) waits for them, so that graphs recorded
-  // one after the other compile together.
+  // one after the other compile together. The intermediates live in an arena of the graph's own, or in `shared`
+  // (graph/shared_arena.h: graphs that never run at the same time), which must outlive this graph.
   CompiledGraph(Context& ctx, const Graph& graph, const std::map<TensorId, TensorView>& bindings,
-                bool timestamps = false);
+                bool timestamps = false, SharedArena* shared = nullptr);
 
   // Waits for the graph's kernels and writes its command buffer (throws a compile error); idempotent.
   void finishRecording() { seq_.end(); }
@@ -33,6 +35,8 @@ class CompiledGraph {
 
   size_t launches() const { return seq_.dispatchCount(); }
   const MemoryPlan& memoryPlan() const { return plan_; }
+  // The arena this graph allocated for itself (0 where its intermediates are in a SharedArena, or it has none).
+  uint64_t ownArenaBytes() const { return arena_ ? arena_.size() : 0; }
   const std::vector<int>& order() const { return order_; }
   // One span per node, in execution order (the order of timings()).
   const std::vector<NodeSpan>& nodeSpans() const { return spans_; }

@@ -1,5 +1,8 @@
 #include "ops/conv2d_winograd_math.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "engine/error.h"
 
 namespace sdgen::ops::winograd {
@@ -55,11 +58,24 @@ std::vector<float> packFilters(std::span<const float> weights, int cout, int cin
     throw Error("winograd filter transform: expected " + std::to_string(size_t(cout) * cin * 9) +
                 " weights [Cout, Cin, 3, 3], got " + std::to_string(weights.size()));
   std::vector<float> u(size_t(36) * cin * cout);
-  for (int co = 0; co < cout; ++co)
-    for (int ci = 0; ci < cin; ++ci) {
-      auto t = filterTransform(std::span<const float, 9>(weights.data() + (size_t(co) * cin + ci) * 9, 9));
-      for (int e = 0; e < 36; ++e) u[(size_t(e) * cin + ci) * cout + co] = static_cast<float>(t[e]);
-    }
+  // Input channels split over threads (each element is computed the same way whatever the split, so the bytes do
+  // not depend on it); within a thread co runs innermost, so the 36 rows u[e][ci][*] are written in order rather
+  // than with a stride of Cout.
+  auto transformRange = [&](int ciBegin, int ciEnd) {
+    for (int ci = ciBegin; ci < ciEnd; ++ci)
+      for (int co = 0; co < cout; ++co) {
+        auto t = filterTransform(std::span<const float, 9>(weights.data() + (size_t(co) * cin + ci) * 9, 9));
+        for (int e = 0; e < 36; ++e) u[(size_t(e) * cin + ci) * cout + co] = static_cast<float>(t[e]);
+      }
+  };
+  const size_t filters = size_t(cin) * cout;
+  const int threads = int(std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 8, size_t(cin),
+                                            filters / 16384 + 1}));
+  std::vector<std::thread> pool;
+  for (int k = 1; k < threads; ++k)
+    pool.emplace_back(transformRange, int(int64_t(cin) * k / threads), int(int64_t(cin) * (k + 1) / threads));
+  transformRange(0, int(int64_t(cin) / threads));
+  for (std::thread& t : pool) t.join();
   return u;
 }
 

@@ -1,6 +1,8 @@
 #include "ops/weight_pack.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 
 #include "engine/error.h"
 #include "engine/param_block.h"
@@ -74,28 +76,51 @@ PackLayout PackLayout::copy(int64_t count) {
   return l;
 }
 
-void packWeights(Context& ctx, CommandSequence& seq, const RawTensorView& src, const Allocation& dst, DType storage,
-                 const PackLayout& l, const std::string& what) {
-  if (l.rows == 0 || l.cin == 0 || l.taps == 0 || l.width == 0) return;  // nothing to pack
+namespace {
+// The checks shared by both packings; returns the bytes of the destination the layout writes (from its start).
+uint64_t checkPack(const PackLayout& l, uint64_t srcBytesAvailable, RawDType srcType, uint64_t dstSize, DType storage,
+                   const std::string& what) {
   if (l.width < l.rows || uint64_t(l.colOffset) + l.width > l.rowStride)
     throw Error(what + ": packing layout of " + std::to_string(l.width) + " columns from " +
                 std::to_string(l.colOffset) + " (" + std::to_string(l.rows) + " rows) does not fit rows of " +
                 std::to_string(l.rowStride));
-  if (src.address % 4 != 0) throw Error(what + ": raw source address is not 4-byte aligned");
-  const uint64_t srcBytes = l.sourceElements() * rawDTypeSize(src.dtype);
-  if (srcBytes > src.bytes)
-    throw Error(what + ": packing reads " + std::to_string(srcBytes) + " bytes of " + rawDTypeName(src.dtype) +
-                " but the raw tensor has " + std::to_string(src.bytes));
+  const uint64_t srcBytes = l.sourceElements() * rawDTypeSize(srcType);
+  if (srcBytes > srcBytesAvailable)
+    throw Error(what + ": packing reads " + std::to_string(srcBytes) + " bytes of " + rawDTypeName(srcType) +
+                " but the raw tensor has " + std::to_string(srcBytesAvailable));
   const uint64_t rowsOut = uint64_t(l.cin) * l.taps;
   const uint64_t dstBytes = ((rowsOut - 1) * l.rowStride + l.colOffset + l.width) * dtypeSize(storage);
-  if (dstBytes > dst.size())
+  if (dstBytes > dstSize)
     throw Error(what + ": packing writes " + std::to_string(dstBytes) + " bytes into an allocation of " +
-                std::to_string(dst.size()));
+                std::to_string(dstSize));
   const uint64_t total = rowsOut * l.width;
   if (total >= (uint64_t(1) << 31) || rowsOut * l.rowStride >= (uint64_t(1) << 31) ||
       l.sourceElements() >= (uint64_t(1) << 31))
     throw Error(what + ": " + std::to_string(total) + " elements exceed the packing kernel's 31-bit indexing");
+  return dstBytes;
+}
 
+// Element i of a raw tensor as fp32 bits: the kernel's loadAsFloatBits (halfToFloat is engine/dtype.cpp's, which
+// the kernel mirrors bit for bit).
+uint32_t rawFloatBits(const uint8_t* src, RawDType t, uint64_t i) {
+  if (t == RawDType::F32) {
+    uint32_t bits;
+    std::memcpy(&bits, src + i * 4, 4);
+    return bits;
+  }
+  uint16_t h;
+  std::memcpy(&h, src + i * 2, 2);
+  return t == RawDType::BF16 ? uint32_t(h) << 16 : std::bit_cast<uint32_t>(halfToFloat(h));
+}
+}  // namespace
+
+void packWeights(Context& ctx, CommandSequence& seq, const RawTensorView& src, const Allocation& dst, DType storage,
+                 const PackLayout& l, const std::string& what) {
+  if (l.rows == 0 || l.cin == 0 || l.taps == 0 || l.width == 0) return;  // nothing to pack
+  if (src.address % 4 != 0) throw Error(what + ": raw source address is not 4-byte aligned");
+  const uint64_t dstBytes = checkPack(l, src.bytes, src.dtype, dst.size(), storage, what);
+  const uint64_t srcBytes = l.sourceElements() * rawDTypeSize(src.dtype);
+  const uint64_t total = uint64_t(l.cin) * l.taps * l.width;
   const uint32_t groups = static_cast<uint32_t>(std::min<uint64_t>(kMaxGroups, (total + kThreads - 1) / kThreads));
   ParamBlock p;
   p.address(src.address).address(dst.address()).u32(static_cast<uint32_t>(src.dtype));
@@ -105,6 +130,29 @@ void packWeights(Context& ctx, CommandSequence& seq, const RawTensorView& src, c
   const uint64_t firstByte = uint64_t(l.colOffset) * dtypeSize(storage);  // parts of a fused layer don't overlap
   const MemRange writes[] = {range(dst, firstByte, dstBytes - firstByte)};
   seq.dispatch(packKernel(ctx, storage), {groups, 1, 1}, p, reads, writes, "pack " + what);
+}
+
+void packWeightsOnHost(std::span<const uint8_t> src, RawDType srcType, std::span<uint8_t> dst, DType storage,
+                       const PackLayout& l, const std::string& what) {
+  if (l.rows == 0 || l.cin == 0 || l.taps == 0 || l.width == 0) return;
+  checkPack(l, src.size(), srcType, dst.size(), storage, what);
+  const uint64_t rowsOut = uint64_t(l.cin) * l.taps, rowStep = uint64_t(l.cin) * l.taps;
+  // Destination order (rows of `width` consecutive elements): sequential writes, which write-combined
+  // host-visible device memory needs; the reads stride through the source.
+  for (uint64_t kRow = 0; kRow < rowsOut; ++kRow) {
+    const uint64_t tap = kRow / l.cin, ci = kRow - tap * l.cin;
+    const uint64_t first = ci * l.taps + tap, o = kRow * l.rowStride + l.colOffset;
+    if (storage == DType::F16) {
+      uint16_t* out = reinterpret_cast<uint16_t*>(dst.data()) + o;
+      for (uint64_t r = 0; r < l.width; ++r)
+        out[r] = r < l.rows ? floatToHalf(std::bit_cast<float>(rawFloatBits(src.data(), srcType, first + r * rowStep)))
+                            : uint16_t(0);
+    } else {
+      uint32_t* out = reinterpret_cast<uint32_t*>(dst.data()) + o;
+      for (uint64_t r = 0; r < l.width; ++r)
+        out[r] = r < l.rows ? rawFloatBits(src.data(), srcType, first + r * rowStep) : 0u;
+    }
+  }
 }
 
 }  // namespace sdgen::ops

@@ -5,6 +5,7 @@
 // tests/ops/weight_pack_test.cpp compares the two. The raw tensor is uploaded once; nothing is converted on the
 // host.
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "engine/command_sequence.h"
@@ -52,5 +53,12 @@ struct PackLayout {
 // sdgen::Error naming `what` when sizes disagree or a range is out of bounds.
 void packWeights(Context& ctx, CommandSequence& seq, const RawTensorView& src, const Allocation& dst, DType storage,
                  const PackLayout& layout, const std::string& what);
+
+// The same packing on the host, bit for bit (the kernel's integer conversions are engine/dtype.cpp's): `src` holds
+// the raw elements, `dst` the destination from its start (host memory, or mapped host-visible device memory: the
+// weight stream writes there directly on devices whose memory the host sees, such as lavapipe). Writes only the
+// elements the layout addresses, in destination order. The same errors as packWeights.
+void packWeightsOnHost(std::span<const uint8_t> src, RawDType srcType, std::span<uint8_t> dst, DType storage,
+                       const PackLayout& layout, const std::string& what);
 
 }  // namespace sdgen::ops

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <span>
 #include <thread>
 
 #include "engine/command_sequence.h"
@@ -35,6 +37,11 @@ ops::RawDType toRaw(models::TensorDType t) {
 }
 
 }  // namespace
+
+WeightStream::WeightStream(Context& ctx) : ctx_(ctx) {
+  const char* env = std::getenv("SDGEN_HOST_PACKING");
+  hostPacking_ = !(env && std::string(env) == "0");
+}
 
 ops::RawDType WeightStream::Job::dtype() const { return raw.file ? toRaw(raw.dtype) : ops::RawDType::F32; }
 
@@ -101,9 +108,46 @@ struct WeightStream::Batch {
   std::unique_ptr<CommandSequence> seq;
 };
 
+// Runs work(a, b) over jobs [first, last) split into contiguous groups of about equal bytes, one thread each (this
+// one takes the last); rethrows the first failure in job order once every thread has finished.
+template <typename Work>
+static void forJobGroups(const std::vector<uint64_t>& bytes, size_t first, size_t last, Work work) {
+  uint64_t total = 0;
+  for (size_t i = first; i < last; ++i) total += bytes[i];
+  const unsigned threads = std::max(1u, std::min({kMaxReadThreads, std::thread::hardware_concurrency(),
+                                                  static_cast<unsigned>(total / (4ull << 20) + 1)}));
+  std::vector<size_t> cuts = {first};
+  uint64_t acc = 0;
+  for (size_t i = first; i < last && cuts.size() < threads; ++i) {
+    acc += bytes[i];
+    if (acc >= total * cuts.size() / threads) cuts.push_back(i + 1);
+  }
+  cuts.push_back(last);
+  std::vector<std::exception_ptr> errors(cuts.size() - 1);
+  std::vector<std::thread> pool;
+  for (size_t g = 0; g + 1 < cuts.size(); ++g) {
+    auto run = [&, g] {
+      try {
+        work(cuts[g], cuts[g + 1]);
+      } catch (...) {
+        errors[g] = std::current_exception();
+      }
+    };
+    if (g + 2 == cuts.size())
+      run();
+    else
+      pool.emplace_back(run);
+  }
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors)  // the first failing tensor in load order
+    if (e) std::rethrow_exception(e);
+}
+
 void WeightStream::readBatch(std::vector<Job>& jobs, size_t first, size_t last, const std::vector<uint64_t>& offsets,
                              uint8_t* staging) {
-  auto readRange = [&](size_t a, size_t b) {
+  std::vector<uint64_t> bytes(jobs.size());
+  for (size_t i = first; i < last; ++i) bytes[i] = jobs[i].bytes();
+  forJobGroups(bytes, first, last, [&](size_t a, size_t b) {
     for (size_t i = a; i < b; ++i) {
       Job& j = jobs[i];
       uint8_t* out = staging + offsets[i];
@@ -118,37 +162,42 @@ void WeightStream::readBatch(std::vector<Job>& jobs, size_t first, size_t last, 
           at += alignUp(f->size() * 4);
         }
     }
-  };
-  // Split the jobs into contiguous groups of about equal bytes, one thread each (this one takes the last).
-  uint64_t total = 0;
-  for (size_t i = first; i < last; ++i) total += jobs[i].bytes();
-  const unsigned threads = std::max(1u, std::min({kMaxReadThreads, std::thread::hardware_concurrency(),
-                                                  static_cast<unsigned>(total / (4ull << 20) + 1)}));
-  std::vector<size_t> cuts = {first};
-  uint64_t acc = 0;
-  for (size_t i = first; i < last && cuts.size() < threads; ++i) {
-    acc += jobs[i].bytes();
-    if (acc >= total * cuts.size() / threads) cuts.push_back(i + 1);
-  }
-  cuts.push_back(last);
-  std::vector<std::exception_ptr> errors(cuts.size() - 1);
-  std::vector<std::thread> pool;
-  for (size_t g = 0; g + 1 < cuts.size(); ++g) {
-    auto work = [&, g] {
-      try {
-        readRange(cuts[g], cuts[g + 1]);
-      } catch (...) {
-        errors[g] = std::current_exception();
+  });
+}
+
+bool WeightStream::packsOnHost(const Job& j) const {
+  return hostPacking_ && j.updates.empty() && j.dst->mapped() != nullptr;
+}
+
+void WeightStream::packOnHost(std::vector<Job>& jobs) {
+  // Host writes are not ordered after earlier submissions the way a queued pack is: let them finish first (a
+  // reload into weights in place, e.g. LoRA tags removed, must not change what a running graph reads).
+  ctx_.device().waitIdle();
+  std::vector<uint64_t> bytes(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) bytes[i] = jobs[i].sourceBytes();
+  forJobGroups(bytes, 0, jobs.size(), [&](size_t a, size_t b) {
+    std::vector<uint8_t> raw;  // one file tensor at a time, as the file stores it
+    for (size_t i = a; i < b; ++i) {
+      const Job& j = jobs[i];
+      std::span<const uint8_t> src;
+      if (j.raw.file) {
+        raw.resize(j.raw.bytes);
+        j.raw.read({raw.data(), raw.size()});
+        src = raw;
+      } else {
+        src = {reinterpret_cast<const uint8_t*>(j.values.data()), j.values.size() * 4};
       }
-    };
-    if (g + 2 == cuts.size())
-      work();
-    else
-      pool.emplace_back(work);
-  }
-  for (std::thread& t : pool) t.join();
-  for (const std::exception_ptr& e : errors)  // the first failing tensor in load order
-    if (e) std::rethrow_exception(e);
+      std::span<uint8_t> dst{j.dst->mapped(), j.dst->size()};
+      if (j.direct()) {
+        if (src.size() > dst.size())
+          throw Error(j.name + ": " + std::to_string(src.size()) + " bytes do not fit the destination of " +
+                      std::to_string(dst.size()));
+        std::memcpy(dst.data(), src.data(), src.size());
+      } else {
+        ops::packWeightsOnHost(src, j.dtype(), dst, j.storage, j.layout, j.name);
+      }
+    }
+  });
 }
 
 // Source -> fp32 -> + each update -> packed, three kinds of dispatch in the batch's sequence (its hazard tracking
@@ -175,8 +224,25 @@ void WeightStream::recordMerge(const Job& j, Batch& b, uint64_t offset) {
 void WeightStream::flush() {
   if (jobs_.empty()) return;
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<Job> jobs = std::move(jobs_);
+  std::vector<Job> all = std::move(jobs_);
   jobs_.clear();
+  // Destinations the host can write (mapped device memory: lavapipe) are packed in the read threads, straight
+  // into place: no staging, scratch, copy or dispatch (llvmpipe runs the pack kernel lane by lane, several
+  // times slower than the host loop). LoRA merges stay on the device.
+  std::vector<Job> hostJobs, jobs;
+  for (Job& j : all) (packsOnHost(j) ? hostJobs : jobs).push_back(std::move(j));
+  if (!hostJobs.empty()) {
+    const auto r0 = std::chrono::steady_clock::now();
+    packOnHost(hostJobs);
+    stats_.readMs += msSince(r0);
+    for (const Job& j : hostJobs) stats_.bytes += j.sourceBytes();
+    stats_.jobs += hostJobs.size();
+    stats_.hostJobs += hostJobs.size();
+  }
+  if (jobs.empty()) {
+    stats_.totalMs += msSince(t0);
+    return;
+  }
 
   uint64_t largest = 0, total = 0;
   for (const Job& j : jobs) {

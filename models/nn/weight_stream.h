@@ -11,6 +11,9 @@
 // in a temporary buffer, each update is merged there (ops/lora_merge.h: W += scale * left . right, the factors
 // uploaded with the weight in the same staging batch), and the packing reads the merged fp32 values.
 //
+// Where the device's memory is host visible and coherent (lavapipe), jobs without LoRA updates skip all of that:
+// the read threads pack them (ops::packWeightsOnHost, the same bytes as the kernel) straight into place.
+//
 // Errors (a file that shrank since it was opened, a sizes mismatch) are sdgen::Error naming the file and the
 // tensor; flush() waits for the work in flight before rethrowing, so the caller can free every destination.
 #include <cstdint>
@@ -35,13 +38,16 @@ struct LowRankUpdate {
 struct WeightStreamStats {
   uint64_t bytes = 0;    // bytes read from files or host memory
   uint64_t jobs = 0, batches = 0;
+  uint64_t hostJobs = 0;  // of `jobs`, packed by the host straight into mapped device memory
   double readMs = 0;     // host time spent reading into staging
   double totalMs = 0;    // wall time of flush()
 };
 
 class WeightStream {
  public:
-  explicit WeightStream(Context& ctx) : ctx_(ctx) {}
+  // SDGEN_HOST_PACKING=0 in the environment starts it with host packing off (tests of the device path on
+  // lavapipe).
+  explicit WeightStream(Context& ctx);
   WeightStream(const WeightStream&) = delete;
   WeightStream& operator=(const WeightStream&) = delete;
 
@@ -60,6 +66,9 @@ class WeightStream {
   void discard() { jobs_.clear(); }
   // Totals over every flush() so far.
   const WeightStreamStats& stats() const { return stats_; }
+  // Whether jobs whose destination is mapped (host-visible device memory) are packed by the host in place
+  // (default) rather than by the pack kernel; the two give the same bytes (tests compare them).
+  void setHostPacking(bool allowed) { hostPacking_ = allowed; }
 
  private:
   struct Job {
@@ -79,6 +88,8 @@ class WeightStream {
     bool direct() const;
   };
   struct Batch;
+  bool packsOnHost(const Job& j) const;
+  void packOnHost(std::vector<Job>& jobs);
   void checkUpdates(const Job& j) const;
   void recordMerge(const Job& j, Batch& b, uint64_t offset);
   void readBatch(std::vector<Job>& jobs, size_t first, size_t last, const std::vector<uint64_t>& offsets,
@@ -87,6 +98,7 @@ class WeightStream {
   Context& ctx_;
   std::vector<Job> jobs_;
   WeightStreamStats stats_;
+  bool hostPacking_ = true;
 };
 
 }  // namespace sdgen::nn

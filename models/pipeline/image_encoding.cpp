@@ -7,8 +7,9 @@
 namespace sdgen::pipeline {
 
 ImageEncoder::ImageEncoder(Context& ctx, nn::ParameterStore& params, const models::VaeConfig& config,
-                           const models::WeightSource& weights, DType dtype, ops::Conv2dScratch& scratch)
-    : ctx_(ctx), dtype_(dtype), scratch_(scratch), encoder_(params, config, weights) {}
+                           const models::WeightSource& weights, DType dtype, ops::Conv2dScratch& scratch,
+                           graph::SharedArena* arena)
+    : ctx_(ctx), dtype_(dtype), scratch_(scratch), arena_(arena), encoder_(params, config, weights) {}
 
 ImageEncoder::SizeStage& ImageEncoder::stage(int height, int width) {
   const auto key = std::make_pair(height, width);
@@ -27,7 +28,9 @@ ImageEncoder::SizeStage& ImageEncoder::stage(int height, int width) {
   graph::Value image{in.shape, {}, [in](const graph::Resolver&) { return graph::buffer(in); }, 0};
   encoder_.build(b, image, out);
   st.graph = std::make_unique<graph::CompiledGraph>(
-      ctx_, g, std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.moments, DType::F32, {1, h, w, 2 * lc})}});
+      ctx_, g,
+      std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.moments, DType::F32, {1, h, w, 2 * lc})}},
+      false, arena_);
   return stages_.emplace(key, std::move(st)).first->second;
 }
 

@@ -21,7 +21,8 @@ namespace sdgen::pipeline {
 class ImageEncoder {
  public:
   ImageEncoder(Context& ctx, nn::ParameterStore& params, const models::VaeConfig& config,
-               const models::WeightSource& weights, DType dtype, ops::Conv2dScratch& scratch);
+               const models::WeightSource& weights, DType dtype, ops::Conv2dScratch& scratch,
+               graph::SharedArena* arena = nullptr);
 
   int downscale() const { return encoder_.downscale(); }
   int latentChannels() const { return encoder_.config().latentChannels; }
@@ -42,6 +43,7 @@ class ImageEncoder {
   Context& ctx_;
   DType dtype_;
   ops::Conv2dScratch& scratch_;
+  graph::SharedArena* arena_;  // the graphs' intermediates (null: each graph its own)
   networks::VaeEncoder encoder_;
   std::map<std::pair<int, int>, SizeStage> stages_;
 };

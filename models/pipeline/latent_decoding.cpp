@@ -33,7 +33,9 @@ graph::CompiledGraph& LatentDecoding::full(const Allocation& latents, int64_t h,
   graph::Graph g;
   graph::TensorId out = buildFull(g, latents, h, w);
   f.graph = std::make_unique<graph::CompiledGraph>(
-      ctx_, g, std::map<graph::TensorId, graph::TensorView>{{out, graph::view(f.image, DType::F32, {1, h * s, w * s, oc})}});
+      ctx_, g,
+      std::map<graph::TensorId, graph::TensorView>{{out, graph::view(f.image, DType::F32, {1, h * s, w * s, oc})}},
+      false, arena_);
   return *f.graph;
 }
 
@@ -44,16 +46,27 @@ bool LatentDecoding::useTiling(VaeTilingMode mode, const Allocation& latents, in
   if (mode == VaeTilingMode::On) return true;
   Full& f = full_[{h, w}];
   if (f.graph) return false;  // decoded untiled before: its graph and memory are there
+  return plannedFull(f, latents, h, w) > autoTilingLimit(ctx_);
+}
+
+uint64_t LatentDecoding::plannedFull(Full& f, const Allocation& latents, int64_t h, int64_t w) {
   if (!f.arena) {
     graph::Graph g;
     buildFull(g, latents, h, w);
     f.arena = graph::planIntermediates(g, graph::topologicalOrder(g)).peakBytes;
   }
-  return *f.arena > autoTilingLimit(ctx_);
+  return *f.arena;
+}
+
+void LatentDecoding::reserveArena(ImageDecoder decoder, VaeTilingMode tiling, const Allocation& latents, int64_t h,
+                                  int64_t w) {
+  if (!arena_ || decoder != ImageDecoder::Vae || useTiling(tiling, latents, h, w)) return;
+  Full& f = full_[{h, w}];
+  if (!f.graph) arena_->reserve(plannedFull(f, latents, h, w));
 }
 
 TiledVaeDecoder& LatentDecoding::tiled() {
-  if (!tiled_) tiled_ = std::make_unique<TiledVaeDecoder>(ctx_, vae_, dtype_, scratch_);
+  if (!tiled_) tiled_ = std::make_unique<TiledVaeDecoder>(ctx_, vae_, dtype_, scratch_, arena_);
   return *tiled_;
 }
 

@@ -25,8 +25,10 @@ namespace sdgen::pipeline {
 
 class LatentDecoding {
  public:
-  LatentDecoding(Context& ctx, const networks::VaeDecoder& vae, DType dtype, ops::Conv2dScratch& scratch)
-      : ctx_(ctx), vae_(vae), dtype_(dtype), scratch_(scratch) {}
+  // arena: where the decode graphs keep their intermediates (null: each graph its own).
+  LatentDecoding(Context& ctx, const networks::VaeDecoder& vae, DType dtype, ops::Conv2dScratch& scratch,
+                 graph::SharedArena* arena = nullptr)
+      : ctx_(ctx), vae_(vae), dtype_(dtype), scratch_(scratch), arena_(arena) {}
 
   struct Plan {
     ImageDecoder decoder = ImageDecoder::Vae;
@@ -40,7 +42,11 @@ class LatentDecoding {
   // The image NHWC [h * s, w * s, 3] fp32 in [-1, 1] before clamping.
   std::vector<float> decode(const Plan& plan, const Allocation& latents, int64_t h, int64_t w, TaesdCoding* taesd);
 
-  uint64_t arenaBytes() const;  // the VAE decode graphs' intermediates (untiled and tiled)
+  uint64_t arenaBytes() const;  // the VAE decode graphs' planned intermediates (untiled and tiled)
+  // Before a generation records any graph: reserves in the shared arena what prepare() with the same arguments
+  // will record for the untiled decode (its plan, without recording), so that one allocation serves every graph
+  // of the generation. Tiled decodes and TAESD reserve nothing (their graphs are small).
+  void reserveArena(ImageDecoder decoder, VaeTilingMode tiling, const Allocation& latents, int64_t h, int64_t w);
 
  private:
   struct Full {
@@ -49,6 +55,7 @@ class LatentDecoding {
     std::optional<uint64_t> arena;  // the untiled decode's planned intermediates (auto tiling)
   };
   graph::TensorId buildFull(graph::Graph& g, const Allocation& latents, int64_t h, int64_t w);
+  uint64_t plannedFull(Full& f, const Allocation& latents, int64_t h, int64_t w);
   graph::CompiledGraph& full(const Allocation& latents, int64_t h, int64_t w);
   bool useTiling(VaeTilingMode mode, const Allocation& latents, int64_t h, int64_t w);
   TiledVaeDecoder& tiled();
@@ -57,6 +64,7 @@ class LatentDecoding {
   const networks::VaeDecoder& vae_;
   DType dtype_;
   ops::Conv2dScratch& scratch_;
+  graph::SharedArena* arena_;
   std::map<std::pair<int64_t, int64_t>, Full> full_;
   std::unique_ptr<TiledVaeDecoder> tiled_;
 };

@@ -18,8 +18,8 @@ Value external(const graph::TensorView& v) {
 }  // namespace
 
 TaesdCoding::TaesdCoding(Context& ctx, nn::ParameterStore& params, models::TaesdFiles files, DType dtype,
-                         ops::Conv2dScratch& scratch)
-    : ctx_(ctx), params_(params), files_(std::move(files)), dtype_(dtype), scratch_(scratch) {
+                         ops::Conv2dScratch& scratch, graph::SharedArena* arena)
+    : ctx_(ctx), params_(params), files_(std::move(files)), dtype_(dtype), scratch_(scratch), arena_(arena) {
   if (files_.decoderWeights)
     decoder_ = std::make_unique<networks::TaesdDecoder>(params, files_.config, *files_.decoderWeights);
 }
@@ -61,7 +61,9 @@ void TaesdCoding::prepareDecode(const Allocation& latents, int64_t h, int64_t w)
                   [scale](const Expr& e) { return scale == 1.f ? e : e * graph::constant(scale); });
   decoder_->build(b, z, out);
   st.graph = std::make_unique<graph::CompiledGraph>(
-      ctx_, g, std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.output, DType::F32, {1, h * s, w * s, oc})}});
+      ctx_, g,
+      std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.output, DType::F32, {1, h * s, w * s, oc})}},
+      false, arena_);
   st.graph->finishRecording();
   decodes_.emplace(key, std::move(st));
 }
@@ -92,7 +94,9 @@ std::vector<float> TaesdCoding::encode(const std::vector<float>& pixels, int hei
     nn::Builder b(g, dtype_, &scratch_);
     encoder_->build(b, external(graph::view(st.input, DType::F32, {1, height, width, 3})), out);
     st.graph = std::make_unique<graph::CompiledGraph>(
-        ctx_, g, std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.output, DType::F32, {1, h, w, lc})}});
+        ctx_, g,
+        std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.output, DType::F32, {1, h, w, lc})}},
+        false, arena_);
     it = encodes_.emplace(std::make_pair(int64_t(height), int64_t(width)), std::move(st)).first;
   }
   ctx_.upload(it->second.input, 0, {reinterpret_cast<const uint8_t*>(pixels.data()), pixels.size() * 4});

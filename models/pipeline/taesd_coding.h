@@ -25,7 +25,7 @@ class TaesdCoding {
  public:
   // Loads the decoder when the files have one (errors name the file and tensor).
   TaesdCoding(Context& ctx, nn::ParameterStore& params, models::TaesdFiles files, DType dtype,
-              ops::Conv2dScratch& scratch);
+              ops::Conv2dScratch& scratch, graph::SharedArena* arena = nullptr);
 
   const models::TaesdFiles& files() const { return files_; }
   // Throws unless TAESD can stand in for a model whose UNet has `latentChannels` channels and whose VAE scales by
@@ -39,7 +39,7 @@ class TaesdCoding {
   // pixels NHWC [height, width, 3] in [-1, 1] -> latents NHWC [height / s, width / s, C] * scaling_factor.
   std::vector<float> encode(const std::vector<float>& pixels, int height, int width);
 
-  uint64_t arenaBytes() const;
+  uint64_t arenaBytes() const;  // the graphs' planned intermediates
 
  private:
   struct Stage {
@@ -51,6 +51,7 @@ class TaesdCoding {
   models::TaesdFiles files_;
   DType dtype_;
   ops::Conv2dScratch& scratch_;
+  graph::SharedArena* arena_;  // the graphs' intermediates (null: each graph its own)
   std::unique_ptr<networks::TaesdDecoder> decoder_;
   std::unique_ptr<networks::TaesdEncoder> encoder_;
   std::map<std::pair<int64_t, int64_t>, Stage> decodes_, encodes_;

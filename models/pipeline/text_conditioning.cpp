@@ -11,8 +11,9 @@
 namespace sdgen::pipeline {
 
 TextConditioning::TextConditioning(Context& ctx, const models::ModelFiles& files, const networks::ClipTextEncoder& text,
-                                   const networks::ClipTextEncoder* text2, DType dtype, ops::Conv2dScratch& scratch)
-    : ctx_(ctx), files_(files), text_(text), text2_(text2), dtype_(dtype), scratch_(scratch) {}
+                                   const networks::ClipTextEncoder* text2, DType dtype, ops::Conv2dScratch& scratch,
+                                   graph::SharedArena* arena)
+    : ctx_(ctx), files_(files), text_(text), text2_(text2), dtype_(dtype), scratch_(scratch), arena_(arena) {}
 
 TextConditioning::Windows TextConditioning::tokenize(prompt::PromptSyntax syntax, std::string_view promptText,
                                                      std::string_view negativePrompt, bool guided) const {
@@ -67,7 +68,7 @@ graph::CompiledGraph& TextConditioning::encoder(const Windows& w, int clipSkip) 
   } else {
     text_.build(b, graph::indexView(st.ids, {batch, seq}), clipSkip, out);
   }
-  auto compiled = std::make_unique<graph::CompiledGraph>(ctx_, g, bindings);
+  auto compiled = std::make_unique<graph::CompiledGraph>(ctx_, g, bindings, false, arena_);
   return *st.encoders.emplace(clipSkip, std::move(compiled)).first->second;
 }
 

@@ -24,7 +24,8 @@ class TextConditioning {
  public:
   // text2: SDXL's second encoder, or null.
   TextConditioning(Context& ctx, const models::ModelFiles& files, const networks::ClipTextEncoder& text,
-                   const networks::ClipTextEncoder* text2, DType dtype, ops::Conv2dScratch& scratch);
+                   const networks::ClipTextEncoder* text2, DType dtype, ops::Conv2dScratch& scratch,
+                   graph::SharedArena* arena = nullptr);
 
   // The windows of both tokenizers (the second only for SDXL: the same windows, padded its way).
   struct Windows {
@@ -67,6 +68,7 @@ class TextConditioning {
   const networks::ClipTextEncoder* text2_;
   DType dtype_;
   ops::Conv2dScratch& scratch_;
+  graph::SharedArena* arena_;  // the encoders' intermediates (null: each graph its own)
   std::map<int, Stage> stages_;
 };
 

@@ -75,6 +75,10 @@ struct TextToImage::Impl {
   std::unique_ptr<networks::UNet> unet;
   std::unique_ptr<networks::VaeDecoder> vae;
   ops::Conv2dScratch scratch;
+  // Every recorded graph's intermediates (text encoders, cross-attention K/V, steps, decodes, encodes, TAESD):
+  // they run one after the other, so the largest plan is held once (graph/shared_arena.h). Declared before the
+  // graphs' owners, so that it outlives them.
+  graph::SharedArena arena;
   StageTimings timings;
   LatentRgbFit previewFit;  // refined by every generation that asked for previews
   std::unique_ptr<ImageEncoder> imageEncoder;  // made on the first image-to-image generation
@@ -115,6 +119,7 @@ struct TextToImage::Impl {
         params(c, o.precision),
         vaeDtype(o.precision),
         scratch(c, "pipeline conv scratch"),
+        arena(c, "pipeline graph arena"),
         loras(params, *files.unetWeights, *files.textEncoderWeights, o.loraDir) {
     params.setConvTuner(&tuner);
     loras.beginLoad(o.loras);
@@ -123,11 +128,14 @@ struct TextToImage::Impl {
       vaeDtype = DType::F32;
     }
     auto bytes = [&] { return params.bytes() + (upcastVaeParams ? upcastVaeParams->bytes() : 0); };
+    const auto loadStart = std::chrono::steady_clock::now();
+    const int count = 3 + (files.isSdxl() ? 1 : 0) + (o.taesdPath.empty() ? 0 : 1);
     auto load = [&](const char* name, auto make) {
       const auto t0 = std::chrono::steady_clock::now();
+      if (o.progress) o.progress({name, int(components.size()) + 1, count, msSince(loadStart), false});
       const uint64_t before = bytes();
       make();
-      components.push_back({name, bytes() - before, 0, msSince(t0)});
+      components.push_back({name, bytes() - before, 0, 0, msSince(t0)});
     };
     load("text encoder", [&] {
       text = std::make_unique<networks::ClipTextEncoder>(params, files.textEncoderConfig, *files.textEncoderWeights);
@@ -135,16 +143,19 @@ struct TextToImage::Impl {
     load("UNet", [&] { unet = std::make_unique<networks::UNet>(params, files.unetConfig, *files.unetWeights); });
     load("VAE decoder",
          [&] { vae = std::make_unique<networks::VaeDecoder>(vaeParams(), files.vaeConfig, *files.vaeWeights); });
-    decoding = std::make_unique<LatentDecoding>(ctx, *vae, vaeDtype, scratch);
+    decoding = std::make_unique<LatentDecoding>(ctx, *vae, vaeDtype, scratch, &arena);
     if (files.isSdxl())  // after the three memoryReport indexes by position
       load("text encoder 2", [&] {
         text2 = std::make_unique<networks::ClipTextEncoder>(params, files.textEncoder2Config,
                                                             *files.textEncoder2Weights, true);
       });
     if (!o.taesdPath.empty())
-      load("TAESD", [&] { taesd = std::make_unique<TaesdCoding>(ctx, params, models::openTaesd(o.taesdPath), dtype, scratch); });
+      load("TAESD", [&] {
+        taesd = std::make_unique<TaesdCoding>(ctx, params, models::openTaesd(o.taesdPath), dtype, scratch, &arena);
+      });
     loras.finishLoad(o.loras);
-    textConditioning = std::make_unique<TextConditioning>(ctx, files, *text, text2.get(), dtype, scratch);
+    textConditioning = std::make_unique<TextConditioning>(ctx, files, *text, text2.get(), dtype, scratch, &arena);
+    if (o.progress) o.progress({"", count, count, msSince(loadStart), true});
   }
 
   std::vector<ComponentMemory> components;  // weights and load time, filled while loading
@@ -156,12 +167,13 @@ struct TextToImage::Impl {
     for (const auto& [size, st] : sizeStages) {
       for (const auto& [key, g] : st.steps) {
         r.components[1].arenaBytes += g.step->memoryPlan().peakBytes + g.context->memoryPlan().peakBytes;
-        for (const Allocation& kv : g.contextKv) r.components[1].arenaBytes += kv.size();
+        for (const Allocation& kv : g.contextKv) r.components[1].bufferBytes += kv.size();
       }
     }
     r.components[2].arenaBytes += decoding->arenaBytes();
     if (taesd) r.components.back().arenaBytes += taesd->arenaBytes();
     r.convScratchBytes = scratch.bytesHeld();
+    r.sharedArenaBytes = arena.bytesHeld();
     MemoryPool& pool = ctx.memory().pool(MemoryKind::Device);
     pool.sampleHeapUsage();
     const MemoryStats stats = pool.stats();
@@ -170,6 +182,7 @@ struct TextToImage::Impl {
     const nn::WeightStreamStats& ws = params.streamStats();
     r.streamedBytes = ws.bytes;
     r.streamBatches = ws.batches;
+    r.streamHostTensors = ws.hostJobs;
     r.streamReadMs = ws.readMs;
     r.streamMs = ws.totalMs;
     return r;
@@ -184,7 +197,8 @@ struct TextToImage::Impl {
   ImageEncoder& encoder() {
     if (!imageEncoder)
       imageEncoder =
-          std::make_unique<ImageEncoder>(ctx, vaeParams(), files.vaeConfig, *files.vaeWeights, vaeDtype, scratch);
+          std::make_unique<ImageEncoder>(ctx, vaeParams(), files.vaeConfig, *files.vaeWeights, vaeDtype, scratch,
+                                         &arena);
     return *imageEncoder;
   }
 
@@ -227,20 +241,19 @@ struct TextToImage::Impl {
     }
     StepGraphs sg;
     std::vector<Value> contextKv;
+    graph::Graph contextGraph;
+    nn::Builder contextBuilder(contextGraph, dtype, &scratch);
+    std::map<graph::TensorId, graph::TensorView> contextBindings;
     {
-      graph::Graph g;
-      nn::Builder b(g, dtype, &scratch);
       std::vector<graph::TensorId> outs;
-      std::map<graph::TensorId, graph::TensorView> bindings;
       for (const graph::Shape& shape : unet->contextProjectionShapes(context.shape[0], context.shape[1])) {
         sg.contextKv.push_back(ctx.allocate(uint64_t(graph::numel(shape)) * dtypeSize(dtype), "context K/V"));
         const graph::TensorView view = graph::view(sg.contextKv.back(), dtype, shape);
-        outs.push_back(g.output("context kv " + std::to_string(outs.size()), shape, dtype));
-        bindings.emplace(outs.back(), view);
+        outs.push_back(contextGraph.output("context kv " + std::to_string(outs.size()), shape, dtype));
+        contextBindings.emplace(outs.back(), view);
         contextKv.push_back(external(view));
       }
-      unet->buildContextProjections(b, external(context), outs);
-      sg.context = std::make_unique<graph::CompiledGraph>(ctx, g, bindings);
+      unet->buildContextProjections(contextBuilder, external(context), outs);
     }
     const graph::Shape latentShape{1, h, w, c};
     graph::Graph g;
@@ -289,7 +302,13 @@ struct TextToImage::Impl {
       sampling::recordLatentUpdate(r.ctx, r.seq, *s, tensors, out);
     };
     g.addNode(std::move(update));
-    sg.step = std::make_unique<graph::CompiledGraph>(ctx, g, std::map<graph::TensorId, graph::TensorView>{});
+    // Both plans reserved before either graph records (generate() reserved the decode's before): the first
+    // graph's acquire makes the one allocation that every graph of the generation fits in.
+    for (const graph::Graph* planned : {&contextGraph, &g})
+      arena.reserve(graph::planIntermediates(*planned, graph::topologicalOrder(*planned)).peakBytes);
+    sg.context = std::make_unique<graph::CompiledGraph>(ctx, contextGraph, contextBindings, false, &arena);
+    sg.step = std::make_unique<graph::CompiledGraph>(ctx, g, std::map<graph::TensorId, graph::TensorView>{}, false,
+                                                     &arena);
     return st.steps.emplace(key, std::move(sg)).first->second;
   }
 
@@ -436,8 +455,10 @@ struct TextToImage::Impl {
     const double tokenizeMs = msSince(t0);
 
     auto compileStart = std::chrono::steady_clock::now();
-    graph::CompiledGraph& encoder = textConditioning->encoder(tokens, req.clipSkip);
     SizeStage& ss = sizeStage(height / scale, width / scale);
+    // The graph arena: the decode's plan reserved first, the step's next (stepGraph), so that the first graph
+    // recorded allocates what the largest needs and the rest fit in it.
+    decoding->reserveArena(req.decoder, req.vaeTiling, ss.latents, ss.h, ss.w);
     // The scheduler file read as diffusers' from_config reads it for this sampler's class; Karras sigmas when
     // asked for, or when that config turns them on (only Euler's and DPM++'s classes take use_karras_sigmas).
     models::SchedulerConfig schedule =
@@ -457,6 +478,7 @@ struct TextToImage::Impl {
     StepGraphs& stepGraphs =
         stepGraph(ss, *sampler, guided, graph::view(textConditioning->context(tokens), dtype, {batch, contextLength, d}));
     graph::CompiledGraph& step = *stepGraphs.step;
+    graph::CompiledGraph& encoder = textConditioning->encoder(tokens, req.clipSkip);
     encoder.finishRecording();  // the graphs' kernels compile together (KernelRegistry's workers)
     stepGraphs.context->finishRecording();
     step.finishRecording();

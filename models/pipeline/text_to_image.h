@@ -34,6 +34,15 @@ class ConvTuner;
 
 namespace sdgen::pipeline {
 
+// A model load's progress (LoadOptions::progress): called as each component starts loading, then once when all
+// have (`done`). `elapsedMs` counts from the start of the load.
+struct LoadProgress {
+  std::string component;  // "text encoder", "UNet", "VAE decoder", "text encoder 2", "TAESD"; empty when done
+  int index = 0, count = 0;  // the component's 1-based position and how many the model has
+  double elapsedMs = 0;
+  bool done = false;
+};
+
 struct LoadOptions {
   std::string modelPath;      // a diffusers folder or a single-file checkpoint (.safetensors)
   std::string tokenizerPath;  // single-file checkpoints: a tokenizer folder; empty = the shipped CLIP vocabulary
@@ -54,6 +63,8 @@ struct LoadOptions {
   // (taesd_encoder.safetensors beside it for image to image); empty: none. Needed by GenerationRequest's
   // ImageDecoder::Taesd and PreviewDecoder::Taesd.
   std::string taesdPath;
+  // Told of each component as its load starts, and when the load is done (null: nothing is told).
+  std::function<void(const LoadProgress&)> progress;
 };
 
 struct GenerationRequest {
@@ -108,19 +119,23 @@ struct StageTimings {
   std::vector<double> stepMs;
 };
 
-// Device memory by component (sdgen -v): resident weights, the arenas of the recorded graphs (text encoders,
-// denoising steps, decodes), load time.
+// Device memory by component (sdgen -v): resident weights, what the recorded graphs (text encoders, denoising
+// steps, decodes) plan for their intermediates, load time. The plans share one arena (graph/shared_arena.h).
 struct ComponentMemory {
   std::string name;
-  uint64_t weightBytes = 0, arenaBytes = 0;
+  uint64_t weightBytes = 0;
+  uint64_t arenaBytes = 0;   // the component's graphs' planned intermediates, in the shared arena
+  uint64_t bufferBytes = 0;  // its own buffers besides weights and arena (the steps' cross-attention K/V)
   double loadMs = 0;
 };
 struct MemoryReport {
   std::vector<ComponentMemory> components;  // text encoder, UNet, VAE decoder
+  uint64_t sharedArenaBytes = 0;            // the one arena every graph's intermediates live in (held)
   uint64_t convScratchBytes = 0;            // the conv scratch the networks share
   uint64_t peakAllocatedBytes = 0;          // the engine's own counter: peak of device memory blocks held
   uint64_t peakProcessBytes = 0;            // VK_EXT_memory_budget's heap usage, peak sampled; 0 without it
   uint64_t streamedBytes = 0, streamBatches = 0;  // the weight stream (nn::WeightStream)
+  uint64_t streamHostTensors = 0;                 // of its tensors, packed by the host into mapped device memory
   double streamReadMs = 0, streamMs = 0;
 };
 

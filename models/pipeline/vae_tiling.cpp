@@ -32,8 +32,9 @@ uint64_t autoTilingLimit(Context& ctx) {
   return heapBudget ? std::min(kAutoTilingArenaCap, free) : kAutoTilingArenaCap;
 }
 
-TiledVaeDecoder::TiledVaeDecoder(Context& ctx, const networks::VaeDecoder& vae, DType dtype, ops::Conv2dScratch& scratch)
-    : ctx_(ctx), vae_(vae), dtype_(dtype), scratch_(scratch), geometry_(vaeTileGeometry(vae.config())) {
+TiledVaeDecoder::TiledVaeDecoder(Context& ctx, const networks::VaeDecoder& vae, DType dtype,
+                                 ops::Conv2dScratch& scratch, graph::SharedArena* arena)
+    : ctx_(ctx), vae_(vae), dtype_(dtype), scratch_(scratch), arena_(arena), geometry_(vaeTileGeometry(vae.config())) {
   const models::VaeConfig& c = vae.config();
   const uint64_t t = uint64_t(geometry_.latentTile), s = uint64_t(vae.upscale());
   tileLatents_ = ctx.allocate(t * t * c.latentChannels * 4, "VAE tile latents");
@@ -53,7 +54,8 @@ graph::CompiledGraph& TiledVaeDecoder::graphFor(int64_t th, int64_t tw) {
   Value latents{in.shape, {}, [in](const graph::Resolver&) { return graph::buffer(in); }, 0};
   vae_.build(b, decoderInput(b, latents, c), out);
   auto compiled = std::make_unique<graph::CompiledGraph>(
-      ctx_, g, std::map<graph::TensorId, graph::TensorView>{{out, graph::view(tileImage_, DType::F32, imageShape)}});
+      ctx_, g, std::map<graph::TensorId, graph::TensorView>{{out, graph::view(tileImage_, DType::F32, imageShape)}},
+      false, arena_);
   return *graphs_.emplace(key, std::move(compiled)).first->second;
 }
 

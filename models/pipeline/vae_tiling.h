@@ -35,7 +35,8 @@ uint64_t autoTilingLimit(Context& ctx);
 
 class TiledVaeDecoder {
  public:
-  TiledVaeDecoder(Context& ctx, const networks::VaeDecoder& vae, DType dtype, ops::Conv2dScratch& scratch);
+  TiledVaeDecoder(Context& ctx, const networks::VaeDecoder& vae, DType dtype, ops::Conv2dScratch& scratch,
+                  graph::SharedArena* arena = nullptr);
 
   // Records the graphs for the tiles of an h x w latent map (compiling in the background; no-op when known).
   void prepare(int64_t h, int64_t w);
@@ -52,6 +53,7 @@ class TiledVaeDecoder {
   const networks::VaeDecoder& vae_;
   DType dtype_;
   ops::Conv2dScratch& scratch_;
+  graph::SharedArena* arena_;  // the tile graphs' intermediates (null: each graph its own)
   VaeTileGeometry geometry_;
   Allocation tileLatents_, tileImage_;  // sized for a full tile; smaller tiles use their first bytes
   std::map<std::pair<int64_t, int64_t>, std::unique_ptr<graph::CompiledGraph>> graphs_;

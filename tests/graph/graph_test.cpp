@@ -140,6 +140,66 @@ TEST_P(GraphTest, ReplaysWithNewUniformWithoutRerecording) {
   }
 }
 
+TEST_P(GraphTest, GraphsShareOneArenaAndRunBackToBack) {
+  // Two graphs with intermediates in one SharedArena, of different plan sizes, the larger reserved first: one
+  // allocation holds both (the larger plan), and submitted back to back without a wait in between (as the
+  // text encoder and the cross-attention K/V are), each still reads its own intermediate: every sequence begins
+  // with a full barrier, so the second's writes wait for the first's reads.
+  DType dt = GetParam();
+  auto twoStep = [&](int64_t n, float scale, float shift, TensorId& x, TensorId& y) {
+    auto g = std::make_unique<Graph>();
+    x = g->input("x", {n, 8}, dt);
+    y = g->output("y", {n, 8}, dt);
+    TensorId t = g->intermediate("t", {n, 8}, dt);
+    g->store(g->map(g->read(x), [scale](const Expr& e) { return e * constant(scale); }), t);
+    g->store(g->map(g->read(t), [shift](const Expr& e) { return e + constant(shift); }), y);
+    return g;
+  };
+  TensorId xa, ya, xb, yb;
+  auto ga = twoStep(64, 2.f, 1.f, xa, ya), gb = twoStep(16, 3.f, -1.f, xb, yb);
+  const uint64_t planA = planIntermediates(*ga, topologicalOrder(*ga)).peakBytes;
+  const uint64_t planB = planIntermediates(*gb, topologicalOrder(*gb)).peakBytes;
+  ASSERT_GT(planA, planB);
+  SharedArena arena(ctx(), "test arena");
+  arena.reserve(planA);
+  auto xsA = test::randomFloats(64 * 8, 8), xsB = test::randomFloats(16 * 8, 9);
+  Allocation dxa = test::uploadFloats(ctx(), xsA, dt), dya = ctx().allocate(64 * 8 * dtypeSize(dt), "ya");
+  Allocation dxb = test::uploadFloats(ctx(), xsB, dt), dyb = ctx().allocate(16 * 8 * dtypeSize(dt), "yb");
+  CompiledGraph b(ctx(), *gb, {{xb, view(dxb, dt, {16, 8})}, {yb, view(dyb, dt, {16, 8})}}, false, &arena);
+  CompiledGraph a(ctx(), *ga, {{xa, view(dxa, dt, {64, 8})}, {ya, view(dya, dt, {64, 8})}}, false, &arena);
+  EXPECT_EQ(arena.bytesHeld(), planA);  // one allocation: B recorded first got what A needs
+  EXPECT_EQ(arena.largestRequest(), planA);
+  EXPECT_EQ(a.ownArenaBytes(), 0u);
+  EXPECT_EQ(b.ownArenaBytes(), 0u);
+  auto expect = [&](const Allocation& dy, const std::vector<float>& xs, float scale, float shift) {
+    auto got = test::downloadFloats(ctx(), dy, xs.size(), dt);
+    for (size_t i = 0; i < xs.size(); ++i)
+      ASSERT_EQ(got[i], test::roundTo(dt, test::roundTo(dt, test::roundTo(dt, xs[i]) * scale) + shift)) << i;
+  };
+  for (int round = 0; round < 3; ++round) {
+    a.finishRecording();
+    b.finishRecording();
+    a.submit();
+    b.submit();
+    a.wait();
+    b.wait();
+    expect(dya, xsA, 2.f, 1.f);
+    expect(dyb, xsB, 3.f, -1.f);
+  }
+  // A graph larger than the allocation grows the arena; the old allocation stays for the graphs that use it.
+  TensorId xc, yc;
+  auto gc = twoStep(256, 0.5f, 0.f, xc, yc);
+  auto xsC = test::randomFloats(256 * 8, 10);
+  Allocation dxc = test::uploadFloats(ctx(), xsC, dt), dyc = ctx().allocate(256 * 8 * dtypeSize(dt), "yc");
+  CompiledGraph c(ctx(), *gc, {{xc, view(dxc, dt, {256, 8})}, {yc, view(dyc, dt, {256, 8})}}, false, &arena);
+  const uint64_t planC = c.memoryPlan().peakBytes;
+  EXPECT_EQ(arena.bytesHeld(), planA + planC);
+  c.run();
+  a.run();
+  expect(dyc, xsC, 0.5f, 0.f);
+  expect(dya, xsA, 2.f, 1.f);
+}
+
 TEST_P(GraphTest, BadGraphsAreErrors) {
   DType dt = GetParam();
   Graph g;

@@ -60,12 +60,20 @@ class WeightPackTest : public test::VulkanTest {
   }
   void pack(const std::vector<std::pair<const Allocation*, const RawTensor*>>& parts, const Allocation& dst,
             DType storage, const std::vector<PackLayout>& layouts) {
+    ctx().upload(dst, 0, std::vector<uint8_t>(dst.size(), 0xAB));  // bytes no part writes show as 0xAB
     CommandSequence seq(ctx());
     for (size_t i = 0; i < parts.size(); ++i)
       ops::packWeights(ctx(), seq, {parts[i].first->address(), parts[i].second->bytes.size(), parts[i].second->dtype},
                        dst, storage, layouts[i], "test part " + std::to_string(i));
     seq.end();
     seq.run();
+    // The host packing (what the weight stream does where device memory is mapped) writes the same bytes, and
+    // leaves the same bytes alone.
+    std::vector<uint8_t> host(dst.size(), 0xAB);
+    for (size_t i = 0; i < parts.size(); ++i)
+      ops::packWeightsOnHost(parts[i].second->bytes, parts[i].second->dtype, host, storage, layouts[i],
+                             "test part " + std::to_string(i));
+    EXPECT_EQ(host, bytesOf(dst, dst.size()));
   }
   static std::string caseName(RawDType src, DType storage) {
     return std::string(ops::rawDTypeName(src)) + " -> " + dtypeName(storage);
@@ -187,6 +195,18 @@ TEST_F(WeightPackTest, RefusesLayoutsThatDoNotFit) {
   test::expectErrorContaining(
       [&] { ops::packWeights(ctx(), seq, {raw.address(), 24, RawDType::F16}, small, DType::F32,
                              PackLayout::linear(5, 3), "layer.weight"); },
+      "layer.weight: packing reads 30 bytes of F16 but the raw tensor has 24");
+  // The host packing refuses the same layouts with the same messages.
+  std::vector<uint8_t> hostSmall(16);
+  test::expectErrorContaining(
+      [&] {
+        ops::packWeightsOnHost(t.bytes, RawDType::F16, hostSmall, DType::F32, PackLayout::linear(4, 3), "layer.weight");
+      },
+      "layer.weight: packing writes 96 bytes into an allocation of 16");
+  test::expectErrorContaining(
+      [&] {
+        ops::packWeightsOnHost(t.bytes, RawDType::F16, hostSmall, DType::F32, PackLayout::linear(5, 3), "layer.weight");
+      },
       "layer.weight: packing reads 30 bytes of F16 but the raw tensor has 24");
 }
 
