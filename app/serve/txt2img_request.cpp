@@ -195,6 +195,8 @@ void parseCommonFields(const json& body, std::vector<FieldError>& errors, ImageR
   f.unsupported("enable_hr", isFalse, "hires fix (enable_hr)");
   f.unsupported("restore_faces", isFalse, "face restoration");
   f.unsupported("tiling", isFalse, "tiling");
+  // webui 1.6's SDXL refiner switch: null or "" (its default) means none; a model name would be ignored silently.
+  f.unsupported("refiner_checkpoint", isEmpty, "the SDXL refiner (refiner_checkpoint)");
   f.unsupported("subseed_strength", isZero, "variation seeds (subseed_strength)");
   f.unsupported("seed_resize_from_w", isNoResize, "seed resize");
   f.unsupported("seed_resize_from_h", isNoResize, "seed resize");

@@ -244,6 +244,7 @@ class ServeApi(unittest.TestCase):
         self.assert_422({"override_settings": {"sd_model_checkpoint": "nope"}},
                         ["body", "override_settings", "sd_model_checkpoint"], "unknown model")
         self.assert_422({"enable_hr": True}, ["body", "enable_hr"], "not supported")
+        self.assert_422({"refiner_checkpoint": "sd_xl_refiner_1.0"}, ["body", "refiner_checkpoint"], "not supported")
         self.assert_422({"prompt": "x" * 20000}, ["body", "prompt"], "too long")
         big = b'{"prompt": "' + b"x" * (50 << 20) + b'"}'
         try:
