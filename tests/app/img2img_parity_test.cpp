@@ -3,6 +3,7 @@
 // the fixture's PNGs read by sdgen's own decoder, and every run (sampler, strength) must give diffusers' image
 // within 1/255 mean absolute difference. A missing fixture fails the test: these are the references of issue 20.
 //   fixtures/img2img_sd{1,2}.{json,safetensors}        StableDiffusionImg2ImgPipeline, 4 samplers x 2 strengths
+//   fixtures/img2img_sdxl.{json,safetensors}          StableDiffusionXLImg2ImgPipeline on tiny-sdxl, the same runs
 //   fixtures/inpaint_sd{1,2}.{json,safetensors}        StableDiffusionInpaintPipeline, ordinary UNets (blending)
 //   fixtures/inpaint9_sd1.{json,safetensors}           the same with tiny-sd1-inpaint's 9-channel UNet, from the
 //                                                      folder and from a single file
@@ -138,7 +139,7 @@ TEST_P(Img2ImgParity, SamplersAndStrengthsMatchDiffusers) {
   expectRunsMatch(t2i, *fx, *init, std::nullopt, "img2img " + model);
 }
 
-INSTANTIATE_TEST_SUITE_P(Tiny, Img2ImgParity, testing::Values("sd1", "sd2"));
+INSTANTIATE_TEST_SUITE_P(Tiny, Img2ImgParity, testing::Values("sd1", "sd2", "sdxl"));
 
 // Inpainting: the mask's conversion (PIL's convert("L"), binarization, nearest downsampling) exactly, then the
 // images. `nine`: tiny-sd1-inpaint's 9-channel UNet with tiny-sd1's other components.

@@ -194,12 +194,28 @@ def make_img2img_fixtures(out, h):
     h.for_each_model(lambda key, o: make_img2img_for_model(key, o, h), out)
 
 
+def make_sdxl_img2img_fixtures(out, h):
+    """Section `sdxlimg2img` (issue 22): StableDiffusionXLImg2ImgPipeline on tests/data/tiny-sdxl, the same runs,
+    inputs and order of draws as the SD ones (the base model: no aesthetic score in add_time_ids; original and
+    target size the image's, crop 0, 0), into fixtures/img2img_sdxl.*."""
+    write_inputs(out, h)
+    make_img2img_for_model("sdxl", out, h)
+
+
 @torch.no_grad()
 def make_img2img_for_model(key, out, h):
-    from diffusers import StableDiffusionImg2ImgPipeline
-    spec = tiny_models.TINY[key]
-    base = h.load_pipeline(base_folder(out, spec["folder"]))
-    pipe = StableDiffusionImg2ImgPipeline(**base.components, requires_safety_checker=False)
+    from diffusers import StableDiffusionImg2ImgPipeline, StableDiffusionXLImg2ImgPipeline
+    if key == "sdxl":
+        import sdxl_fixtures
+        spec = {"folder": sdxl_fixtures.FOLDER}
+        base = sdxl_fixtures.load_pipeline(base_folder(out, spec["folder"]))
+        pipe = StableDiffusionXLImg2ImgPipeline(**base.components, requires_aesthetics_score=False)
+        pipeline_name = "diffusers StableDiffusionXLImg2ImgPipeline, fp32, CPU, requires_aesthetics_score False"
+    else:
+        spec = tiny_models.TINY[key]
+        base = h.load_pipeline(base_folder(out, spec["folder"]))
+        pipe = StableDiffusionImg2ImgPipeline(**base.components, requires_safety_checker=False)
+        pipeline_name = "diffusers StableDiffusionImg2ImgPipeline, fp32, CPU, safety_checker None"
     pipe.set_progress_bar_config(disable=True)
     base_config = dict(base.scheduler.config)
     pil, raw = write_inputs(out, h)
@@ -239,7 +255,7 @@ def make_img2img_for_model(key, out, h):
     h.write_tensors(out / "fixtures" / f"img2img_{key}.safetensors", t)
     h.write_json(out / "fixtures" / f"img2img_{key}.json", {
         "model": f"tests/data/{spec['folder']}",
-        "pipeline": "diffusers StableDiffusionImg2ImgPipeline, fp32, CPU, safety_checker None",
+        "pipeline": pipeline_name,
         "about": __doc__,
         "args": {"prompt": PROMPT, "negative_prompt": NEGATIVE, "num_inference_steps": STEPS,
                  "guidance_scale": GUIDANCE, "seed": IMG2IMG_SEED, "width": WIDTH, "height": HEIGHT,

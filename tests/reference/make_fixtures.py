@@ -40,7 +40,7 @@ import tiny_models  # noqa: E402
 
 T0 = time.time()
 SECTIONS = ["rng", "schedulers", "models", "components", "pipelines", "realsched", "tf5text", "prompts", "img2img",
-            "inpaint", "samplers", "samplerpipes", "lora", "vaetiling", "taesd", "sdxl"]
+            "inpaint", "samplers", "samplerpipes", "lora", "vaetiling", "taesd", "sdxl", "sdxlimg2img"]
 
 
 def log(msg):
@@ -623,7 +623,8 @@ def main():
              "lora": lambda out: lora_fixtures.make_lora_fixtures(out, here),
              "vaetiling": lambda out: vae_tiling_fixtures.make_vae_tiling_fixtures(out, here),
              "taesd": lambda out: taesd_fixtures.make_taesd_fixtures(out, here),
-             "sdxl": lambda out: sdxl_fixtures.make_sdxl_fixtures(out, here)}
+             "sdxl": lambda out: sdxl_fixtures.make_sdxl_fixtures(out, here),
+             "sdxlimg2img": lambda out: image_to_image.make_sdxl_img2img_fixtures(out, here)}
     failed = []
     for s in SECTIONS:
         if s not in wanted:
