@@ -4,6 +4,7 @@
 // within 1/255 mean absolute difference. A missing fixture fails the test: these are the references of issue 20.
 //   fixtures/img2img_sd{1,2}.{json,safetensors}        StableDiffusionImg2ImgPipeline, 4 samplers x 2 strengths
 //   fixtures/img2img_sdxl.{json,safetensors}          StableDiffusionXLImg2ImgPipeline on tiny-sdxl, the same runs
+//   fixtures/inpaint_sdxl.{json,safetensors}          StableDiffusionXLInpaintPipeline on tiny-sdxl (blending)
 //   fixtures/inpaint_sd{1,2}.{json,safetensors}        StableDiffusionInpaintPipeline, ordinary UNets (blending)
 //   fixtures/inpaint9_sd1.{json,safetensors}           the same with tiny-sd1-inpaint's 9-channel UNet, from the
 //                                                      folder and from a single file
@@ -247,7 +248,8 @@ TEST_P(InpaintParity, MaskAndImagesMatchDiffusers) {
 INSTANTIATE_TEST_SUITE_P(Tiny, InpaintParity,
                          testing::Values(InpaintCase{"inpaint_sd1", "sd1", false},
                                          InpaintCase{"inpaint_sd2", "sd2", false},
-                                         InpaintCase{"inpaint9_sd1", "sd1", true}),
+                                         InpaintCase{"inpaint9_sd1", "sd1", true},
+                                         InpaintCase{"inpaint_sdxl", "sdxl", false}),
                          [](const testing::TestParamInfo<InpaintCase>& i) { return std::string(i.param.fixture); });
 
 }  // namespace

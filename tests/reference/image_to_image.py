@@ -58,7 +58,7 @@ STRENGTHS = [0.75, 0.5]
 # (sampler, strength) per inpainting fixture; the mask each one uses
 INPAINT_RUNS = [("ddim", 1.0), ("euler_a", 0.75), ("dpmpp_2m", 0.6)]
 INPAINT9_RUNS = [("euler_a", 1.0), ("ddim", 0.75), ("dpmpp_2m", 1.0)]
-INPAINT_MASK = {"sd1": "rgb", "sd2": "grey", "sd1_unet9": "grey"}
+INPAINT_MASK = {"sd1": "rgb", "sd2": "grey", "sd1_unet9": "grey", "sdxl": "grey"}
 
 INPUT_FILES = {"init": "i2i_init.png", "grey": "i2i_mask.png", "rgb": "i2i_mask_rgb.png"}
 
@@ -195,11 +195,13 @@ def make_img2img_fixtures(out, h):
 
 
 def make_sdxl_img2img_fixtures(out, h):
-    """Section `sdxlimg2img` (issue 22): StableDiffusionXLImg2ImgPipeline on tests/data/tiny-sdxl, the same runs,
-    inputs and order of draws as the SD ones (the base model: no aesthetic score in add_time_ids; original and
-    target size the image's, crop 0, 0), into fixtures/img2img_sdxl.*."""
+    """Section `sdxlimg2img` (issue 22): StableDiffusionXLImg2ImgPipeline and StableDiffusionXLInpaintPipeline on
+    tests/data/tiny-sdxl, the same runs, inputs and order of draws as the SD ones (the base model: no aesthetic
+    score in add_time_ids; original and target size the image's, crop 0, 0), into fixtures/img2img_sdxl.* and
+    fixtures/inpaint_sdxl.* (the grey mask, the ordinary UNet's masked-latent blending)."""
     write_inputs(out, h)
     make_img2img_for_model("sdxl", out, h)
+    make_inpaint_case("sdxl", out, h)
 
 
 @torch.no_grad()
@@ -343,15 +345,23 @@ def make_inpaint_fixtures(out, h):
 
 @torch.no_grad()
 def make_inpaint_case(case, out, h):
-    from diffusers import StableDiffusionInpaintPipeline
+    from diffusers import StableDiffusionInpaintPipeline, StableDiffusionXLInpaintPipeline
     key = case.split("_")[0]
     nine = case.endswith("unet9")
-    spec = tiny_models.TINY[key]
-    base = h.load_pipeline(base_folder(out, spec["folder"]))
-    components = dict(base.components)
-    if nine:
-        components["unet"] = write_inpaint_model(out, key, h)
-    pipe = StableDiffusionInpaintPipeline(**components, requires_safety_checker=False)
+    if key == "sdxl":
+        import sdxl_fixtures
+        spec = {"folder": sdxl_fixtures.FOLDER}
+        base = sdxl_fixtures.load_pipeline(base_folder(out, spec["folder"]))
+        pipe = StableDiffusionXLInpaintPipeline(**base.components, requires_aesthetics_score=False)
+        pipeline_name = "diffusers StableDiffusionXLInpaintPipeline, fp32, CPU, requires_aesthetics_score False"
+    else:
+        spec = tiny_models.TINY[key]
+        base = h.load_pipeline(base_folder(out, spec["folder"]))
+        components = dict(base.components)
+        if nine:
+            components["unet"] = write_inpaint_model(out, key, h)
+        pipe = StableDiffusionInpaintPipeline(**components, requires_safety_checker=False)
+        pipeline_name = "diffusers StableDiffusionInpaintPipeline, fp32, CPU, safety_checker None"
     pipe.set_progress_bar_config(disable=True)
     base_config = dict(base.scheduler.config)
     pil, raw = write_inputs(out, h)
@@ -417,7 +427,7 @@ def make_inpaint_case(case, out, h):
                   "(text_encoder, tokenizer, vae)") if nine else f"tests/data/{spec['folder']}",
         "single_file_unet": f"tests/data/{inpaint_folder_name(key)}-unet-ldm.safetensors" if nine else None,
         "unet_in_channels": 9 if nine else 4,
-        "pipeline": "diffusers StableDiffusionInpaintPipeline, fp32, CPU, safety_checker None",
+        "pipeline": pipeline_name,
         "about": __doc__,
         "args": {"prompt": PROMPT, "negative_prompt": NEGATIVE, "num_inference_steps": STEPS,
                  "guidance_scale": GUIDANCE, "seed": INPAINT_SEED, "width": WIDTH, "height": HEIGHT,
