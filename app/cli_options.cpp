@@ -283,6 +283,18 @@ constexpr Flag kFlags[] = {
      [](ParseState& s, const std::string& f, const std::string& v) {
        s.options.micro.targetSize = parseIntPair(f, v, 1, "W,H");
      }},
+    {nullptr, "--negative-original-size", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.micro.negativeOriginalSize = parseIntPair(f, v, 1, "W,H");
+     }},
+    {nullptr, "--negative-crop", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.micro.negativeCropTopLeft = parseIntPair(f, v, 0, "X,Y");
+     }},
+    {nullptr, "--negative-target-size", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.micro.negativeTargetSize = parseIntPair(f, v, 1, "W,H");
+     }},
     {nullptr, "--clip-skip", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
        s.options.clipSkip =
@@ -540,6 +552,15 @@ CliOptions parseCommandLine(const std::vector<std::string>& args) {
     throw UsageError("--mask needs -i/--init-img: the mask says which part of the init image is repainted");
   if (o.initImagePath.empty() && state.strengthGiven)
     throw UsageError("--strength applies to image to image: give -i/--init-img too");
+  // diffusers uses the negative sizes only when both are given, and ignores either alone: refuse that instead.
+  const pipeline::SdxlMicroConditioning& m = o.micro;
+  if (m.negativeOriginalSize.has_value() != m.negativeTargetSize.has_value() ||
+      (m.negativeCropTopLeft && !m.negativeOriginalSize))
+    throw UsageError(std::string(m.negativeOriginalSize ? "--negative-original-size needs --negative-target-size"
+                                 : m.negativeTargetSize ? "--negative-target-size needs --negative-original-size"
+                                                        : "--negative-crop needs --negative-original-size and "
+                                                          "--negative-target-size") +
+                     ": SDXL's negative micro-conditioning is used only when both negative sizes are given");
   checkTaesdFlags(o, state.previewEveryGiven);
   return o;
 }
@@ -585,6 +606,8 @@ std::string usageText() {
   s += "      --original-size W,H     SDXL micro-conditioning: the size the image is said to come from\n";
   s += "      --crop X,Y              SDXL: its crop's top-left corner (default 0,0)\n";
   s += "      --target-size W,H       SDXL: the target size (default for both sizes: the output size)\n";
+  s += "      --negative-original-size W,H, --negative-crop X,Y, --negative-target-size W,H\n"
+       "                              SDXL: the unconditional half's (both sizes needed; default: the above)\n";
   s += "  -i, --init-img FILE         image to image: start from this PNG/JPEG (8-bit RGB or grey, no alpha); the\n";
   s += "                              output has its size (-W/-H, if given, must match; docs/img2img.md)\n";
   s += "      --strength F            0..1, how much of the schedule runs from the init image (default 0.75)\n";

@@ -65,6 +65,9 @@ std::string formatGenerationParams(const GenerationParams& p) {
   pair("Original size", p.micro.originalSize);
   pair("Crop", p.micro.cropTopLeft);
   pair("Target size", p.micro.targetSize);
+  pair("Negative original size", p.micro.negativeOriginalSize);
+  pair("Negative crop", p.micro.negativeCropTopLeft);
+  pair("Negative target size", p.micro.negativeTargetSize);
   if (p.promptSyntax != prompt::PromptSyntax::Webui)
     s += std::string(", Prompt syntax: ") + prompt::promptSyntaxName(p.promptSyntax);
   if (!p.version.empty()) s += ", Version: " + quoteParamValue(p.version);

@@ -10,11 +10,24 @@ namespace sdgen::pipeline {
 
 struct SdxlMicroConditioning {
   std::optional<std::pair<int, int>> originalSize, cropTopLeft, targetSize;
+  // The unconditional half's (diffusers' negative_original_size, negative_crops_coords_top_left,
+  // negative_target_size): used when both sizes are given, else that half takes the ids above.
+  std::optional<std::pair<int, int>> negativeOriginalSize, negativeCropTopLeft, negativeTargetSize;
   bool operator==(const SdxlMicroConditioning&) const = default;
 };
 
 // diffusers' add_time_ids for an output of width x height: (original height, width, crop top, left, target
 // height, width); original_size and target_size default to (height, width), crops_coords_top_left to (0, 0).
 std::array<float, 6> sdxlTimeIds(const SdxlMicroConditioning& m, int width, int height);
+
+// The unconditional half's ids: from the negative sizes (and crop, default (0, 0)) when both sizes are given, as
+// diffusers' negative_add_time_ids; else sdxlTimeIds. Only one of them, or a negative crop without them, is an
+// error (diffusers would silently ignore it).
+std::array<float, 6> sdxlNegativeTimeIds(const SdxlMicroConditioning& m, int width, int height);
+
+struct SdxlTimeIds {
+  std::array<float, 6> positive, negative;
+};
+SdxlTimeIds sdxlTimeIdPair(const SdxlMicroConditioning& m, int width, int height);
 
 }  // namespace sdgen::pipeline

@@ -15,6 +15,24 @@ std::array<float, 6> sdxlTimeIds(const SdxlMicroConditioning& m, int width, int 
   return {float(oh), float(ow), float(cy), float(cx), float(th), float(tw)};
 }
 
+std::array<float, 6> sdxlNegativeTimeIds(const SdxlMicroConditioning& m, int width, int height) {
+  const bool original = m.negativeOriginalSize.has_value(), target = m.negativeTargetSize.has_value();
+  if (original != target || (m.negativeCropTopLeft && !original))
+    throw Error(std::string("SDXL's negative micro-conditioning needs both the negative original size and the "
+                            "negative target size (--negative-original-size, --negative-target-size); ") +
+                (original ? "the target size is missing" : target ? "the original size is missing"
+                                                                  : "a negative crop alone changes nothing"));
+  if (!original) return sdxlTimeIds(m, width, height);
+  const auto [ow, oh] = *m.negativeOriginalSize;
+  const auto [cx, cy] = m.negativeCropTopLeft.value_or(std::pair{0, 0});
+  const auto [tw, th] = *m.negativeTargetSize;
+  return {float(oh), float(ow), float(cy), float(cx), float(th), float(tw)};
+}
+
+SdxlTimeIds sdxlTimeIdPair(const SdxlMicroConditioning& m, int width, int height) {
+  return {sdxlTimeIds(m, width, height), sdxlNegativeTimeIds(m, width, height)};
+}
+
 void buildSdxlTextGraph(nn::Builder& b, const networks::ClipTextEncoder& text1, const networks::ClipTextEncoder& text2,
                         const graph::TensorView& ids1, const graph::TensorView& ids2, int clipSkip,
                         graph::TensorId context, graph::TensorId final2) {
@@ -31,7 +49,7 @@ void buildSdxlTextGraph(nn::Builder& b, const networks::ClipTextEncoder& text1, 
 
 std::vector<float> sdxlAddedConditioning(const networks::ClipTextEncoder& text2, const networks::UNet& unet,
                                          const prompt::ConditioningWindows& windows2, const std::vector<float>& final2,
-                                         const std::array<float, 6>& timeIds, bool zeroNegative) {
+                                         const SdxlTimeIds& timeIds, bool zeroNegative) {
   const size_t seq = windows2.windowLength, d = size_t(text2.config().hiddenSize);
   if (final2.size() != windows2.windows() * seq * d)
     throw Error("SDXL: the second text encoder's output does not match its token windows");
@@ -44,7 +62,7 @@ std::vector<float> sdxlAddedConditioning(const networks::ClipTextEncoder& text2,
         std::span<const int32_t>(windows2.ids).subspan(window * seq, seq));
     const bool negative = windows2.batch == 2 && half == 0;
     if (negative && zeroNegative) std::fill(pooled.begin(), pooled.end(), 0.f);
-    std::vector<float> row = unet.addedConditioningInput(pooled, timeIds);
+    std::vector<float> row = unet.addedConditioningInput(pooled, negative ? timeIds.negative : timeIds.positive);
     rows.insert(rows.end(), row.begin(), row.end());
   }
   return rows;

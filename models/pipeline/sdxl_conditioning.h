@@ -30,11 +30,12 @@ void buildSdxlTextGraph(nn::Builder& b, const networks::ClipTextEncoder& text1, 
                         graph::TensorId context, graph::TensorId final2);
 
 // The UNet's added conditioning [batch, projection_class_embeddings_input_dim] (row 0 the unconditional half
-// with guidance), from text_encoder_2's final hidden states (`final2`, windows2's layout) and ids.
+// with guidance, with timeIds.negative), from text_encoder_2's final hidden states (`final2`, windows2's layout)
+// and ids.
 // zeroNegative: the unconditional half's pooled embedding is zeros (force_zeros_for_empty_prompt).
 std::vector<float> sdxlAddedConditioning(const networks::ClipTextEncoder& text2, const networks::UNet& unet,
                                          const prompt::ConditioningWindows& windows2, const std::vector<float>& final2,
-                                         const std::array<float, 6>& timeIds, bool zeroNegative);
+                                         const SdxlTimeIds& timeIds, bool zeroNegative);
 
 // Zeros the unconditional half of the context (the first half of the windows) in `embeddings`.
 void zeroNegativeContext(Context& ctx, const Allocation& embeddings, const prompt::ConditioningWindows& windows,

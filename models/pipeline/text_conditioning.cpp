@@ -73,7 +73,7 @@ graph::CompiledGraph& TextConditioning::encoder(const Windows& w, int clipSkip) 
 }
 
 std::vector<float> TextConditioning::encode(const Windows& w, int clipSkip, bool zeroNegative,
-                                            const std::array<float, 6>& timeIds, const networks::UNet& unet) {
+                                            const SdxlTimeIds& timeIds, const networks::UNet& unet) {
   Stage& st = stage(int(w.first.windows()));
   if (w.first.ids.size() * 4 > st.ids.size() || (w.second && w.second->ids.size() * 4 > st.ids2.size()))
     throw Error("internal error: more token ids than the text encoder's stage holds");

@@ -15,6 +15,7 @@
 #include "models/formats/model_files.h"
 #include "models/networks/clip_text_encoder.h"
 #include "models/networks/unet.h"
+#include "models/pipeline/micro_conditioning.h"
 #include "models/prompt/conditioning_windows.h"
 #include "ops/conv2d_scratch.h"
 
@@ -46,7 +47,7 @@ class TextConditioning {
   // zeroNegative and returns add_embedding's input rows for these time ids; empty for SD 1.x/2.x. Where the host
   // reads nothing back (SD 1.x/2.x without emphasis weights) the encoder is only submitted: the next submission
   // on the queue orders after it (every command sequence begins with a full barrier), and its wait covers it.
-  std::vector<float> encode(const Windows& w, int clipSkip, bool zeroNegative, const std::array<float, 6>& timeIds,
+  std::vector<float> encode(const Windows& w, int clipSkip, bool zeroNegative, const SdxlTimeIds& timeIds,
                             const networks::UNet& unet);
 
   uint64_t arenaBytes() const;  // the recorded encoders' planned intermediates

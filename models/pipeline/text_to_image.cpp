@@ -431,6 +431,8 @@ struct TextToImage::Impl {
                   std::to_string(multiple) + " (the VAE's scale factor) in both dimensions");
     if (req.steps < 1) throw Error("steps must be at least 1, got " + std::to_string(req.steps));
     checkTaesdUse(req, hooks);
+    // SDXL: both halves' time ids (a partial negative micro-conditioning is refused before anything compiles).
+    const SdxlTimeIds timeIds = unet->hasAddedConditioning() ? sdxlTimeIdPair(req.micro, width, height) : SdxlTimeIds{};
     const bool guided = req.cfgScale > 1.f;  // as diffusers: guidance_scale <= 1 runs the conditional half only
     const int batch = guided ? 2 : 1;
     Image image;
@@ -501,7 +503,7 @@ struct TextToImage::Impl {
     // SDXL: diffusers' force_zeros_for_empty_prompt zeroes the unconditional half when no negative prompt is given.
     const bool zeroNegative = guided && files.forceZerosForEmptyPrompt && req.negativePrompt.empty();
     const std::vector<float> added =
-        textConditioning->encode(tokens, req.clipSkip, zeroNegative, sdxlTimeIds(req.micro, width, height), *unet);
+        textConditioning->encode(tokens, req.clipSkip, zeroNegative, timeIds, *unet);
     if (unet->hasAddedConditioning()) uploadFloats(ctx, stepGraphs.addedConditioning, added);
     // The cross-attention K/V of this text, read by every step: queued behind the encoder, waited for below.
     stepGraphs.context->submit();

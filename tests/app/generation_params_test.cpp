@@ -119,6 +119,11 @@ TEST(GenerationParams, SdxlMicroConditioningOnlyWhenGiven) {
   p.micro = {};
   p.micro.cropTopLeft = std::pair{0, 128};
   EXPECT_NE(formatGenerationParams(p).find(", Crop: 0x128, Version"), std::string::npos);
+  p.micro = {};
+  p.micro.negativeOriginalSize = std::pair{512, 512};
+  p.micro.negativeTargetSize = std::pair{1024, 1024};
+  EXPECT_NE(formatGenerationParams(p).find(", Negative original size: 512x512, Negative target size: 1024x1024, Version"),
+            std::string::npos);
 }
 
 }  // namespace

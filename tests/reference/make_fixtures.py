@@ -40,7 +40,8 @@ import tiny_models  # noqa: E402
 
 T0 = time.time()
 SECTIONS = ["rng", "schedulers", "models", "components", "pipelines", "realsched", "tf5text", "prompts", "img2img",
-            "inpaint", "samplers", "samplerpipes", "lora", "vaetiling", "taesd", "sdxl", "sdxlimg2img"]
+            "inpaint", "samplers", "samplerpipes", "lora", "vaetiling", "taesd", "sdxl", "sdxlimg2img",
+            "sdxlnegmicro"]
 
 
 def log(msg):
@@ -624,7 +625,8 @@ def main():
              "vaetiling": lambda out: vae_tiling_fixtures.make_vae_tiling_fixtures(out, here),
              "taesd": lambda out: taesd_fixtures.make_taesd_fixtures(out, here),
              "sdxl": lambda out: sdxl_fixtures.make_sdxl_fixtures(out, here),
-             "sdxlimg2img": lambda out: image_to_image.make_sdxl_img2img_fixtures(out, here)}
+             "sdxlimg2img": lambda out: image_to_image.make_sdxl_img2img_fixtures(out, here),
+             "sdxlnegmicro": lambda out: sdxl_fixtures.make_negative_microcond_refs(out, here)}
     failed = []
     for s in SECTIONS:
         if s not in wanted:

@@ -378,6 +378,61 @@ def make_pipeline_refs(out, h, folder):
         "runs": runs, "versions": h.versions(), "tensor_shapes": h.tensor_index(t)})
 
 
+# Section `sdxlnegmicro` (issue 22): the unconditional half's own micro-conditioning (diffusers' negative_original_size,
+# negative_crops_coords_top_left, negative_target_size: used only when both sizes are given).
+NEGMICRO_RUNS = {
+    "negative_sizes": dict(negative_original_size=(8, 12), negative_target_size=(40, 56)),
+    "negative_sizes_crop": dict(original_size=(40, 56), crops_coords_top_left=(4, 8), target_size=(24, 32),
+                                negative_original_size=(8, 12), negative_crops_coords_top_left=(2, 6),
+                                negative_target_size=(40, 56)),
+}
+
+
+@torch.no_grad()
+def make_negative_microcond_refs(out, h):
+    folder = base_folder(out, FOLDER)
+    pipe = load_pipeline(folder)
+    base_config = dict(pipe.scheduler.config)
+    proj_dim = pipe.text_encoder_2.config.projection_dim
+    t, runs = {}, []
+    for name, micro in NEGMICRO_RUNS.items():
+        kwargs = dict(negative_prompt=NEGATIVE, num_inference_steps=4, guidance_scale=5.0, **micro)
+        pipe.scheduler = scheduler_for(h, "euler", None, base_config)
+        ids = pipe._get_add_time_ids(tuple(micro.get("original_size", (HEIGHT, WIDTH))),
+                                     tuple(micro.get("crops_coords_top_left", (0, 0))),
+                                     tuple(micro.get("target_size", (HEIGHT, WIDTH))), dtype=torch.float32,
+                                     text_encoder_projection_dim=proj_dim)
+        negative_ids = pipe._get_add_time_ids(tuple(micro["negative_original_size"]),
+                                              tuple(micro.get("negative_crops_coords_top_left", (0, 0))),
+                                              tuple(micro["negative_target_size"]), dtype=torch.float32,
+                                              text_encoder_projection_dim=proj_dim)
+        image, latents, seen_t = run_pipeline(pipe, PIPELINE_SEED, prompt=PROMPT, height=HEIGHT, width=WIDTH, **kwargs)
+        plain, _, _ = run_pipeline(pipe, PIPELINE_SEED, prompt=PROMPT, height=HEIGHT, width=WIDTH,
+                                   **{k: v for k, v in kwargs.items() if not k.startswith("negative_") or
+                                      k == "negative_prompt"})
+        moved = float((image - plain).abs().mean()) * 255
+        if moved <= 2.0:
+            raise AssertionError(f"{name}: the negative micro-conditioning moves the image by {moved:.3f}/255 only")
+        t[f"{name}.image"], t[f"{name}.latents_steps"] = image, latents
+        t[f"{name}.add_time_ids"], t[f"{name}.negative_add_time_ids"] = ids, negative_ids
+        t[f"{name}.image_without_negative_micro"] = plain
+        runs.append({"name": name, "sampler": "euler", "class": type(pipe.scheduler).__name__, "timesteps": seen_t,
+                     "args": dict(kwargs, prompt=PROMPT, height=HEIGHT, width=WIDTH, seed=PIPELINE_SEED),
+                     "moved_by_negative_micro_x255": moved})
+        log(h, f"negative micro-conditioning {name}: add_time_ids {ids.tolist()}, negative {negative_ids.tolist()}, "
+               f"moves the image by {moved:.3f}/255")
+    fx = out / "fixtures"
+    h.write_tensors(fx / "pipeline_sdxl_negmicro.safetensors", t)
+    h.write_json(fx / "pipeline_sdxl_negmicro.json", {
+        "model": f"tests/data/{FOLDER}",
+        "pipeline": "diffusers StableDiffusionXLPipeline, fp32, CPU, add_watermarker False",
+        "about": "negative_original_size / negative_crops_coords_top_left / negative_target_size (sdxl_fixtures.py)",
+        "layouts": {"R.add_time_ids": "[1,6] the conditional half's", "R.negative_add_time_ids": "[1,6] the "
+                    "unconditional half's", "R.image": "[1,16,24,3] NHWC float in [0,1]",
+                    "R.image_without_negative_micro": "the same run without the negative_* arguments"},
+        "runs": runs, "versions": h.versions(), "tensor_shapes": h.tensor_index(t)})
+
+
 SDTURBO_STEPS = (1, 2)
 
 
