@@ -77,6 +77,29 @@ Header checkPng(std::span<const uint8_t> bytes, const std::string& source) {
   return {int(width), int(height)};
 }
 
+// A DHT segment's Huffman tables (ITU T.81 B.2.4.2): each is Tc/Th, 16 code counts and as many symbol bytes as their
+// sum, back to back, filling the segment exactly. Debian 12's stb_image trusts the counts: a table of more than 256
+// codes overflows its Huffman arrays (found by fuzz_image_decode, session 13; stb fixed it upstream later), and
+// counts whose symbols run past the segment make it read the next segment as symbols.
+void checkHuffmanTables(const uint8_t* p, size_t length, const std::string& source) {
+  size_t at = 0;
+  while (at < length) {
+    if (length - at < 17) throw Error("'" + source + "': corrupt JPEG (a Huffman table header is cut short)");
+    const int tableClass = p[at] >> 4, id = p[at] & 15;
+    if (tableClass > 1 || id > 3)
+      throw Error("'" + source + "': corrupt JPEG (Huffman table class " + std::to_string(tableClass) + ", id " +
+                  std::to_string(id) + "; at most 1 and 3)");
+    size_t codes = 0;
+    for (int i = 1; i <= 16; ++i) codes += p[at + i];
+    if (codes > 256)
+      throw Error("'" + source + "': corrupt JPEG (a Huffman table of " + std::to_string(codes) +
+                  " codes; at most 256)");
+    if (length - at - 17 < codes)
+      throw Error("'" + source + "': corrupt JPEG (a Huffman table's symbols run past its segment)");
+    at += 17 + codes;
+  }
+}
+
 // Walks the JPEG's marker segments (ITU T.81 annex B): SOI, segments with lengths, entropy-coded data after each
 // SOS up to the next marker, until EOI. The frame header gives the size and must be baseline or progressive
 // Huffman, 8-bit, 1 or 3 components.
@@ -103,6 +126,7 @@ Header checkJpeg(std::span<const uint8_t> b, const std::string& source) {
     if (length < 2) throw Error("'" + source + "': corrupt JPEG (segment length " + std::to_string(length) + ")");
     if (i + length > n) throw truncated();
     const uint8_t* seg = &b[i + 2];
+    if (marker == 0xC4) checkHuffmanTables(seg, length - 2, source);
     if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
       if (marker != 0xC0 && marker != 0xC1 && marker != 0xC2)
         throw Error("'" + source + "' uses a JPEG coding sdgen does not read (SOF" + std::to_string(marker - 0xC0) +

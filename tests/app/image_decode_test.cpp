@@ -166,6 +166,52 @@ TEST(ImageDecode, JpegsDecodeAndTruncatedOnesAreRefused) {
   EXPECT_NE(errorOf(noEnd, "noend.jpg").find("truncated"), std::string::npos);
 }
 
+TEST(ImageDecode, HuffmanTablesThatOverflowTheDecoderAreRefused) {
+  // fuzz_image_decode's finding (session 13): a DHT segment whose 16 code counts add up to more than 256 overflowed
+  // stb_image's Huffman arrays (UBSan: index out of bounds in stbi__build_huffman). Refused before stb sees it.
+  const std::vector<uint8_t> crash = {
+      0xff, 0xd8, 0xff, 0xc4, 0x00, 0x12, 0x10, 0x01, 0x00, 0x3c, 0xff, 0xff, 0x01, 0xff, 0xff, 0xff, 0xff, 0xd7,
+      0x09, 0xff, 0xff, 0xc4, 0xff, 0xd8, 0xff, 0xc0, 0x00, 0x0f, 0x08, 0x00, 0x2e, 0x08, 0xc3, 0x01, 0x02, 0x00,
+      0xff, 0x00, 0x00, 0xf9, 0xff, 0xff, 0xda, 0x00, 0x0e, 0xda, 0xc0, 0x00, 0x0f, 0xc3, 0x01, 0x02, 0x00, 0xff,
+      0x00, 0x00, 0xf9, 0xff, 0xff, 0xda, 0x00, 0x08, 0xc3, 0x01, 0x02, 0x00, 0xff, 0x00, 0x00, 0xf9, 0xff, 0xff,
+      0xda, 0x00, 0x0e, 0xff, 0xd8, 0xff, 0xc0, 0x00, 0x0f, 0x08, 0x08, 0x2e, 0x00, 0x10, 0xff, 0xff, 0xff, 0x00,
+      0xc3, 0x01, 0x02, 0x00, 0xff, 0xff, 0xda, 0x00, 0x0e, 0xff, 0x4a, 0x00, 0x2e, 0xc3, 0xef, 0xc0, 0x00, 0x0f,
+      0x08, 0xff, 0xfd, 0x00, 0x00, 0x00, 0xff, 0xd9, 0xff, 0xc0, 0x1b, 0xff, 0xff, 0xdf, 0xff, 0xff, 0x00, 0x00,
+      0xff, 0xff, 0xff, 0xff, 0xd9};
+  EXPECT_NE(errorOf(crash, "fuzz.jpg").find("'fuzz.jpg': corrupt JPEG (a Huffman table"), std::string::npos)
+      << errorOf(crash, "fuzz.jpg");
+  // A valid JPEG with one table's counts raised past 256 (its segment grown to hold the symbols): the count is
+  // named; with the symbols missing, the overrun is.
+  std::vector<uint8_t> jpeg = makeJpeg(24, 16, 3);
+  size_t dht = 2;
+  while (!(jpeg[dht] == 0xff && jpeg[dht + 1] == 0xc4)) dht += 2 + (size_t(jpeg[dht + 2]) << 8 | jpeg[dht + 3]);
+  // stb_image_write puts its four tables in one segment: the last one's 1-bit code count (0 in the standard
+  // tables) raised.
+  const size_t segmentEnd = dht + 2 + (size_t(jpeg[dht + 2]) << 8 | jpeg[dht + 3]);
+  size_t last = dht + 4;
+  for (size_t t = last; t < segmentEnd;) {
+    last = t;
+    size_t n = 0;
+    for (int i = 1; i <= 16; ++i) n += jpeg[t + size_t(i)];
+    t += 17 + n;
+  }
+  std::vector<uint8_t> overrun = jpeg;
+  ASSERT_EQ(overrun[last + 1], 0);
+  overrun[last + 1] = 50;  // 162 + 50 codes: within 256, but their symbols are not in the segment
+  EXPECT_NE(errorOf(overrun, "run.jpg").find("symbols run past its segment"), std::string::npos)
+      << errorOf(overrun, "run.jpg");
+  std::vector<uint8_t> many = jpeg;
+  size_t codes = 0;
+  for (int i = 1; i <= 16; ++i) codes += many[dht + 4 + size_t(i)];
+  many[dht + 4 + 15] = 255;  // the 15- and 16-bit code counts: 510 more codes
+  many[dht + 4 + 16] = 255;
+  many.insert(many.begin() + long(dht + 4 + 17 + codes), 510, uint8_t(0));  // their symbols, the length to match
+  const size_t length = (size_t(many[dht + 2]) << 8 | many[dht + 3]) + 510;
+  many[dht + 2] = uint8_t(length >> 8);
+  many[dht + 3] = uint8_t(length & 0xff);
+  EXPECT_NE(errorOf(many, "many.jpg").find("codes; at most 256"), std::string::npos) << errorOf(many, "many.jpg");
+}
+
 TEST(ImageDecode, FilesThatCannotBeReadAreNamed) {
   try {
     readImageFile("/nonexistent/init.png");
