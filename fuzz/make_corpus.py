@@ -144,6 +144,11 @@ def main():
     put("fuzz_image_decode", "grey", png([], 3, 2, 0))
     # A minimal baseline JPEG is hard to write by hand; the decoder's JPEG path is reached from this header.
     put("fuzz_image_decode", "jpeg_header", bytes.fromhex("ffd8ffe000104a46494600010100000100010000ffd9"))
+    # finding 4 (docs/reliability.md): a DHT table of more than 256 codes overflowed stb_image's Huffman arrays
+    put("fuzz_image_decode", "dht_overflow", bytes.fromhex(
+        "ffd8ffc400121001003cffff01ffffffffd709ffffc4ffd8ffc0000f08002e08c3010200ff0000f9ffffda000edac0000fc301"
+        "0200ff0000f9ffffda0008c3010200ff0000f9ffffda000effd8ffc0000f08082e0010ffffff00c3010200ffffda000eff4a00"
+        "2ec3efc0000f08fffd000000ffd9ffc01bffffdfffff0000ffffffffd9"))
 
     nul = "\0"
     for i, args in enumerate([["-p", "a cat", "-s", "42", "-W", "512", "-H", "768", "--steps", "20", "-o", "x.png"],
