@@ -106,6 +106,12 @@ def main():
                                  {"id": vocab["<|endoftext|>"], "content": "<|endoftext|>", "special": True}]}
     put("fuzz_tokenizer_files", "tokenizer_json", sep + sep + json.dumps(tok_json) + sep + config + sep +
         json.dumps({"pad_token": "<|endoftext|>", "additional_special_tokens": ["<x>"]}))
+    # finding 5 (docs/reliability.md): a tokenizer.json model "type" that is not a string ended the process
+    put("fuzz_tokenizer_files", "type_not_string",
+        b'\n=====\n\n=====\n{"model": {"type": ["c a", "ca t</w>", "t h", "th e</w>"]}, '
+        b'"added_tokens": [{"id": 62, "content": "<|startoftext|>", "special": true}, {"ls": 63, "content": '
+        b'"<|endoftext|>", "special": true}]}\n=====\n{"mode "<\x84\x9a\x91\x9aoftext|>"}\n=====\n'
+        b'{"pad_token": "<|end/ftext|>", "additional_special_tokens": ["<x>"]}')
 
     for i, text in enumerate([b"a photo of a cat, highly detailed", "caf\u00e9 \u6771\u4eac \U0001F600 n\u0303".encode(),
                               b"<|startoftext|>x<|endoftext|>  \t\n it's 3.5m", b"\xff\xfe\xc3(\xe2\x28\xa1 bad utf8"]):

@@ -19,4 +19,12 @@ nlohmann::json parseJsonBounded(std::string_view text, const std::string& what,
                                 const nlohmann::json::parser_callback_t& onEvent = nullptr,
                                 int maxDepth = kMaxJsonFileDepth);
 
+// A value as an error message quotes it: its JSON text, cut to `maxChars` (then "...") so that a hostile file's
+// megabyte-long string or array does not become the message.
+inline std::string jsonExcerpt(const nlohmann::json& v, size_t maxChars = 80) {
+  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (s.size() > maxChars) s = s.substr(0, maxChars) + "...";
+  return s;
+}
+
 }  // namespace sdgen::models

@@ -228,6 +228,11 @@ TEST(ClipTokenizer, CorruptFilesNameThePath) {
   std::string badMerge =
       dir.write("bad_merge.json", R"({"model": {"type": "BPE", "end_of_word_suffix": "</w>", "vocab": {"a": 0},
                                       "merges": [["a"]]}})");
+  // fuzz_tokenizer_files' finding (session 13): a "type" that is not a string escaped as nlohmann's type_error.
+  std::string typeArray = dir.write("type_array.json", R"({"model": {"type": ["c a", "t h"], "vocab": {}}})");
+  // An error message quotes at most 80 characters of a hostile value.
+  std::string longMerge = dir.write("long_merge.json", R"({"model": {"type": "BPE", "end_of_word_suffix": "</w>",
+                                      "vocab": {"a": 0}, "merges": [[")" + std::string(100000, 'x') + R"("]]}})");
   std::vector<Case> cases = {
       {"invalid JSON", [&] { ClipBpeTokenizer::fromVocabAndMerges(badJson, kMerges); }, badJson, "not valid JSON"},
       {"non-integer id", [&] { ClipBpeTokenizer::fromVocabAndMerges(badId, kMerges); }, badId, "'a'"},
@@ -239,11 +244,15 @@ TEST(ClipTokenizer, CorruptFilesNameThePath) {
       {"not a tokenizer.json", [&] { ClipBpeTokenizer::fromTokenizerJson(notModel); }, notModel, "model"},
       {"not BPE", [&] { ClipBpeTokenizer::fromTokenizerJson(wordPiece); }, wordPiece, "WordPiece"},
       {"bad merge entry", [&] { ClipBpeTokenizer::fromTokenizerJson(badMerge); }, badMerge, "merges[0]"},
+      {"type not a string", [&] { ClipBpeTokenizer::fromTokenizerJson(typeArray); }, typeArray,
+       "model type is [\"c a\",\"t h\"], expected \"BPE\""},
+      {"long merge entry", [&] { ClipBpeTokenizer::fromTokenizerJson(longMerge); }, longMerge, "xxx..., expected"},
   };
   for (const Case& c : cases) {
     std::string msg = errorOf(c.load);
-    EXPECT_NE(msg.find(c.file), std::string::npos) << c.what << ": " << msg;
-    EXPECT_NE(msg.find(c.detail), std::string::npos) << c.what << ": " << msg;
+    EXPECT_NE(msg.find(c.file), std::string::npos) << c.what << ": " << msg.substr(0, 300);
+    EXPECT_NE(msg.find(c.detail), std::string::npos) << c.what << ": " << msg.substr(0, 300);
+    EXPECT_LT(msg.size(), 400u) << c.what;
   }
 }
 
