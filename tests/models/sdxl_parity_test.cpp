@@ -242,6 +242,24 @@ std::optional<std::pair<int, int>> swapped(const json& args, const char* key) {
   return std::pair<int, int>{args.at(key)[1].get<int>(), args.at(key)[0].get<int>()};
 }
 
+// A fixture run's StableDiffusionXLPipeline arguments as sdgen's request (negative micro-conditioning included).
+pipeline::GenerationRequest requestOf(const json& run) {
+  const json& args = run.at("args");
+  pipeline::GenerationRequest req;
+  req.prompt = args.at("prompt");
+  req.negativePrompt = args.at("negative_prompt").is_null() ? "" : args.at("negative_prompt").get<std::string>();
+  req.steps = args.at("num_inference_steps");
+  req.cfgScale = args.at("guidance_scale");
+  req.seed = args.at("seed");
+  req.width = args.at("width");
+  req.height = args.at("height");
+  req.sampler = samplerOf(run.at("sampler"));
+  req.micro = {swapped(args, "original_size"), swapped(args, "crops_coords_top_left"), swapped(args, "target_size"),
+               swapped(args, "negative_original_size"), swapped(args, "negative_crops_coords_top_left"),
+               swapped(args, "negative_target_size")};
+  return req;
+}
+
 class SdxlPipelineParity : public test::VulkanTest, public testing::WithParamInterface<std::string> {};
 
 TEST_P(SdxlPipelineParity, EveryRunMatchesDiffusers) {
@@ -260,18 +278,8 @@ TEST_P(SdxlPipelineParity, EveryRunMatchesDiffusers) {
         << other;
   for (const json& run : meta.at("runs")) {
     const std::string name = run.at("name");
-    const json& args = run.at("args");
-    pipeline::GenerationRequest req;
-    req.prompt = args.at("prompt");
-    req.negativePrompt = args.at("negative_prompt").is_null() ? "" : args.at("negative_prompt").get<std::string>();
-    req.steps = args.at("num_inference_steps");
-    req.cfgScale = args.at("guidance_scale");
-    req.seed = args.at("seed");
-    req.width = args.at("width");
-    req.height = args.at("height");
-    req.sampler = samplerOf(run.at("sampler"));
+    pipeline::GenerationRequest req = requestOf(run);
     req.sgmUniform = run.at("config").at("timestep_spacing") == "trailing";
-    req.micro = {swapped(args, "original_size"), swapped(args, "crops_coords_top_left"), swapped(args, "target_size")};
     // The time ids diffusers built for this run.
     const std::array<float, 6> ids = pipeline::sdxlTimeIds(req.micro, req.width, req.height);
     const std::vector<float> want = fx.readAsF32(name + ".add_time_ids");
@@ -296,19 +304,7 @@ TEST_F(SdxlNegativeMicroConditioning, TheUnconditionalHalfTakesItsOwnTimeIds) {
   pipeline::TextToImage t2i(ctx(), {.modelPath = modelPath("tiny-sdxl")});
   for (const json& run : meta.at("runs")) {
     const std::string name = run.at("name");
-    const json& args = run.at("args");
-    pipeline::GenerationRequest req;
-    req.prompt = args.at("prompt");
-    req.negativePrompt = args.at("negative_prompt");
-    req.steps = args.at("num_inference_steps");
-    req.cfgScale = args.at("guidance_scale");
-    req.seed = args.at("seed");
-    req.width = args.at("width");
-    req.height = args.at("height");
-    req.sampler = samplerOf(run.at("sampler"));
-    req.micro = {swapped(args, "original_size"), swapped(args, "crops_coords_top_left"), swapped(args, "target_size"),
-                 swapped(args, "negative_original_size"), swapped(args, "negative_crops_coords_top_left"),
-                 swapped(args, "negative_target_size")};
+    const pipeline::GenerationRequest req = requestOf(run);
     const pipeline::SdxlTimeIds ids = pipeline::sdxlTimeIdPair(req.micro, req.width, req.height);
     EXPECT_EQ(std::vector<float>(ids.positive.begin(), ids.positive.end()), fx.readAsF32(name + ".add_time_ids"));
     EXPECT_EQ(std::vector<float>(ids.negative.begin(), ids.negative.end()),

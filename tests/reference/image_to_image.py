@@ -204,18 +204,24 @@ def make_sdxl_img2img_fixtures(out, h):
     make_inpaint_case("sdxl", out, h)
 
 
-@torch.no_grad()
-def make_img2img_for_model(key, out, h):
-    from diffusers import StableDiffusionImg2ImgPipeline, StableDiffusionXLImg2ImgPipeline
+def load_base(key, out, h):
+    """The tiny model's folder spec and pipeline: tiny-sdxl through sdxl_fixtures, the SD ones as make_fixtures."""
     if key == "sdxl":
         import sdxl_fixtures
         spec = {"folder": sdxl_fixtures.FOLDER}
-        base = sdxl_fixtures.load_pipeline(base_folder(out, spec["folder"]))
+        return spec, sdxl_fixtures.load_pipeline(base_folder(out, spec["folder"]))
+    spec = tiny_models.TINY[key]
+    return spec, h.load_pipeline(base_folder(out, spec["folder"]))
+
+
+@torch.no_grad()
+def make_img2img_for_model(key, out, h):
+    from diffusers import StableDiffusionImg2ImgPipeline, StableDiffusionXLImg2ImgPipeline
+    spec, base = load_base(key, out, h)
+    if key == "sdxl":
         pipe = StableDiffusionXLImg2ImgPipeline(**base.components, requires_aesthetics_score=False)
         pipeline_name = "diffusers StableDiffusionXLImg2ImgPipeline, fp32, CPU, requires_aesthetics_score False"
     else:
-        spec = tiny_models.TINY[key]
-        base = h.load_pipeline(base_folder(out, spec["folder"]))
         pipe = StableDiffusionImg2ImgPipeline(**base.components, requires_safety_checker=False)
         pipeline_name = "diffusers StableDiffusionImg2ImgPipeline, fp32, CPU, safety_checker None"
     pipe.set_progress_bar_config(disable=True)
@@ -348,15 +354,11 @@ def make_inpaint_case(case, out, h):
     from diffusers import StableDiffusionInpaintPipeline, StableDiffusionXLInpaintPipeline
     key = case.split("_")[0]
     nine = case.endswith("unet9")
+    spec, base = load_base(key, out, h)
     if key == "sdxl":
-        import sdxl_fixtures
-        spec = {"folder": sdxl_fixtures.FOLDER}
-        base = sdxl_fixtures.load_pipeline(base_folder(out, spec["folder"]))
         pipe = StableDiffusionXLInpaintPipeline(**base.components, requires_aesthetics_score=False)
         pipeline_name = "diffusers StableDiffusionXLInpaintPipeline, fp32, CPU, requires_aesthetics_score False"
     else:
-        spec = tiny_models.TINY[key]
-        base = h.load_pipeline(base_folder(out, spec["folder"]))
         components = dict(base.components)
         if nine:
             components["unet"] = write_inpaint_model(out, key, h)

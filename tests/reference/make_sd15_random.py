@@ -122,27 +122,32 @@ def references(pipe, device, dtype, latent):
     return {k: v.detach().float().cpu() if v.is_floating_point() else v.cpu() for k, v in t.items()}, timing
 
 
-def time_unet(unet, sample, context, warmup=5, runs=30):
+def time_unet(unet, sample, context, warmup=5, runs=30, added_cond_kwargs=None):
     """diffusers' UNet step on the same inputs as the engine's check, timed in the same device call: eager and
-    replayed as a CUDA graph, CUDA events, median / p10 / p90 of `runs` after `warmup`, and the peak memory."""
+    replayed as a CUDA graph, CUDA events, median / p10 / p90 of `runs` after `warmup`, and the peak memory.
+    added_cond_kwargs: SDXL's text_embeds and time_ids (make_sdxl_random.py)."""
     t = torch.full((sample.shape[0],), TIMESTEP, dtype=torch.int64, device=sample.device)
+    extra = {"added_cond_kwargs": added_cond_kwargs} if added_cond_kwargs is not None else {}
+
+    def step():
+        return unet(sample, t, encoder_hidden_states=context, **extra)
 
     def measure(fn):
         r = time_ms(fn, warmup, runs)
         return {"median_ms": r["median"], "p10_ms": r["p10"], "p90_ms": r["p90"], "runs": runs}
 
     torch.cuda.reset_peak_memory_stats()
-    eager = measure(lambda: unet(sample, t, encoder_hidden_states=context))
+    eager = measure(step)
     peak = torch.cuda.max_memory_allocated()
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
         for _ in range(3):
-            unet(sample, t, encoder_hidden_states=context)
+            step()
     torch.cuda.current_stream().wait_stream(stream)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        unet(sample, t, encoder_hidden_states=context)
+        step()
     graphed = measure(graph.replay)
     return {"eager": eager, "cuda_graph": graphed, "peak_memory_bytes_eager": peak}
 

@@ -36,9 +36,9 @@ sys.path.insert(0, str(HERE.parent.parent / "bench" / "reference"))  # cuda_timi
 import torch  # noqa: E402
 
 import make_fixtures as mf  # noqa: E402
+import make_sd15_random  # noqa: E402  (time_unet and its TIMESTEP)
 import sdxl_fixtures  # noqa: E402
 import tiny_models  # noqa: E402
-from cuda_timing import time_ms  # noqa: E402
 
 SDXL = dict(
     seed=2200,
@@ -70,7 +70,7 @@ REPO = HERE.parent.parent
 
 PROMPTS = ["a red circle on a blue background", "", "a photo of an astronaut riding a horse on the moon",
            "masterpiece, best quality, (detailed eyes:1.2), 8k wallpaper"]
-TIMESTEP = 500
+TIMESTEP = make_sd15_random.TIMESTEP  # the step time_unet times
 IMAGE_PROMPT = "a photo of an astronaut riding a horse on the moon"
 
 
@@ -152,7 +152,8 @@ def references(pipe, device, dtype, latent):
     t = torch.full((n,), TIMESTEP, dtype=torch.int64, device=device)
     pred = unet(sample.to(device, dtype), t, encoder_hidden_states=context.to(device, dtype),
                 added_cond_kwargs=cond).sample
-    timing = time_unet(unet, sample.to(device, dtype), context.to(device, dtype), cond) if device != "cpu" else None
+    timing = (make_sd15_random.time_unet(unet, sample.to(device, dtype), context.to(device, dtype),
+                                         added_cond_kwargs=cond) if device != "cpu" else None)
     latents = torch.randn((1, 4, latent, latent), generator=g)
     decoded = vae.decode(latents.to(device)).sample
     r = {"text_encoder.ids": ids, "text_encoder.penultimate": o1.hidden_states[-2],
@@ -161,34 +162,6 @@ def references(pipe, device, dtype, latent):
          "unet.sample": sample, "unet.context": context, "unet.text_embeds": embeds, "unet.time_ids": time_ids,
          "unet.noise_pred": pred, "vae.latents": latents, "vae.decoded": decoded}
     return {k: v.detach().float().cpu() if v.is_floating_point() else v.cpu() for k, v in r.items()}, timing
-
-
-def time_unet(unet, sample, context, cond, warmup=5, runs=30):
-    """diffusers' UNet step on the same inputs, timed in the same device call: eager and replayed as a CUDA graph,
-    CUDA events, median / p10 / p90 of `runs` after `warmup`, and the peak memory of the eager runs."""
-    t = torch.full((sample.shape[0],), TIMESTEP, dtype=torch.int64, device=sample.device)
-
-    def step():
-        return unet(sample, t, encoder_hidden_states=context, added_cond_kwargs=cond)
-
-    def measure(fn):
-        r = time_ms(fn, warmup, runs)
-        return {"median_ms": r["median"], "p10_ms": r["p10"], "p90_ms": r["p90"], "runs": runs}
-
-    torch.cuda.reset_peak_memory_stats()
-    eager = measure(step)
-    peak = torch.cuda.max_memory_allocated()
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    graphed = measure(graph.replay)
-    return {"eager": eager, "cuda_graph": graphed, "peak_memory_bytes_eager": peak}
 
 
 def image_runs(folder, latent, runs):
