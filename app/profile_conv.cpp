@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -141,6 +142,11 @@ ProfiledGraph summarize(const std::string& name, const graph::Graph& g, const gr
       conv.weights = w.name;
       conv.directFlops = ops::convDirectFlops(prob);
     }
+    // A role's kernels share its cost: the Winograd algorithms run theirs once per band of tiles.
+    std::map<ops::ConvKernelRole, int> perRole;
+    if (isConv)
+      for (size_t c = s->firstCommand; c < s->firstCommand + s->commandCount; ++c)
+        if (auto split = ops::splitConvDispatchLabel(timings.at(c).label)) ++perRole[split->second.role];
     for (size_t c = s->firstCommand; c < s->firstCommand + s->commandCount; ++c) {
       const CommandTiming& t = timings.at(c);
       const double ms = t.ns * 1e-6;
@@ -155,6 +161,8 @@ ProfiledGraph summarize(const std::string& name, const graph::Graph& g, const gr
       if (!split) throw Error("--profile-conv: conv '" + node.label + "' recorded '" + t.label + "', not a conv kernel");
       const ops::ConvKernelId& id = split->second;
       ops::ConvKernelCost cost = ops::convKernelCost(prob, id.role, dtype, dtype, id.algo);
+      cost.flops /= perRole[id.role];
+      cost.bytes /= perRole[id.role];
       conv.kernels.push_back({t.label, ops::convKernelRoleName(id.role), ms, cost.flops, cost.bytes});
       conv.algo = ops::convAlgoName(id.algo);
       if (!id.tile.empty()) conv.tile = id.tile;
@@ -238,7 +246,16 @@ ProfileReport profileConv(Context& ctx, const ProfileSettings& st) {
     nn::Builder kvBuilder(kvGraph, dtype, &scratch);
     unet.buildContextProjections(kvBuilder, external(contextView), kvOuts);
     graph::CompiledGraph kvCompiled(ctx, kvGraph, kvBindings);
-    unet.build(b, sample, t, external(contextView), out, &contextKv);
+    // SDXL's added conditioning (pooled text embedding and micro-conditioning sinusoids): random rows of its
+    // width, as the step reads them (their values do not change what runs).
+    std::optional<Allocation> addedMemory;
+    std::optional<Value> added;
+    if (unet.hasAddedConditioning()) {
+      const int64_t width = files.unetConfig.projectionClassEmbeddingsInputDim;
+      addedMemory = randomTensor(ctx, size_t(batch * width), DType::F32, 5, 1.f, "profile added conditioning");
+      added = external(graph::view(*addedMemory, DType::F32, {batch, width}));
+    }
+    unet.build(b, sample, t, external(contextView), out, &contextKv, added ? &*added : nullptr);
     graph::CompiledGraph compiled(ctx, g, {{out, graph::view(prediction, dtype, {batch, h, w, c})}}, true);
     kvCompiled.run();
     compiled.setUniform(kTimestepSlot, kTimestep);

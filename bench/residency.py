@@ -72,8 +72,12 @@ def parse_sdgen_verbose(text):
     peak = re.search(r"^\s*peak\s+([0-9.]+) \((process|sdgen)", text, re.M)
     if not weights or not peak:
         raise ValueError("no memory lines in sdgen's output (was -v given?)")
+    # The conv autotune runs while the graphs record, inside "kernel compile" (it compiles and times candidates).
+    tune = re.search(r"^conv autotune: (\d+) problems tuned in ([0-9.]+) s", text, re.M)
     return {"load_ms": ms("model load"), "compile_ms": ms("kernel compile"), "weights_mib": weights,
-            "peak_mib": float(peak.group(1)), "peak_source": peak.group(2)}
+            "peak_mib": float(peak.group(1)), "peak_source": peak.group(2),
+            "autotune_problems": int(tune.group(1)) if tune else None,
+            "autotune_s": float(tune.group(2)) if tune else None}
 
 
 def median(values):
@@ -231,7 +235,8 @@ def main(argv=None):
     t0 = time.time()
     cold_cache = pathlib.Path(tempfile.mkdtemp(prefix="sdgen-cold-cache-"))
     cold = run_sdgen(args.sdgen, folder, args, cold_cache, args.work / "cold.png")
-    print(f"cold: kernel compile {cold['compile_ms'] / 1000:.2f} s, load {cold['load_ms'] / 1000:.2f} s", flush=True)
+    print(f"cold: kernel compile {cold['compile_ms'] / 1000:.2f} s (of which conv autotune {cold['autotune_s']} s, "
+          f"{cold['autotune_problems']} problems), load {cold['load_ms'] / 1000:.2f} s", flush=True)
     runs = {"folder": [], "single_file": []}
     for i in range(args.runs):
         for key, model in (("folder", folder), ("single_file", single)):

@@ -44,6 +44,11 @@ class Residency(unittest.TestCase):
         self.assertEqual((r["peak_mib"], r["peak_source"]), (256.0, "sdgen"))
         gpu = residency.parse_sdgen_verbose(SAMPLE.replace(SAMPLE.splitlines()[-1] + "\n", GPU_PEAK))
         self.assertEqual((gpu["peak_mib"], gpu["peak_source"]), (2411.5, "process"))
+        self.assertEqual((r["autotune_problems"], r["autotune_s"]), (None, None))  # lavapipe: autotune off
+        tuned = residency.parse_sdgen_verbose(
+            "conv autotune: 30 problems tuned in 5.60 s (2116 launches), 0 from the cache /tmp/c/conv-tune-v1.json\n"
+            + SAMPLE)
+        self.assertEqual((tuned["autotune_problems"], tuned["autotune_s"]), (30, 5.6))
         with self.assertRaises(ValueError):
             residency.parse_sdgen_verbose(SAMPLE.split("memory")[0])  # run without -v's memory lines
 

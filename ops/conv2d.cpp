@@ -95,8 +95,7 @@ Conv2dInfo conv2d(Context& ctx, CommandSequence& seq, const Expr& input, const C
     case ConvAlgo::General: recordConvGeneral(call, plan.tile); break;
     case ConvAlgo::GemmV2: recordConvGemmV2(call, plan.tile); break;
     case ConvAlgo::Winograd: {
-      info.scratchBytes = prob.winogradScratchBytes();
-      recordConvWinograd(call, plan.tile, options.scratch->acquire(info.scratchBytes));
+      recordConvWinograd(call, plan.tile, *options.scratch, options.winogradBandTiles);
       break;
     }
     case ConvAlgo::Coop: recordConvCoop(call, options.scratch, plan.candidate ? &*plan.candidate : nullptr); break;

@@ -29,8 +29,8 @@ struct Conv2dOptions {
   bool lanes = false;
   // Runs exactly this candidate (the autotune's measurements, tests); its contract failing throws.
   std::optional<ConvCandidate> candidate;
-  // coop-winograd: tiles per band (rounded up to the GEMM tile's rows) instead of coopWinogradBandTiles'
-  // choice; tests, to reach several bands on small images.
+  // Tiles per band instead of the size-based choice (tests, to reach several bands on small images): Winograd
+  // F(4,3) exactly that many (ConvProblem::winogradBandTiles), coop-winograd rounded up to its GEMM tile's rows.
   int64_t winogradBandTiles = 0;
   std::string label = "conv2d";
 };

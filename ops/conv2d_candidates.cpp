@@ -188,13 +188,16 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
       add(ConvCandidate{ConvAlgo::Coop, ConvTile{64, 64, 0, 0}, normalizedParts(parts, slices)});
     }
   }
-  add(ConvCandidate{ConvAlgo::Winograd, chooseConvTile(prob.tiles(), prob.cout, cc.device, 36), 1});
+  // Winograd F(4,3) on CUDA cores, like GEMM v2 below, lost every SD 1.5 row to the tensor-core tiles on the
+  // H100 (1.7-2x; it won only the 4-channel conv_out, where coop cannot run): timed only where no coop candidate
+  // runs. That also spares the tuning its fp32 filters (8x the fp16 weights' bytes) on every coop problem.
+  const bool coop = std::any_of(out.begin(), out.end(), [](const ConvCandidate& c) { return c.algo == ConvAlgo::Coop; });
+  if (!coop) add(ConvCandidate{ConvAlgo::Winograd, chooseConvTile(prob.tiles(), prob.cout, cc.device, 36), 1});
   // coop-winograd is not timed: measured 1.2-2x slower than coop on every SD 1.5 3x3 row on the H100 (its
   // 16 GEMMs have K = Cin, and its fp16 products make a round trip through memory; docs/perf.md, session 11),
   // it would only add tuning time. It runs when forced (--algo coop-winograd, Conv2dOptions).
   // GEMM v2 computes fp16 on CUDA cores: wherever tensor-core tiles run, it lost every SD 1.5 row on the H100
   // (docs/dispatch-conv.md), and it is the slowest candidate to time on the VAE's 512^2 layers.
-  const bool coop = std::any_of(out.begin(), out.end(), [](const ConvCandidate& c) { return c.algo == ConvAlgo::Coop; });
   if (!coop) add(ConvCandidate{ConvAlgo::GemmV2, chooseConvTile(prob.m(), prob.cout, cc.device), 1});
   bool fast = false;
   for (const ConvCandidate& c : out) fast = fast || c.algo != ConvAlgo::General;

@@ -143,50 +143,64 @@ void recordConvDirect(const ConvCall& c) {
            reads, rangesOf(tensorsWritten(c.out)));
 }
 
-void recordConvWinograd(const ConvCall& c, const ConvTile& t, const Allocation& scratch) {
+void recordConvWinograd(const ConvCall& c, const ConvTile& t, Conv2dScratch& scratch, int64_t forcedBand) {
   const ConvProblem& p = c.prob;
-  const VkDeviceAddress v = scratch.address(), m = scratch.address() + p.winogradMOffset();
-  const MemRange vRange{v, uint64_t(36) * p.tiles() * p.cin * 4}, mRange{m, uint64_t(36) * p.tiles() * p.cout * 4};
+  const int64_t tiles = p.tiles(), band = p.winogradBandTiles(forcedBand);
+  c.info.scratchBytes = p.winogradScratchBytes(band);
+  const Allocation& mem = scratch.acquire(c.info.scratchBytes);
+  const VkDeviceAddress v = mem.address(), m = mem.address() + p.winogradMOffset(band);
   const std::string scratchStorage = "F32Storage";
   const Allocation& u = c.weights.winograd();
-
-  {  // 1. input transform: V = B^T d B
-    auto grid = convGrid1d(c, p.tiles() * p.cin / 4);
-    ParamBlock params = convHeader(p, u.address(), c.weights.bias().address(), v, m, grid[0]);
-    ExprCodegen gen(params, {true, false});
-    std::string e = gen.emit(c.input);
-    c.info.nativeVectorNodes += gen.nativeVectorNodes();
-    c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
-    std::string src = convWrapper({"conv.gemm_core", "conv.winograd"}, "typealias E = " + e + ";\n",
-                              "winogradInputMain<E, " + scratchStorage + ">(winogradItem(group, local));");
-    dispatchConvKernel(c, src, "winograd input", grid, params, rangesOf(tensorsRead(c.input)), {vRange});
-  }
-  {  // 2. 36 GEMMs in the transformed domain: M[e] = V[e] U[e]
-    ParamBlock params = convHeader(p, u.address(), c.weights.bias().address(), v, m);
-    std::string src =
-        t.lanes ? convWrapper({"conv.gemm_core", "conv.winograd"}, "",
-                          std::string("winogradGemmLanesMain<") + storageType(DType::F32) + ", " + scratchStorage +
-                              ", " + std::to_string(t.tm) + ", " + std::to_string(t.tn) + ">(group, local);", 8)
-                : convWrapper({"conv.gemm_core", "conv.winograd"}, gemmSmem(t),
-                          std::string("winogradGemmMain<") + storageType(DType::F32) + ", " + scratchStorage +
-                              ", ConvSmem, " + tileArgs(t) + ">(group, local);");
-    dispatchConvKernel(c, src, "winograd gemm " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + (t.lanes ? " lanes" : ""),
-             {uint32_t((p.tiles() + t.bm - 1) / t.bm), uint32_t((p.cout + t.bn - 1) / t.bn), 36}, params,
-             {vRange, rangeOf(u)}, {mRange});
-  }
-  {  // 3. output transform: Y = A^T M A + bias, through the sink
-    auto grid = convGrid1d(c, p.tiles() * p.cout / 4);
-    ParamBlock params = convHeader(p, u.address(), c.weights.bias().address(), v, m, grid[0]);
-    ExprCodegen gen(params, {true, false});
-    std::string s = gen.emit(c.out);
-    c.info.nativeVectorNodes += gen.nativeVectorNodes();
-    c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
-    std::string src = convWrapper({"conv.gemm_core", "conv.winograd"}, "typealias S = " + s + ";\n",
-                              "winogradOutputMain<S, " + scratchStorage + ">(winogradItem(group, local));");
-    auto reads = rangesOf(tensorsRead(c.out));
-    reads.push_back(mRange);
-    reads.push_back(rangeOf(c.weights.bias()));
-    dispatchConvKernel(c, src, "winograd output", grid, params, reads, rangesOf(tensorsWritten(c.out)));
+  // Every band reads and writes the same V and M: the graph's barriers order a band after the one before.
+  for (int64_t first = 0; first < tiles; first += band) {
+    const int64_t count = std::min(band, tiles - first);
+    const MemRange vRange{v, uint64_t(36) * count * p.cin * 4}, mRange{m, uint64_t(36) * count * p.cout * 4};
+    auto header = [&](uint32_t gridRow) {
+      ParamBlock params = convHeader(p, u.address(), c.weights.bias().address(), v, m, gridRow);
+      params.u32(uint32_t(first)).u32(uint32_t(count));  // the band (shaders/conv/winograd.slang)
+      return params;
+    };
+    {  // 1. input transform: V = B^T d B
+      auto grid = convGrid1d(c, count * p.cin / 4);
+      ParamBlock params = header(grid[0]);
+      ExprCodegen gen(params, {true, false});
+      std::string e = gen.emit(c.input);
+      c.info.nativeVectorNodes += gen.nativeVectorNodes();
+      c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
+      std::string src = convWrapper({"conv.gemm_core", "conv.winograd"}, "typealias E = " + e + ";\n",
+                                    "winogradInputMain<E, " + scratchStorage + ">(winogradItem(group, local));");
+      dispatchConvKernel(c, src, "winograd input", grid, params, rangesOf(tensorsRead(c.input)), {vRange});
+    }
+    {  // 2. 36 GEMMs in the transformed domain: M[e] = V[e] U[e]
+      ParamBlock params = header(0);
+      std::string src =
+          t.lanes ? convWrapper({"conv.gemm_core", "conv.winograd"}, "",
+                                std::string("winogradGemmLanesMain<") + storageType(DType::F32) + ", " +
+                                    scratchStorage + ", " + std::to_string(t.tm) + ", " + std::to_string(t.tn) +
+                                    ">(group, local);",
+                                8)
+                  : convWrapper({"conv.gemm_core", "conv.winograd"}, gemmSmem(t),
+                                std::string("winogradGemmMain<") + storageType(DType::F32) + ", " + scratchStorage +
+                                    ", ConvSmem, " + tileArgs(t) + ">(group, local);");
+      dispatchConvKernel(c, src,
+                         "winograd gemm " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + (t.lanes ? " lanes" : ""),
+                         {uint32_t((count + t.bm - 1) / t.bm), uint32_t((p.cout + t.bn - 1) / t.bn), 36}, params,
+                         {vRange, rangeOf(u)}, {mRange});
+    }
+    {  // 3. output transform: Y = A^T M A + bias, through the sink
+      auto grid = convGrid1d(c, count * p.cout / 4);
+      ParamBlock params = header(grid[0]);
+      ExprCodegen gen(params, {true, false});
+      std::string s = gen.emit(c.out);
+      c.info.nativeVectorNodes += gen.nativeVectorNodes();
+      c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
+      std::string src = convWrapper({"conv.gemm_core", "conv.winograd"}, "typealias S = " + s + ";\n",
+                                    "winogradOutputMain<S, " + scratchStorage + ">(winogradItem(group, local));");
+      auto reads = rangesOf(tensorsRead(c.out));
+      reads.push_back(mRange);
+      reads.push_back(rangeOf(c.weights.bias()));
+      dispatchConvKernel(c, src, "winograd output", grid, params, reads, rangesOf(tensorsWritten(c.out)));
+    }
   }
 }
 

@@ -30,8 +30,9 @@ struct ConvCall {
 
 void recordConvGeneral(const ConvCall& call, const ConvTile& tile);
 void recordConvGemmV2(const ConvCall& call, const ConvTile& tile);
-// `scratch` holds V at offset 0 and M at prob.winogradMOffset() (prob.winogradScratchBytes() in all).
-void recordConvWinograd(const ConvCall& call, const ConvTile& tile, const Allocation& scratch);
+// Per band of tiles (ConvProblem::winogradBandTiles(forcedBand)), V at offset 0 of one scratch allocation and M
+// at winogradMOffset(band); the bands reuse it, one after the other.
+void recordConvWinograd(const ConvCall& call, const ConvTile& tile, Conv2dScratch& scratch, int64_t forcedBand);
 // ops/conv2d_coop.cpp: tensor cores; an input that is not a dense fp16 NHWC tensor is staged into `scratch`.
 // `candidate`: its tile and split-K; null: the GEMM's tile and split-K rule.
 void recordConvCoop(const ConvCall& call, Conv2dScratch* scratch, const ConvCandidate* candidate);

@@ -55,12 +55,23 @@ ConvTile findConvTile(int bm, int bn) {
   return {};
 }
 
-uint64_t ConvProblem::winogradMOffset() const {
-  uint64_t v = uint64_t(36) * tiles() * cin * 4;
+int64_t ConvProblem::winogradBandTiles(int64_t forced) const {
+  const int64_t all = std::max<int64_t>(tiles(), 1);
+  if (forced > 0) return std::min(all, forced);
+  const uint64_t perTile = uint64_t(36) * uint64_t(std::max<int64_t>(cin + cout, 1)) * 4;
+  const int64_t fit = int64_t(kWinogradBandBytes / perTile);
+  if (fit >= all) return all;
+  return std::max<int64_t>(256, fit / 256 * 256);
+}
+
+uint64_t ConvProblem::winogradMOffset(int64_t band) const {
+  uint64_t v = uint64_t(36) * band * cin * 4;
   return (v + 255) / 256 * 256;
 }
 
-uint64_t ConvProblem::winogradScratchBytes() const { return winogradMOffset() + uint64_t(36) * tiles() * cout * 4; }
+uint64_t ConvProblem::winogradScratchBytes(int64_t band) const {
+  return winogradMOffset(band) + uint64_t(36) * band * cout * 4;
+}
 
 std::string ConvProblem::str() const {
   auto s = [](int64_t a, int64_t b, int64_t c, int64_t d) {
@@ -183,9 +194,10 @@ std::string contractViolation(ConvAlgo algo, const ConvProblem& prob, const Conv
   if (winograd && !w.hasWinograd()) return "weights '" + w.name() + "' were packed without the Winograd layout";
   if (!winograd && !w.hasGemm()) return "weights '" + w.name() + "' were packed without the gemm layout";
   if (winograd && !cc.haveScratch) return "no scratch memory was given (Conv2dOptions::scratch)";
-  if (winograd && 36 * prob.tiles() * std::max(prob.cin, prob.cout) >= kInt32Limit)
-    return "the Winograd intermediates have 2^31 elements or more (32-bit indexing)";
-  const int64_t rows = winograd ? prob.tiles() : prob.m();
+  const int64_t band = prob.winogradBandTiles();  // Winograd's launches run per band of tiles
+  if (winograd && 36 * band * std::max(prob.cin, prob.cout) >= kInt32Limit)
+    return "the Winograd intermediates of a band have 2^31 elements or more (32-bit indexing)";
+  const int64_t rows = winograd ? band : prob.m();
   ConvTile t = tileFor(algo, prob, cc);
   if (!t.valid()) return "no GEMM tile fits the device's shared memory";
   if (t.sharedBytes() > d.sharedMemoryPerWorkgroup)
@@ -194,7 +206,7 @@ std::string contractViolation(ConvAlgo algo, const ConvProblem& prob, const Conv
   std::string grid = checkGrid((rows + t.bm - 1) / t.bm, (prob.cout + t.bn - 1) / t.bn, winograd ? 36 : 1, d);
   if (!grid.empty()) return grid;
   if (winograd) {  // the transform kernels run one thread per tile and 4 channels on a 2-D grid
-    int64_t groups = (prob.tiles() * std::max(prob.cin, prob.cout) / 4 + 255) / 256;
+    int64_t groups = (band * std::max(prob.cin, prob.cout) / 4 + 255) / 256;
     return checkGrid(std::min<int64_t>(groups, d.maxWorkgroupCount[0]),
                      (groups + d.maxWorkgroupCount[0] - 1) / d.maxWorkgroupCount[0], 1, d);
   }

@@ -37,6 +37,10 @@ struct ConvTile {
 const std::vector<ConvTile>& convTiles();
 ConvTile findConvTile(int bm, int bn);
 
+// The scratch of Winograd F(4,3)'s band (its fp32 transformed input V and products M): 256 MiB, so the VAE's
+// 512^2 and 1024^2 layers in fp32 run in a few bands instead of intermediates of 1-5 GB.
+constexpr uint64_t kWinogradBandBytes = uint64_t(256) << 20;
+
 struct ConvProblem {
   int64_t n = 0, h = 0, w = 0, cin = 0, ho = 0, wo = 0, cout = 0;
   Conv2dParams p;
@@ -46,8 +50,11 @@ struct ConvProblem {
   int64_t tilesW() const { return (wo + 3) / 4; }
   int64_t tiles() const { return n * tilesH() * tilesW(); }
   int64_t tilesF23() const { return n * ((ho + 1) / 2) * ((wo + 1) / 2); }  // Winograd F(2,3): 2x2 output tiles
-  uint64_t winogradScratchBytes() const;                     // fp32 V [36, T, Cin] and M [36, T, Cout]
-  uint64_t winogradMOffset() const;                          // byte offset of M in the scratch (256-aligned)
+  // Winograd F(4,3) runs in bands of tiles whose fp32 V [36, Tb, Cin] and M [36, Tb, Cout] fit
+  // kWinogradBandBytes (a multiple of 256 tiles, or every tile where they fit); `forced` > 0 (tests): that many.
+  int64_t winogradBandTiles(int64_t forced = 0) const;
+  uint64_t winogradScratchBytes(int64_t band) const;         // V and M of a band of `band` tiles
+  uint64_t winogradMOffset(int64_t band) const;              // byte offset of M in the scratch (256-aligned)
   std::string str() const;                                   // "[N,H,W,Cin] -> [N,Ho,Wo,Cout] 3x3 s1 p1 d1"
 };
 

@@ -83,15 +83,25 @@ std::optional<ConvTuneEntry> ConvTuner::entryFor(const ConvProblem& prob, const 
   if (!counted_.insert(key).second) return std::nullopt;  // tried before: nothing could be timed
   // Candidates as they run on scratch memory: every weight layout, a raw fp16 input, scratch for split-K and
   // Winograd. The call's own contract is checked when choosing (its weights may lack the Winograd layout).
-  Conv2dWeightsOptions all;
-  all.storage = storage;
+  // The Winograd layout (fp32 filters, 8x an fp16 gemm layout) only where a Winograd candidate is timed, i.e.
+  // where no coop candidate runs (convCandidates): the gemm layout first, every layout if that list has no coop.
+  Conv2dWeightsOptions layoutOptions;
+  layoutOptions.storage = storage;
+  layoutOptions.packWinograd = false;
   const auto start = std::chrono::steady_clock::now();
   std::vector<ConvCandidate> candidates;
   std::vector<std::optional<double>> ms;
   try {
-    Conv2dWeights layouts = Conv2dWeights::allocate(ctx_, int(prob.cout), int(prob.cin), prob.p, all);
-    const ConvContext tuning{cc.device, layouts, true, ConvTile{}, storage == DType::F16};
-    candidates = convCandidates(prob, tuning);
+    auto allocate = [&] { return Conv2dWeights::allocate(ctx_, int(prob.cout), int(prob.cin), prob.p, layoutOptions); };
+    Conv2dWeights layouts = allocate();
+    candidates = convCandidates(prob, ConvContext{cc.device, layouts, true, ConvTile{}, storage == DType::F16});
+    const bool coop = std::any_of(candidates.begin(), candidates.end(),
+                                  [](const ConvCandidate& c) { return c.algo == ConvAlgo::Coop; });
+    if (!coop && isWinogradGeometry(prob.p)) {
+      layoutOptions.packWinograd = true;
+      layouts = allocate();
+      candidates = convCandidates(prob, ConvContext{cc.device, layouts, true, ConvTile{}, storage == DType::F16});
+    }
     if (candidates.size() > 1) ms = timer_->time(prob, layouts, candidates, stats_.launches);
   } catch (const Error& e) {  // out of device memory for the scratch tensors, a broken candidate list
     warnings_.push_back("autotune of " + key + " failed: " + e.what() + " (the rule runs it)");

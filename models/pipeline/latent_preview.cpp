@@ -105,11 +105,4 @@ std::vector<uint8_t> projectLatents(const LatentRgbProjection& p, const std::vec
   return rgb;
 }
 
-std::vector<uint8_t> decodedToRgb8(const std::vector<float>& decoded) {
-  std::vector<uint8_t> rgb(decoded.size());
-  for (size_t i = 0; i < decoded.size(); ++i)
-    rgb[i] = static_cast<uint8_t>(std::nearbyint(std::clamp(decoded[i] / 2.f + 0.5f, 0.f, 1.f) * 255.f));
-  return rgb;
-}
-
 }  // namespace sdgen::pipeline

@@ -38,10 +38,6 @@ struct LatentRgbFit {
   LatentRgbProjection solve() const;
 };
 
-// A decoded image (values in [-1, 1] before clamping) as 8-bit RGB, as diffusers' postprocess and the pipeline's
-// final image: (x / 2 + 0.5).clamp(0, 1), then round-half-to-even of x * 255.
-std::vector<uint8_t> decodedToRgb8(const std::vector<float>& decoded);
-
 // Applies a projection to NHWC latents.
 std::vector<uint8_t> projectLatents(const LatentRgbProjection& p, const std::vector<float>& latentsNhwc);
 

@@ -15,6 +15,7 @@
 #include "models/networks/clip_text_encoder.h"
 #include "models/networks/unet.h"
 #include "models/networks/vae_decoder.h"
+#include "models/pipeline/decoded_image.h"
 #include "models/pipeline/image_encoding.h"
 #include "models/pipeline/latent_decoding.h"
 #include "models/pipeline/lora_set.h"
@@ -565,20 +566,12 @@ struct TextToImage::Impl {
     image.vaeTiled = plan.tiled;
     image.pixels = decoding->decode(plan, ss.latents, h, w, taesd.get());
     // An overflowing decode (the original SDXL VAE in fp16) would otherwise clamp to a black or flat image.
-    for (float v : image.pixels)
-      if (!std::isfinite(v))
-        throw Error("the VAE decode of '" + files.name + "' produced non-finite values (inf/NaN)" +
+    if (!postprocessDecoded(image.pixels, image.rgb))
+      throw Error("the VAE decode of '" + files.name + "' produced non-finite values (inf/NaN)" +
                     (vaeDtype == DType::F16 ? std::string(": an fp16 overflow, as the original SDXL VAE has (its "
                                                           "config's force_upcast makes sdgen decode in fp32); run "
                                                           "with --precision fp32 or use a VAE fixed for fp16")
                                             : std::string("")));
-    image.rgb.resize(image.pixels.size());
-    for (size_t i = 0; i < image.pixels.size(); ++i) {
-      // diffusers: (x / 2 + 0.5).clamp(0, 1), then numpy's round-half-to-even of x * 255
-      float v = std::clamp(image.pixels[i] / 2.f + 0.5f, 0.f, 1.f);
-      image.pixels[i] = v;
-      image.rgb[i] = static_cast<uint8_t>(std::nearbyint(v * 255.f));
-    }
     timings.decodeMs = msSince(decodeStart);
     if (approxPreview) previewFit.add(currentLatents, h, w, image.pixels, scale);
     return image;

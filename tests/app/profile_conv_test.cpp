@@ -139,6 +139,26 @@ TEST_F(ProfileConv, TinyModelReportIsConsistent) {
 
 // With the autotune on (as on GPUs; reps 1 to stay quick): the first profile times the problems and names the
 // tuner's choice per layer, the second takes every choice from the cache and launches nothing for tuning.
+// SDXL's UNet reads the added conditioning (pooled text embedding, micro-conditioning): --profile-conv feeds it
+// random rows of its width, so the step of an SDXL model profiles (it refused with "needs the added
+// conditioning" before) and its time-embedding linears are there.
+TEST_F(ProfileConv, SdxlStepProfilesWithItsAddedConditioning) {
+  ProfileSettings st;
+  st.modelPath = std::string(SDGEN_SOURCE_DIR) + "/tests/data/tiny-sdxl";
+  st.precision = DType::F32;
+  st.width = st.height = 32;
+  st.autotune.mode = ops::ConvTuneSettings::Mode::Off;
+  ProfileReport r = profileConv(ctx(), st);
+  ASSERT_EQ(r.graphs.size(), 3u);
+  const ProfiledGraph& step = r.graphs[0];
+  EXPECT_EQ(step.name, "unet step");
+  EXPECT_FALSE(step.convs.empty());
+  bool addEmbedding = false;
+  for (const auto& o : step.others) addEmbedding = addEmbedding || o.node.find("add_embedding") != std::string::npos;
+  EXPECT_TRUE(addEmbedding) << "no launch of the added conditioning's add_embedding";
+  EXPECT_GT(step.totalMs, 0);
+}
+
 TEST_F(ProfileConv, AutotuneChoicesComeFromTheTunerThenTheCache) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("sdgen-profile-tune-" + std::to_string(::getpid()));

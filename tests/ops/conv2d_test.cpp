@@ -251,6 +251,50 @@ TEST_P(ConvTest, Winograd) {
   check(input({1, 10, 11, 8}, 10), l, ConvAlgo::Winograd, 128, 128);  // a large tile over a partial GEMM
 }
 
+// Winograd F(4,3) in bands of tiles (ConvProblem::winogradBandTiles; forced small here, as the VAE's 512^2 and
+// 1024^2 layers get by size): a fused input and a residual sink, band sizes that split a tile row, leave a
+// partial last band, cross the batch boundary, or hold every tile; three launches per band, one scratch.
+TEST_P(ConvTest, WinogradBands) {
+  Layer l = layer(12, 8, k3, 50);
+  Expr x = input({2, 9, 13, 8}, 51), shift = input({8}, 52);  // 2 x 3 x 4 = 24 tiles
+  Expr in = silu(x) + shift;
+  const Shape os{2, 9, 13, 12};
+  Expr residual = input(os, 53);
+  auto ref = reference(in, l);
+  auto res = test::evalReference(residual, mem_);
+  for (size_t i = 0; i < ref.size(); ++i) ref[i] += res[i];
+  for (int64_t band : {1, 5, 7, 12, 24, 100}) {
+    SCOPED_TRACE("band " + std::to_string(band));
+    TensorView out = output(os);
+    CommandSequence seq(ctx());
+    auto o = options(ConvAlgo::Winograd);
+    o.winogradBandTiles = band;
+    ops::Conv2dInfo info = ops::conv2d(ctx(), seq, in, *l.gpu, residualAdd(bufferSink(out), residual), o);
+    seq.run();
+    const int64_t bands = (24 + std::min<int64_t>(band, 24) - 1) / std::min<int64_t>(band, 24);
+    EXPECT_EQ(info.kernels.size(), size_t(3 * bands));
+    const ops::ConvProblem prob{2, 9, 13, 8, 9, 13, 12, k3};
+    EXPECT_EQ(info.scratchBytes, prob.winogradScratchBytes(std::min<int64_t>(band, 24)));
+    compare(read(out), ref, "winograd bands");
+  }
+}
+
+// The band of the default rule: every tile where V and M fit kWinogradBandBytes, else whole multiples of 256 tiles
+// within it (the VAE's 256-channel layer at 1024^2, fp32: 65,536 tiles, 4.8 GB unbanded).
+TEST(ConvWinogradBands, DefaultBandFitsTheBudget) {
+  const Conv2dParams p3 = Conv2dParams::square(3);
+  const ops::ConvProblem small{2, 64, 64, 320, 64, 64, 320, p3}, vae{1, 1024, 1024, 256, 1024, 1024, 256, p3};
+  EXPECT_EQ(small.winogradBandTiles(), small.tiles());
+  const int64_t band = vae.winogradBandTiles();
+  EXPECT_EQ(band % 256, 0);
+  EXPECT_LT(band, vae.tiles());
+  EXPECT_LE(vae.winogradScratchBytes(band), ops::kWinogradBandBytes);
+  EXPECT_GT(vae.winogradScratchBytes(band + 256), ops::kWinogradBandBytes);
+  const ops::ConvProblem huge{1, 64, 64, 8192, 64, 64, 8192, p3};  // one tile over the budget: 256 tiles
+  EXPECT_EQ(huge.winogradBandTiles(), 256);
+  EXPECT_EQ(vae.winogradBandTiles(10), 10);
+}
+
 TEST_P(ConvTest, AlgorithmsAgree) {
   Layer l = layer(8, 12, k3, 11);
   Expr x = input({2, 6, 10, 12}, 12);

@@ -1,0 +1,18 @@
+// A decoded image (the VAE's or TAESD's output, values about [-1, 1]) as the pipeline's final pixels and 8-bit
+// RGB, as diffusers' postprocess: (x / 2 + 0.5).clamp(0, 1), then numpy's round-half-to-even of x * 255.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace sdgen::pipeline {
+
+// In place: `pixels` becomes (x / 2 + 0.5).clamp(0, 1); `rgb` (resized) the rounded bytes. Returns false where
+// any input value is not finite (the caller names the model; NaN maps to 0 here). Large images run on a few
+// threads: it sits between the decode's GPU wait and the PNG encode of every image.
+bool postprocessDecoded(std::vector<float>& pixels, std::vector<uint8_t>& rgb);
+
+// The bytes alone (previews), same rounding.
+std::vector<uint8_t> decodedToRgb8(const std::vector<float>& decoded);
+
+}  // namespace sdgen::pipeline
