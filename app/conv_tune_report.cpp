@@ -16,8 +16,10 @@ std::string formatConvTuneSummary(const ops::ConvTuner& tuner) {
            "docs/dispatch-conv.md)\n";
   char buf[1024];
   std::snprintf(buf, sizeof buf,
-                "conv autotune: %d problems tuned in %.2f s (%llu launches), %d from the cache %s%s\n", st.tuned,
-                st.seconds, static_cast<unsigned long long>(st.launches), st.fromCache, tuner.cachePath().c_str(),
+                "conv autotune: %d problems tuned in %.2f s (%.2f s of it waiting for candidate kernels, %llu "
+                "launches), %d from the cache %s%s\n",
+                st.tuned, st.seconds, st.compileSeconds, static_cast<unsigned long long>(st.launches), st.fromCache,
+                tuner.cachePath().c_str(),
                 st.failed ? (", " + std::to_string(st.failed) + " by the rule (no candidate could be timed)").c_str()
                           : "");
   return buf;

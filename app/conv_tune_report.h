@@ -9,7 +9,8 @@
 namespace sdgen::app {
 
 ops::ConvTuneSettings autotuneSettings(const CliOptions& options);
-// "conv autotune: 23 problems tuned in 2.41 s (1840 launches), 0 from the cache FILE" (-v), or why it is off.
+// "conv autotune: 23 problems tuned in 2.41 s (0.90 s of it waiting for candidate kernels, 1840 launches), 0 from
+// the cache FILE" (-v), or why it is off.
 std::string formatConvTuneSummary(const ops::ConvTuner& tuner);
 // The tuner's warnings (unreadable or corrupt cache file, unwritable cache directory), one "warning:" line each.
 void printConvTuneWarnings(const ops::ConvTuner& tuner, std::FILE* err);

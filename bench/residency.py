@@ -73,11 +73,12 @@ def parse_sdgen_verbose(text):
     if not weights or not peak:
         raise ValueError("no memory lines in sdgen's output (was -v given?)")
     # The conv autotune runs while the graphs record, inside "kernel compile" (it compiles and times candidates).
-    tune = re.search(r"^conv autotune: (\d+) problems tuned in ([0-9.]+) s", text, re.M)
+    tune = re.search(r"^conv autotune: (\d+) problems tuned in ([0-9.]+) s(?: \(([0-9.]+) s of it waiting)?", text, re.M)
     return {"load_ms": ms("model load"), "compile_ms": ms("kernel compile"), "weights_mib": weights,
             "peak_mib": float(peak.group(1)), "peak_source": peak.group(2),
             "autotune_problems": int(tune.group(1)) if tune else None,
-            "autotune_s": float(tune.group(2)) if tune else None}
+            "autotune_s": float(tune.group(2)) if tune else None,
+            "autotune_compile_s": float(tune.group(3)) if tune and tune.group(3) else None}
 
 
 def median(values):
@@ -236,7 +237,8 @@ def main(argv=None):
     cold_cache = pathlib.Path(tempfile.mkdtemp(prefix="sdgen-cold-cache-"))
     cold = run_sdgen(args.sdgen, folder, args, cold_cache, args.work / "cold.png")
     print(f"cold: kernel compile {cold['compile_ms'] / 1000:.2f} s (of which conv autotune {cold['autotune_s']} s, "
-          f"{cold['autotune_problems']} problems), load {cold['load_ms'] / 1000:.2f} s", flush=True)
+          f"{cold['autotune_problems']} problems, {cold['autotune_compile_s']} s of it waiting for kernels), load "
+          f"{cold['load_ms'] / 1000:.2f} s", flush=True)
     runs = {"folder": [], "single_file": []}
     for i in range(args.runs):
         for key, model in (("folder", folder), ("single_file", single)):

@@ -49,6 +49,11 @@ class Residency(unittest.TestCase):
             "conv autotune: 30 problems tuned in 5.60 s (2116 launches), 0 from the cache /tmp/c/conv-tune-v1.json\n"
             + SAMPLE)
         self.assertEqual((tuned["autotune_problems"], tuned["autotune_s"]), (30, 5.6))
+        self.assertIsNone(tuned["autotune_compile_s"])  # the older line
+        split = residency.parse_sdgen_verbose(
+            "conv autotune: 30 problems tuned in 2.10 s (0.75 s of it waiting for candidate kernels, 1600 launches), "
+            "0 from the cache /tmp/c/conv-tune-v1.json\n" + SAMPLE)
+        self.assertEqual((split["autotune_s"], split["autotune_compile_s"]), (2.1, 0.75))
         with self.assertRaises(ValueError):
             residency.parse_sdgen_verbose(SAMPLE.split("memory")[0])  # run without -v's memory lines
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstdio>
 #include <exception>
@@ -125,12 +126,28 @@ const ComputePipeline& KernelRef::wait() const {
     future_ = std::move(again.future_);
     reported_ = std::move(again.reported_);
   }
+  if (registry_ && source_ && future_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    registry_->compileQueuedNow(source_->requestKey());  // not started yet: compile it here rather than idle
   try {
     return *future_.get();
   } catch (...) {
     if (reported_) reported_->store(true);
     throw;
   }
+}
+
+namespace {
+thread_local bool urgentRequests = false;  // KernelRegistry::UrgentRequests on this thread
+}  // namespace
+
+KernelRegistry::UrgentRequests::UrgentRequests() : previous_(urgentRequests) { urgentRequests = true; }
+KernelRegistry::UrgentRequests::~UrgentRequests() { urgentRequests = previous_; }
+
+std::vector<std::string> KernelRegistry::queuedKeys() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> keys;
+  for (const Job& j : queue_) keys.push_back(j.key);
+  return keys;
 }
 
 KernelRef KernelRegistry::request(const KernelSource& source) {
@@ -159,7 +176,10 @@ KernelRef KernelRegistry::request(const KernelSource& source) {
   std::shared_future<const ComputePipeline*> future = task->get_future().share();
   auto reported = std::make_shared<std::atomic<bool>>(false);
   pending_.emplace(key, Pending{future, reported});
-  queue_.emplace_back([task] { (*task)(); });
+  if (urgentRequests)
+    queue_.push_front(Job{key, [task] { (*task)(); }});
+  else
+    queue_.push_back(Job{key, [task] { (*task)(); }});
   if (idleWorkers_ == 0 && int(workers_.size()) < maxWorkers_) workers_.emplace_back([this] { workerLoop(); });
   lock.unlock();
   queued_.notify_one();
@@ -173,12 +193,24 @@ void KernelRegistry::workerLoop() {
     queued_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
     --idleWorkers_;
     if (stopping_) return;  // queued compiles are dropped: their futures report a broken promise
-    std::function<void()> job = std::move(queue_.front());
+    std::function<void()> job = std::move(queue_.front().run);
     queue_.pop_front();
     lock.unlock();
     job();  // the packaged task keeps its own exception
     lock.lock();
   }
+}
+
+bool KernelRegistry::compileQueuedNow(const std::string& key) {
+  std::unique_lock lock(mutex_);
+  if (stopping_) return false;
+  auto it = std::find_if(queue_.begin(), queue_.end(), [&](const Job& j) { return j.key == key; });
+  if (it == queue_.end()) return false;  // compiled, being compiled by a worker, or failed
+  std::function<void()> job = std::move(it->run);
+  queue_.erase(it);
+  lock.unlock();
+  job();  // fulfils the shared future every reference waits on (or stores its error)
+  return true;
 }
 
 void KernelRegistry::prepare(const std::vector<KernelSource>& sources) {

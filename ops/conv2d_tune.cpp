@@ -83,25 +83,11 @@ std::optional<ConvTuneEntry> ConvTuner::entryFor(const ConvProblem& prob, const 
   if (!counted_.insert(key).second) return std::nullopt;  // tried before: nothing could be timed
   // Candidates as they run on scratch memory: every weight layout, a raw fp16 input, scratch for split-K and
   // Winograd. The call's own contract is checked when choosing (its weights may lack the Winograd layout).
-  // The Winograd layout (fp32 filters, 8x an fp16 gemm layout) only where a Winograd candidate is timed, i.e.
-  // where no coop candidate runs (convCandidates): the gemm layout first, every layout if that list has no coop.
-  Conv2dWeightsOptions layoutOptions;
-  layoutOptions.storage = storage;
-  layoutOptions.packWinograd = false;
   const auto start = std::chrono::steady_clock::now();
   std::vector<ConvCandidate> candidates;
   std::vector<std::optional<double>> ms;
   try {
-    auto allocate = [&] { return Conv2dWeights::allocate(ctx_, int(prob.cout), int(prob.cin), prob.p, layoutOptions); };
-    Conv2dWeights layouts = allocate();
-    candidates = convCandidates(prob, ConvContext{cc.device, layouts, true, ConvTile{}, storage == DType::F16});
-    const bool coop = std::any_of(candidates.begin(), candidates.end(),
-                                  [](const ConvCandidate& c) { return c.algo == ConvAlgo::Coop; });
-    if (!coop && isWinogradGeometry(prob.p)) {
-      layoutOptions.packWinograd = true;
-      layouts = allocate();
-      candidates = convCandidates(prob, ConvContext{cc.device, layouts, true, ConvTile{}, storage == DType::F16});
-    }
+    Conv2dWeights layouts = tuningLayouts(prob, cc.device, storage, candidates);
     if (candidates.size() > 1) ms = timer_->time(prob, layouts, candidates, stats_.launches);
   } catch (const Error& e) {  // out of device memory for the scratch tensors, a broken candidate list
     warnings_.push_back("autotune of " + key + " failed: " + e.what() + " (the rule runs it)");
@@ -122,6 +108,39 @@ std::optional<ConvTuneEntry> ConvTuner::entryFor(const ConvProblem& prob, const 
   cache_.put(key, entry);
   cache_.save();
   return entry;
+}
+
+Conv2dWeights ConvTuner::tuningLayouts(const ConvProblem& prob, const DeviceInfo& device, DType storage,
+                                       std::vector<ConvCandidate>& candidates) {
+  // The Winograd layout (fp32 filters, 8x an fp16 gemm layout) only where a Winograd candidate is timed, i.e.
+  // where no coop candidate runs (convCandidates): the gemm layout first, every layout if that list has no coop.
+  Conv2dWeightsOptions options;
+  options.storage = storage;
+  options.packWinograd = false;
+  auto allocate = [&] { return Conv2dWeights::allocate(ctx_, int(prob.cout), int(prob.cin), prob.p, options); };
+  Conv2dWeights layouts = allocate();
+  candidates = convCandidates(prob, ConvContext{device, layouts, true, ConvTile{}, storage == DType::F16});
+  const bool coop = std::any_of(candidates.begin(), candidates.end(),
+                                [](const ConvCandidate& c) { return c.algo == ConvAlgo::Coop; });
+  if (!coop && isWinogradGeometry(prob.p)) {
+    options.packWinograd = true;
+    layouts = allocate();
+    candidates = convCandidates(prob, ConvContext{device, layouts, true, ConvTile{}, storage == DType::F16});
+  }
+  return layouts;
+}
+
+void ConvTuner::precompile(const ConvProblem& prob, DType storage) {
+  if (!enabled_) return;
+  std::lock_guard lock(mutex_);
+  const std::string key = convTuneProblemKey(prob, storage);
+  if (cache_.find(key) || counted_.count(key) || !precompiled_.insert(key).second) return;
+  try {
+    std::vector<ConvCandidate> candidates;
+    Conv2dWeights layouts = tuningLayouts(prob, ctx_.info(), storage, candidates);
+    if (candidates.size() > 1) timer_->precompile(prob, layouts, candidates);
+  } catch (const Error&) {  // out of memory for the scratch tensors: plan() tunes (or reports) it as before
+  }
 }
 
 ConvPlan ConvTuner::plan(const ConvProblem& prob, const ConvContext& cc, const std::string& label) {
@@ -167,7 +186,9 @@ bool ConvTuner::packWinogradFilters(int64_t cin, int64_t cout, const Conv2dParam
 
 ConvTuneStats ConvTuner::stats() const {
   std::lock_guard lock(mutex_);
-  return stats_;
+  ConvTuneStats s = stats_;
+  s.compileSeconds = timer_->compileSeconds();
+  return s;
 }
 
 std::map<std::string, ConvChoice> ConvTuner::choices() const {

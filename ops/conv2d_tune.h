@@ -32,6 +32,11 @@ class ConvCandidateTimer {
   virtual std::vector<std::optional<double>> time(const ConvProblem& prob, const Conv2dWeights& weights,
                                                   const std::vector<ConvCandidate>& candidates,
                                                   uint64_t& launches) = 0;
+  // Seconds spent so far waiting for (or compiling) candidates' kernels, part of the tuning's wall time.
+  virtual double compileSeconds() const { return 0; }
+  // Requests the compiles of the candidates' kernels and returns at once (ConvTuner::precompile).
+  virtual void precompile(const ConvProblem& /*prob*/, const Conv2dWeights& /*weights*/,
+                          const std::vector<ConvCandidate>& /*candidates*/) {}
 };
 // Times on this device: scratch input and output of the problem's shape; every candidate
 // recorded `reps + 1` times into one sequence with a timestamp after each command, run once untimed (clocks,
@@ -46,6 +51,7 @@ struct ConvTuneStats {
   int failed = 0;       // problems no candidate could be timed for (the rule runs them)
   uint64_t launches = 0;  // tuning dispatches submitted
   double seconds = 0;   // wall time spent tuning (candidate kernels' compiles included)
+  double compileSeconds = 0;  // of which waiting for (or compiling) the candidates' kernels
 };
 
 // Per conv label (Conv2dOptions::label): what ran and where the choice came from (sdgen --profile-conv).
@@ -82,6 +88,11 @@ class ConvTuner {
   // contract in `cc` (tuning the problem first when it has no measurements), else planConv's rule. Records the
   // choice under `label`.
   ConvPlan plan(const ConvProblem& prob, const ConvContext& cc, const std::string& label);
+  // A problem plan() will tune (no cache entry): starts compiling its candidates' kernels and returns at once.
+  // nn::Builder calls it for every conv as a network's graph is built, so all of a network's candidates compile
+  // together on the compile workers before the recording tunes its problems one by one (each of which waited
+  // for its own candidates' compiles before: 5.4 s of the H100's 6.7 s of cold tuning for SD 1.5).
+  void precompile(const ConvProblem& prob, DType storage);
   // At load: whether to pack Winograd filters for these weights. Tuning off, a geometry that is not
   // Winograd's, or no measurement of this family yet: `ruleWants`. Else whether a Winograd candidate was the
   // fastest or tied with it (kConvTuneTieMargin) on any measured problem of the family: wherever plan() may
@@ -96,6 +107,10 @@ class ConvTuner {
  private:
   // The problem's entry: from memory, the cache, or measured now (nullopt when nothing could be timed).
   std::optional<ConvTuneEntry> entryFor(const ConvProblem& prob, const ConvContext& cc, bool& measured);
+  // Scratch weights of the problem in the layouts its candidates read (the Winograd layout only where a
+  // Winograd candidate is timed, i.e. where no coop candidate runs), and those candidates.
+  Conv2dWeights tuningLayouts(const ConvProblem& prob, const DeviceInfo& device, DType storage,
+                              std::vector<ConvCandidate>& candidates);
 
   Context& ctx_;
   ConvTuneSettings settings_;
@@ -105,6 +120,7 @@ class ConvTuner {
   ConvTuneCache cache_;
   std::set<std::string> counted_;    // problems counted as tuned, from the cache or failed
   std::set<std::string> tunedHere_;  // problems measured by this process
+  std::set<std::string> precompiled_;  // problems whose candidates' compiles were requested
   std::map<std::string, ConvChoice> choices_;
   std::vector<std::string> warnings_;
   ConvTuneStats stats_;

@@ -1,9 +1,12 @@
 // The autotune's measurement on the device (ops/conv2d_tune.h makeGpuConvTimer).
 #include <algorithm>
+#include <chrono>
 #include <memory>
+#include <optional>
 
 #include "engine/command_sequence.h"
 #include "engine/error.h"
+#include "engine/pipeline.h"
 #include "graph/expr.h"
 #include "ops/conv2d.h"
 #include "ops/conv2d_tune.h"
@@ -19,53 +22,89 @@ void fillAll(CommandSequence& seq, const Allocation& a, uint32_t value, const ch
   if (a && a.size() >= 4) seq.fill(a, 0, a.size() / 4 * 4, value, label);
 }
 
+// Scratch input and output of a problem's shape, and scratch memory for split-K and Winograd.
+struct Operands {
+  Operands(Context& ctx, const ConvProblem& prob, DType dt)
+      : ctx(ctx),
+        inShape{prob.n, prob.h, prob.w, prob.cin},
+        outShape{prob.n, prob.ho, prob.wo, prob.cout},
+        in(ctx.allocate(uint64_t(graph::numel(inShape)) * dtypeSize(dt), "autotune input")),
+        out(ctx.allocate(uint64_t(graph::numel(outShape)) * dtypeSize(dt), "autotune output")),
+        input(graph::buffer(graph::view(in, dt, inShape))),
+        sink(graph::bufferSink(graph::view(out, dt, outShape))),
+        scratch(ctx, "autotune scratch") {}
+  void record(CommandSequence& seq, const Conv2dWeights& weights, const ConvCandidate& c) {
+    conv2d(ctx, seq, input, weights, sink, {.scratch = &scratch, .candidate = c, .label = "autotune " + c.name()});
+  }
+  Context& ctx;
+  graph::Shape inShape, outShape;
+  Allocation in, out;
+  graph::Expr input;
+  graph::Sink sink;
+  Conv2dScratch scratch;
+};
+
+// Each candidate recorded alone (a candidate that fails to record gets no probe). Recording requests the kernels
+// without waiting. `urgent`: they go to the front of the compile queue (KernelRegistry::UrgentRequests), as the
+// tuning waits for them now, not for the graphs' kernels requested before; a precompile queues them in order.
+std::vector<std::unique_ptr<CommandSequence>> recordProbes(Operands& ops, const Conv2dWeights& weights,
+                                                           const std::vector<ConvCandidate>& candidates, bool urgent) {
+  std::vector<std::unique_ptr<CommandSequence>> probes(candidates.size());
+  std::optional<KernelRegistry::UrgentRequests> scope;
+  if (urgent) scope.emplace();
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    try {
+      probes[i] = std::make_unique<CommandSequence>(ops.ctx);
+      ops.record(*probes[i], weights, candidates[i]);
+    } catch (const Error&) {
+      probes[i].reset();
+    }
+  }
+  return probes;
+}
+
 class GpuConvTimer final : public ConvCandidateTimer {
  public:
   GpuConvTimer(Context& ctx, int reps) : ctx_(ctx), reps_(std::clamp(reps, 1, 100)) {}
 
+  void precompile(const ConvProblem& prob, const Conv2dWeights& weights,
+                  const std::vector<ConvCandidate>& candidates) override {
+    // The probes are recorded, which requests their kernels, and dropped unsubmitted with their memory: the
+    // compiles go on, and time() finds them done or in flight.
+    Operands ops(ctx_, prob, weights.storage());
+    recordProbes(ops, weights, candidates, false);
+  }
+
   std::vector<std::optional<double>> time(const ConvProblem& prob, const Conv2dWeights& weights,
                                           const std::vector<ConvCandidate>& candidates, uint64_t& launches) override {
     const DType dt = weights.storage();
-    const graph::Shape inShape{prob.n, prob.h, prob.w, prob.cin}, outShape{prob.n, prob.ho, prob.wo, prob.cout};
-    Allocation in = ctx_.allocate(uint64_t(graph::numel(inShape)) * dtypeSize(dt), "autotune input");
-    Allocation out = ctx_.allocate(uint64_t(graph::numel(outShape)) * dtypeSize(dt), "autotune output");
-    const graph::Expr input = graph::buffer(graph::view(in, dt, inShape));
-    const graph::Sink sink = graph::bufferSink(graph::view(out, dt, outShape));
-    Conv2dScratch scratch(ctx_, "autotune scratch");
+    Operands ops(ctx_, prob, dt);
     {
       CommandSequence fill(ctx_);
       const uint32_t tenth = dt == DType::F16 ? kTenthF16Pair : kTenthF32;
-      fillAll(fill, in, tenth, "autotune input");
+      fillAll(fill, ops.in, tenth, "autotune input");
       if (weights.hasGemm()) fillAll(fill, weights.gemm(), tenth, "autotune weights");
       if (weights.hasWinograd()) fillAll(fill, weights.winograd(), kTenthF32, "autotune winograd weights");
       fillAll(fill, weights.bias(), 0, "autotune bias");
       fill.end();
       fill.run();
     }
-    auto record = [&](CommandSequence& seq, const ConvCandidate& c) {
-      conv2d(ctx_, seq, input, weights, sink, {.scratch = &scratch, .candidate = c, .label = "autotune " + c.name()});
-    };
+    auto record = [&](CommandSequence& seq, const ConvCandidate& c) { ops.record(seq, weights, c); };
     // Each candidate alone first (its kernels compiled and checked): one that fails drops out, not the problem.
     // All are recorded before any is ended, so their kernels compile in parallel (recording never waits).
     std::vector<std::optional<double>> result(candidates.size());
-    std::vector<std::unique_ptr<CommandSequence>> probes(candidates.size());
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      try {
-        probes[i] = std::make_unique<CommandSequence>(ctx_);
-        record(*probes[i], candidates[i]);
-      } catch (const Error&) {
-        probes[i].reset();
-      }
-    }
+    std::vector<std::unique_ptr<CommandSequence>> probes = recordProbes(ops, weights, candidates, true);
     std::vector<size_t> runnable;
+    const auto compileStart = std::chrono::steady_clock::now();
     for (size_t i = 0; i < candidates.size(); ++i) {
       try {
         if (!probes[i]) continue;
-        probes[i]->end();
+        probes[i]->end();  // waits for its kernels (compiling a still queued one on this thread)
         runnable.push_back(i);
       } catch (const Error&) {
       }
     }
+    compileSeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
     probes.clear();
     if (runnable.empty()) return result;
     // Repetitions interleave the candidates, so a clock change mid-run biases none of them.
@@ -95,9 +134,12 @@ class GpuConvTimer final : public ConvCandidateTimer {
     return result;
   }
 
+  double compileSeconds() const override { return compileSeconds_; }
+
  private:
   Context& ctx_;
   int reps_;
+  double compileSeconds_ = 0;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "engine/error.h"
 #include "models/nn/tensor_views.h"
+#include "ops/conv2d_tune.h"
 #include "ops/norm.h"
 #include "ops/reduce.h"
 #include "ops/softmax.h"
@@ -95,7 +96,13 @@ Value Builder::conv2d(const Value& x, const ops::Conv2dWeights& w, const Epilogu
   const ops::Conv2dWeights* weights = &w;
   ops::Conv2dScratch* scratch = scratch_;
   std::string label = out.label;
-  return kernelNode(x, ops::conv2dOutputShape(x.shape, w), e, out,
+  const Shape outShape = ops::conv2dOutputShape(x.shape, w);
+  // The autotune compiles this conv's candidates now, beside every other conv of the graph being built; the
+  // recording then tunes the problems one by one (ops::ConvTuner::precompile).
+  if (ops::ConvTuner* tuner = w.tuner(); tuner && tuner->enabled() && scratch)
+    tuner->precompile({x.shape[0], x.shape[1], x.shape[2], x.shape[3], outShape[1], outShape[2], outShape[3], w.params()},
+                      w.storage());
+  return kernelNode(x, outShape, e, out,
                     [=](NodeRecorder& r, const Expr& in, const graph::Sink& sink) {
                       ops::conv2d(r.ctx, r.seq, in, *weights, sink, {.scratch = scratch, .label = label});
                     });

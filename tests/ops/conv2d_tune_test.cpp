@@ -45,6 +45,11 @@ class FakeTimer : public ops::ConvCandidateTimer {
     }
     return out;
   }
+  void precompile(const ops::ConvProblem& prob, const ops::Conv2dWeights&,
+                  const std::vector<ConvCandidate>& candidates) override {
+    precompiled.push_back(prob.str() + " (" + std::to_string(candidates.size()) + " candidates)");
+  }
+  std::vector<std::string> precompiled;
 
  private:
   std::map<std::string, double> ms_;
@@ -204,6 +209,35 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
   bool direct = false;
   for (auto& c : ops::convCandidates(q, {d, narrow, true, {}, true})) direct = direct || c.algo == ConvAlgo::Direct;
   EXPECT_TRUE(direct);
+}
+
+// precompile (called by nn::Builder as a graph is built) requests a problem's candidates once, only for problems
+// plan() will tune: not for cached ones, not twice, not with tuning off; plan() then tunes as before.
+TEST_F(ConvTuneTest, PrecompileRequestsEachUncachedProblemOnce) {
+  const std::string v2 = name(ConvAlgo::GemmV2), wino = name(ConvAlgo::Winograd);
+  auto w = weights();
+  auto fake = std::make_unique<FakeTimer>(std::map<std::string, double>{{v2, 0.5}, {wino, 0.9}}, &calls_);
+  FakeTimer* timer = fake.get();
+  ops::ConvTuner t(ctx(), settings(), std::move(fake));
+  t.precompile(problem(), DType::F32);
+  t.precompile(problem(), DType::F32);
+  ASSERT_EQ(timer->precompiled.size(), 1u);
+  EXPECT_NE(timer->precompiled[0].find(problem().str()), std::string::npos);
+  EXPECT_EQ(calls_, 0);  // nothing timed yet
+  EXPECT_EQ(t.plan(problem(), context(*w), "layer").algo, ConvAlgo::GemmV2);
+  EXPECT_EQ(calls_, 1);
+  ops::ConvProblem other = problem();
+  other.h = other.ho = 10;
+  t.precompile(problem(), DType::F32);  // tuned (cached) now
+  t.precompile(other, DType::F32);
+  EXPECT_EQ(timer->precompiled.size(), 2u);
+  auto off = settings();
+  off.mode = ops::ConvTuneSettings::Mode::Off;
+  auto fakeOff = std::make_unique<FakeTimer>(std::map<std::string, double>{}, &calls_);
+  FakeTimer* timerOff = fakeOff.get();
+  ops::ConvTuner disabled(ctx(), off, std::move(fakeOff));
+  disabled.precompile(other, DType::F32);
+  EXPECT_TRUE(timerOff->precompiled.empty());
 }
 
 TEST_F(ConvTuneTest, ChoosesTheFastestCandidate) {

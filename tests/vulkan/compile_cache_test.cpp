@@ -226,5 +226,53 @@ TEST_F(DeferredCompileTest, CompileErrorsSurfaceAtEndAndGoodKernelsRun) {
   std::filesystem::remove_all(options.cacheDir);
 }
 
+// A thread waiting for a kernel whose compile is still queued compiles it itself (KernelRegistry::
+// compileQueuedNow): with one worker busy on eight earlier kernels, the ninth is ready long before the queue
+// drains, where first come, first served would make it wait for all eight. The earlier ones still compile.
+TEST_F(DeferredCompileTest, AWaitedKernelIsCompiledByTheWaitingThread) {
+  ::setenv("SDGEN_COMPILE_THREADS", "1", 1);
+  ContextOptions options;
+  options.cacheDir = (std::filesystem::temp_directory_path() / ("sdgen-help-" + std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(options.cacheDir);
+  {
+    Context local(options);
+    ::unsetenv("SDGEN_COMPILE_THREADS");
+    ASSERT_EQ(local.kernels().workerCount(), 1);
+    std::vector<KernelRef> earlier;
+    for (int i = 0; i < 8; ++i)
+      earlier.push_back(local.kernels().request(
+          generatedKernel("paramPtr<float>(0)[t.x] = " + std::to_string(i) + ".5;", "queued " + std::to_string(i))));
+    KernelRef wanted = local.kernels().request(generatedKernel("paramPtr<float>(0)[t.x] = 42.0;", "wanted"));
+    wanted.wait();
+    // The worker had eight compiles ahead of `wanted`; the waiting thread compiled it beside the first ones.
+    EXPECT_LT(local.compiler().stats().compiled.load(), 9u) << "the waited kernel sat behind the whole queue";
+    EXPECT_FALSE(local.kernels().compileQueuedNow(generatedKernel("paramPtr<float>(0)[t.x] = 42.0;", "wanted")
+                                                       .requestKey()));  // compiled: nothing left to run
+    for (const KernelRef& r : earlier) r.wait();
+    EXPECT_EQ(local.compiler().stats().compiled.load(), 9u);
+
+    // Requests under KernelRegistry::UrgentRequests go ahead of everything queued (the autotune's candidates).
+    std::vector<KernelSource> normal, urgent;
+    for (int i = 0; i < 6; ++i)
+      normal.push_back(generatedKernel("paramPtr<float>(0)[t.x] = " + std::to_string(i) + ".25;", "normal"));
+    for (int i = 0; i < 2; ++i)
+      urgent.push_back(generatedKernel("paramPtr<float>(0)[t.x] = " + std::to_string(i) + ".75;", "urgent"));
+    std::vector<KernelRef> refs;
+    for (const KernelSource& k : normal) refs.push_back(local.kernels().request(k));
+    {
+      KernelRegistry::UrgentRequests scope;
+      for (const KernelSource& k : urgent) refs.push_back(local.kernels().request(k));
+    }
+    refs.push_back(local.kernels().request(generatedKernel("paramPtr<float>(0)[t.x] = 9.5;", "after the scope")));
+    const std::vector<std::string> queued = local.kernels().queuedKeys();  // the worker may have taken normal[0]
+    ASSERT_GE(queued.size(), 8u);
+    EXPECT_TRUE((queued[0] == urgent[1].requestKey() && queued[1] == urgent[0].requestKey())) << "urgent not first";
+    EXPECT_EQ(queued.back(), generatedKernel("paramPtr<float>(0)[t.x] = 9.5;", "after the scope").requestKey())
+        << "a request after the scope is urgent too";
+    for (const KernelRef& r : refs) r.wait();
+  }
+  std::filesystem::remove_all(options.cacheDir);
+}
+
 }  // namespace
 }  // namespace sdgen
