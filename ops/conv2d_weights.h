@@ -3,7 +3,8 @@
 //   gemm      [kh*kw*Cin, Cout], row k = (ky*kw + kx)*Cin + ci: one row of the implicit GEMM's B matrix, Cout
 //             contiguous so a workgroup's loads coalesce and 4 output channels are one aligned vector
 //             (General and GemmV2);
-//   winograd  U[36, Cin, Cout] = G g G^T per (ci, co), computed in double (Winograd F(4,3)), ALWAYS fp32:
+//   winograd  U[36, Cin, Cout] = G g G^T per (ci, co) (Winograd F(4,3); the host constructor and host packing
+//             compute it in double, the pack kernel in fp32: docs/kernels.md "Weight packing"), ALWAYS fp32:
 //             F(4,3)'s output transform amplifies the rounding of U (coefficients up to 8 per axis against a
 //             result that cancels), so fp16 U gives errors of a few percent (measured: 3-9% relative) where
 //             fp32 U gives about 1e-4 of the output's scale.

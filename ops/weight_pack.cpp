@@ -1,11 +1,14 @@
 #include "ops/weight_pack.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
+#include <vector>
 
 #include "engine/error.h"
 #include "engine/param_block.h"
+#include "ops/conv2d_winograd_math.h"
 
 namespace sdgen::ops {
 
@@ -22,11 +25,11 @@ uint32_t checked32(int64_t v, const char* field, const std::string& what) {
   return static_cast<uint32_t>(v);
 }
 
-KernelRef packKernel(Context& ctx, DType storage) {
+KernelRef packKernel(Context& ctx, DType storage, bool winograd) {
   KernelSource src;
   src.module = "weights/pack_weights.slang";
-  src.defines = {{"SDGEN_PACK_F16", storage == DType::F16 ? "1" : "0"}};
-  src.label = std::string("pack_weights_") + dtypeName(storage);
+  src.defines = {{"SDGEN_PACK_F16", storage == DType::F16 ? "1" : "0"}, {"SDGEN_PACK_WINOGRAD", winograd ? "1" : "0"}};
+  src.label = std::string(winograd ? "pack_winograd_" : "pack_weights_") + dtypeName(storage);
   return ctx.kernels().request(src);
 }
 
@@ -70,6 +73,12 @@ PackLayout PackLayout::vector(int64_t n, int64_t colOffset, int64_t np, bool las
   return linearPart(n, 1, colOffset, np, last);
 }
 
+PackLayout PackLayout::winogradF43(int cout, int cin) {
+  PackLayout l = convGemm(cout, cin, 3, 3);
+  l.winograd = true;
+  return l;
+}
+
 PackLayout PackLayout::copy(int64_t count) {
   PackLayout l;
   l.cin = checked32(count, "count", "weight copy");
@@ -88,7 +97,9 @@ uint64_t checkPack(const PackLayout& l, uint64_t srcBytesAvailable, RawDType src
   if (srcBytes > srcBytesAvailable)
     throw Error(what + ": packing reads " + std::to_string(srcBytes) + " bytes of " + rawDTypeName(srcType) +
                 " but the raw tensor has " + std::to_string(srcBytesAvailable));
-  const uint64_t rowsOut = uint64_t(l.cin) * l.taps;
+  if (l.winograd && (storage != DType::F32 || l.taps != 9 || l.width != l.rows || l.rowStride != l.rows || l.colOffset))
+    throw Error(what + ": the Winograd filter layout takes 3x3 filters into fp32 storage");
+  const uint64_t rowsOut = uint64_t(l.cin) * (l.winograd ? 36 : l.taps);
   const uint64_t dstBytes = ((rowsOut - 1) * l.rowStride + l.colOffset + l.width) * dtypeSize(storage);
   if (dstBytes > dstSize)
     throw Error(what + ": packing writes " + std::to_string(dstBytes) + " bytes into an allocation of " +
@@ -120,7 +131,7 @@ void packWeights(Context& ctx, CommandSequence& seq, const RawTensorView& src, c
   if (src.address % 4 != 0) throw Error(what + ": raw source address is not 4-byte aligned");
   const uint64_t dstBytes = checkPack(l, src.bytes, src.dtype, dst.size(), storage, what);
   const uint64_t srcBytes = l.sourceElements() * rawDTypeSize(src.dtype);
-  const uint64_t total = uint64_t(l.cin) * l.taps * l.width;
+  const uint64_t total = uint64_t(l.cin) * (l.winograd ? 36 : l.taps) * l.width;
   const uint32_t groups = static_cast<uint32_t>(std::min<uint64_t>(kMaxGroups, (total + kThreads - 1) / kThreads));
   ParamBlock p;
   p.address(src.address).address(dst.address()).u32(static_cast<uint32_t>(src.dtype));
@@ -129,13 +140,30 @@ void packWeights(Context& ctx, CommandSequence& seq, const RawTensorView& src, c
   const MemRange reads[] = {{src.address, srcBytes}};
   const uint64_t firstByte = uint64_t(l.colOffset) * dtypeSize(storage);  // parts of a fused layer don't overlap
   const MemRange writes[] = {range(dst, firstByte, dstBytes - firstByte)};
-  seq.dispatch(packKernel(ctx, storage), {groups, 1, 1}, p, reads, writes, "pack " + what);
+  seq.dispatch(packKernel(ctx, storage, l.winograd), {groups, 1, 1}, p, reads, writes, "pack " + what);
 }
 
 void packWeightsOnHost(std::span<const uint8_t> src, RawDType srcType, std::span<uint8_t> dst, DType storage,
                        const PackLayout& l, const std::string& what) {
   if (l.rows == 0 || l.cin == 0 || l.taps == 0 || l.width == 0) return;
   checkPack(l, src.size(), srcType, dst.size(), storage, what);
+  if (l.winograd) {  // in double, per input channel: 36 rows of Cout written in order
+    const uint32_t cout = l.rows;
+    std::vector<float> rows(size_t(36) * cout);
+    float* out = reinterpret_cast<float*>(dst.data());
+    for (uint64_t ci = 0; ci < l.cin; ++ci) {
+      for (uint32_t co = 0; co < cout; ++co) {
+        std::array<float, 9> g;
+        for (int k = 0; k < 9; ++k)
+          g[size_t(k)] = std::bit_cast<float>(rawFloatBits(src.data(), srcType, (co * uint64_t(l.cin) + ci) * 9 + k));
+        const std::array<double, 36> u = winograd::filterTransform(g);
+        for (int t = 0; t < 36; ++t) rows[size_t(t) * cout + co] = static_cast<float>(u[size_t(t)]);
+      }
+      for (int t = 0; t < 36; ++t)
+        std::memcpy(out + (uint64_t(t) * l.cin + ci) * cout, rows.data() + size_t(t) * cout, size_t(cout) * 4);
+    }
+    return;
+  }
   const uint64_t rowsOut = uint64_t(l.cin) * l.taps, rowStep = uint64_t(l.cin) * l.taps;
   // Destination order (rows of `width` consecutive elements): sequential writes, which write-combined
   // host-visible device memory needs; the reads stride through the source.

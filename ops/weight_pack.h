@@ -31,6 +31,9 @@ struct RawTensorView {
 struct PackLayout {
   uint32_t rows = 1, cin = 1, taps = 1;
   uint32_t width = 1, rowStride = 1, colOffset = 0;
+  // The Winograd F(4,3) filters U[36][Cin][Cout] = G g G^T (fp32 storage) instead of a transpose: see
+  // winogradF43.
+  bool winograd = false;
 
   // LinearWeights' W^T [K][NP] from W [N][K] (NP = N rounded up to 8; padding columns zero).
   static PackLayout linear(int64_t n, int64_t k);
@@ -43,10 +46,16 @@ struct PackLayout {
   static PackLayout vector(int64_t n, int64_t colOffset, int64_t np, bool last);
   // A plain element-by-element conversion of `count` values.
   static PackLayout copy(int64_t count);
+  // Conv2dWeights' Winograd layout U[36][Cin][Cout] (fp32) from 3x3 filters [Cout][Cin][3][3]: the kernel
+  // computes G g G^T in fp32 (within a few ulps of the host's double transform, ops/conv2d_winograd_math.h, which
+  // packWeightsOnHost uses: those bytes equal winograd::packFilters').
+  static PackLayout winogradF43(int cout, int cin);
 
   uint64_t sourceElements() const { return uint64_t(rows) * cin * taps; }
   // Elements of the destination the layout addresses (its last row's end).
-  uint64_t destinationElements() const { return uint64_t(cin) * taps * rowStride; }
+  uint64_t destinationElements() const {
+    return winograd ? uint64_t(36) * cin * rows : uint64_t(cin) * taps * rowStride;
+  }
 };
 
 // Records one dispatch that packs `src` into `dst` (from its start) as `layout` in `storage`. Throws an

@@ -98,6 +98,10 @@ void LoraMerging::queue(WeightStream& stream, const LoraSite& site, std::vector<
       return;
     }
     case LoraSite::Kind::WinogradFilters:
+      if (updates.empty()) {  // no LoRA here (any more): packed as ParameterStore::conv loads it, same bytes
+        stream.pack(site.raw, *site.dst, DType::F32, ops::PackLayout::winogradF43(site.cout, site.cin));
+        return;
+      }
       stream.pack(ops::winograd::packFilters(site.raw.readAsF32(), site.cout, site.cin), *site.dst, DType::F32,
                   site.layout, site.name() + " (winograd U)", std::move(updates));
       return;

@@ -97,21 +97,28 @@ const ops::Conv2dWeights& ParameterStore::conv(const models::ScopedWeights& w, i
   if (!c.hasWinograd()) {
     queue(w, "weight", shape, c.gemm(), storage_, gemm, true);
   } else {
-    // The F(4,3) filter transform in double stays on the host (ops/conv2d_weights.h: why U is fp32); the gemm
-    // layout is still packed on the device from the file's bytes.
+    // The F(4,3) filters U = G g G^T (fp32, ops/conv2d_weights.h): transformed by the pack kernel from the
+    // file's bytes (the host's double transform where the weight stream packs in place on host-visible memory,
+    // ops/weight_pack.h). A LoRA-merged filter is transformed on the host (its update is transformed too,
+    // lora_merging.h), as a weight that is not a raw tensor of a file.
     std::optional<models::RawWeight> raw = w.raw("weight", shape);
-    std::vector<float> weight = raw ? raw->readAsF32() : w.read("weight", shape);
-    const ops::PackLayout u = ops::PackLayout::copy(int64_t(36) * cin * cout);
+    const ops::PackLayout copyU = ops::PackLayout::copy(int64_t(36) * cin * cout);
     std::vector<LowRankUpdate> uUpdates = loraSite(
-        w, raw, {.kind = LoraSite::Kind::WinogradFilters, .dst = &c.winograd(), .storage = DType::F32, .layout = u,
-                 .cout = cout, .cin = cin});
-    stream_.pack(ops::winograd::packFilters(weight, cout, cin), c.winograd(), DType::F32, u, o.name + " (winograd U)",
-                 std::move(uUpdates));
+        w, raw, {.kind = LoraSite::Kind::WinogradFilters, .dst = &c.winograd(), .storage = DType::F32,
+                 .layout = copyU, .cout = cout, .cin = cin});
+    std::vector<float> weight;
+    if (raw && uUpdates.empty()) {
+      stream_.pack(*raw, c.winograd(), DType::F32, ops::PackLayout::winogradF43(cout, cin));
+    } else {
+      weight = raw ? raw->readAsF32() : w.read("weight", shape);
+      stream_.pack(ops::winograd::packFilters(weight, cout, cin), c.winograd(), DType::F32, copyU,
+                   o.name + " (winograd U)", std::move(uUpdates));
+    }
     std::vector<LowRankUpdate> gemmUpdates = loraSite(w, raw, {.dst = &c.gemm(), .storage = storage_, .layout = gemm});
     if (raw)
       stream_.pack(std::move(*raw), c.gemm(), storage_, gemm, std::move(gemmUpdates));
     else
-      stream_.pack(std::move(weight), c.gemm(), storage_, gemm, o.name);
+      stream_.pack(weight.empty() ? w.read("weight", shape) : std::move(weight), c.gemm(), storage_, gemm, o.name);
   }
   const int64_t biasShape[] = {cout};
   if (bias)

@@ -3,8 +3,9 @@
 // command sequences address them, so they live as long as the network. Each loader checks a tensor's shape
 // against the architecture, allocates its packed layout and queues it on a WeightStream: the file's bytes are
 // streamed to the device and converted and packed there (ops/weight_pack.h). flush() runs the queue; every
-// network constructor ends with it, so a constructed network's weights are in place. Only the Winograd filter
-// transform (F(4,3), computed in double) still runs on the host, where a conv needs it.
+// network constructor ends with it, so a constructed network's weights are in place. The Winograd F(4,3) filters
+// too are transformed there (in fp32 by the pack kernel; in double where the host packs in place); only a filter
+// with a LoRA update is transformed on the host.
 #include <memory>
 #include <string>
 #include <vector>

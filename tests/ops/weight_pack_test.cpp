@@ -3,12 +3,15 @@
 // infinities, subnormals and halfway cases all occur) decoded on the host as SafetensorsFile decodes them and
 // packed by LinearWeights' / Conv2dWeights' host constructors must give the same bytes, for fp32 and fp16
 // storage, odd N / Cout / Cin, 1x1 and 3x3 and non-square kernels, fused (concatenated) linear layers and biases.
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <random>
 
 #include "engine/command_sequence.h"
 #include "ops/conv2d_weights.h"
+#include "ops/conv2d_winograd_math.h"
 #include "ops/linear_weights.h"
 #include "ops/weight_pack.h"
 #include "tests/test_support.h"
@@ -164,6 +167,59 @@ TEST_F(WeightPackTest, ConvGemmLayoutMatchesHostPacking) {
         EXPECT_EQ(bytesOf(host.gemm(), count * dtypeSize(storage)), bytesOf(device.gemm(), count * dtypeSize(storage)));
         EXPECT_EQ(bytesOf(host.bias(), size_t(c.cout) * 4), bytesOf(device.bias(), size_t(c.cout) * 4));
       }
+}
+
+// The Winograd F(4,3) filter layout: the host packing (mapped memory) writes exactly winograd::packFilters' bytes
+// (the double transform the loader used before); the kernel computes G g G^T in fp32, within a few ulps of it
+// (relative to the filter's scale: |U - U_host| <= 4e-7 * max(1, |g|_max) per element); fp16 storage is refused.
+TEST_F(WeightPackTest, WinogradFiltersMatchTheDoubleTransform) {
+  struct Case { int cout, cin; };
+  uint32_t seed = 250;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> d(-2.f, 2.f);
+  for (Case c : {Case{1, 1}, Case{4, 3}, Case{7, 5}, Case{16, 9}, Case{33, 20}})
+    for (RawDType src : kSources) {
+      SCOPED_TRACE("Cout " + std::to_string(c.cout) + " Cin " + std::to_string(c.cin) + " " + ops::rawDTypeName(src));
+      const size_t count = size_t(c.cout) * c.cin * 9;
+      RawTensor w{src, std::vector<uint8_t>(count * ops::rawDTypeSize(src)), std::vector<float>(count)};
+      for (size_t i = 0; i < count; ++i) {  // finite filter values (the transform mixes nine of them)
+        float v = d(rng);
+        if (src == RawDType::F32) {
+          std::memcpy(w.bytes.data() + i * 4, &v, 4);
+        } else {
+          const uint16_t bits = src == RawDType::F16 ? floatToHalf(v) : uint16_t(std::bit_cast<uint32_t>(v) >> 16);
+          std::memcpy(w.bytes.data() + i * 2, &bits, 2);
+          v = src == RawDType::F16 ? halfToFloat(bits) : std::bit_cast<float>(uint32_t(bits) << 16);
+        }
+        w.values[i] = v;
+      }
+      ++seed;
+      const std::vector<float> expected = ops::winograd::packFilters(w.values, c.cout, c.cin);
+      const PackLayout layout = PackLayout::winogradF43(c.cout, c.cin);
+      ASSERT_EQ(layout.destinationElements(), expected.size());
+      std::vector<uint8_t> host(expected.size() * 4, 0xAB);
+      ops::packWeightsOnHost(w.bytes, src, host, DType::F32, layout, "winograd");
+      EXPECT_EQ(std::memcmp(host.data(), expected.data(), host.size()), 0) << "host bytes differ from packFilters";
+
+      Allocation raw = upload(w), dst = ctx().allocate(expected.size() * 4, "winograd U");
+      ctx().upload(dst, 0, std::vector<uint8_t>(dst.size(), 0xAB));
+      CommandSequence seq(ctx());
+      ops::packWeights(ctx(), seq, {raw.address(), w.bytes.size(), src}, dst, DType::F32, layout, "winograd");
+      seq.end();
+      seq.run();
+      std::vector<float> got(expected.size());
+      ctx().download(dst, 0, {reinterpret_cast<uint8_t*>(got.data()), got.size() * 4});
+      double worst = 0;
+      for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, double(std::abs(got[i] - expected[i])));
+      EXPECT_LE(worst, 4e-7 * 2.0) << "the kernel's fp32 transform is off the double one";
+    }
+  RawTensor t = randomRaw(RawDType::F16, 9 * 4, 9);
+  Allocation raw = upload(t), dst = ctx().allocate(36 * 4 * 2, "fp16 U");
+  CommandSequence seq(ctx());
+  test::expectErrorContaining(
+      [&] { ops::packWeights(ctx(), seq, {raw.address(), t.bytes.size(), RawDType::F16}, dst, DType::F16,
+                             PackLayout::winogradF43(2, 2), "conv.weight"); },
+      "conv.weight: the Winograd filter layout takes 3x3 filters into fp32 storage");
 }
 
 TEST_F(WeightPackTest, CopyConvertsLikeTheHostUpload) {
