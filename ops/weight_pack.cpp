@@ -79,6 +79,14 @@ PackLayout PackLayout::winogradF43(int cout, int cin) {
   return l;
 }
 
+PackLayout PackLayout::gegluInterleaved(PackLayout base, int64_t inner) {
+  if (inner <= 0 || inner % 4 || uint64_t(base.rows) != 2 * uint64_t(inner) || base.winograd)
+    throw Error("GEGLU interleave: " + std::to_string(base.rows) + " rows are not 2 x " + std::to_string(inner) +
+                " with inner % 4 == 0");
+  base.gegluInner = uint32_t(inner);
+  return base;
+}
+
 PackLayout PackLayout::copy(int64_t count) {
   PackLayout l;
   l.cin = checked32(count, "count", "weight copy");
@@ -136,7 +144,7 @@ void packWeights(Context& ctx, CommandSequence& seq, const RawTensorView& src, c
   ParamBlock p;
   p.address(src.address).address(dst.address()).u32(static_cast<uint32_t>(src.dtype));
   p.u32(l.rows).u32(l.cin).u32(l.taps).u32(l.width).u32(l.rowStride).u32(l.colOffset);
-  p.u32(static_cast<uint32_t>(total)).u32(groups * kThreads);
+  p.u32(static_cast<uint32_t>(total)).u32(groups * kThreads).u32(l.gegluInner);
   const MemRange reads[] = {{src.address, srcBytes}};
   const uint64_t firstByte = uint64_t(l.colOffset) * dtypeSize(storage);  // parts of a fused layer don't overlap
   const MemRange writes[] = {range(dst, firstByte, dstBytes - firstByte)};
@@ -165,6 +173,11 @@ void packWeightsOnHost(std::span<const uint8_t> src, RawDType srcType, std::span
     return;
   }
   const uint64_t rowsOut = uint64_t(l.cin) * l.taps, rowStep = uint64_t(l.cin) * l.taps;
+  auto sourceRow = [&](uint64_t r) -> uint64_t {  // the kernel's GEGLU interleave
+    if (!l.gegluInner) return r;
+    const uint64_t b = r / 8, i = r % 8;
+    return i < 4 ? 4 * b + i : l.gegluInner + 4 * b + (i - 4);
+  };
   // Destination order (rows of `width` consecutive elements): sequential writes, which write-combined
   // host-visible device memory needs; the reads stride through the source.
   for (uint64_t kRow = 0; kRow < rowsOut; ++kRow) {
@@ -173,12 +186,13 @@ void packWeightsOnHost(std::span<const uint8_t> src, RawDType srcType, std::span
     if (storage == DType::F16) {
       uint16_t* out = reinterpret_cast<uint16_t*>(dst.data()) + o;
       for (uint64_t r = 0; r < l.width; ++r)
-        out[r] = r < l.rows ? floatToHalf(std::bit_cast<float>(rawFloatBits(src.data(), srcType, first + r * rowStep)))
+        out[r] = r < l.rows ? floatToHalf(std::bit_cast<float>(
+                                  rawFloatBits(src.data(), srcType, first + sourceRow(r) * rowStep)))
                             : uint16_t(0);
     } else {
       uint32_t* out = reinterpret_cast<uint32_t*>(dst.data()) + o;
       for (uint64_t r = 0; r < l.width; ++r)
-        out[r] = r < l.rows ? rawFloatBits(src.data(), srcType, first + r * rowStep) : 0u;
+        out[r] = r < l.rows ? rawFloatBits(src.data(), srcType, first + sourceRow(r) * rowStep) : 0u;
     }
   }
 }

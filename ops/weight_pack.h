@@ -34,6 +34,9 @@ struct PackLayout {
   // The Winograd F(4,3) filters U[36][Cin][Cout] = G g G^T (fp32 storage) instead of a transpose: see
   // winogradF43.
   bool winograd = false;
+  // > 0: the rows [value (inner); gate (inner)] of a GEGLU projection in the interleaved order its fused epilogue
+  // reads (ops::interleaveGegluRows: blocks of 4 value rows then their 4 gate rows); rows = 2 * gegluInner.
+  uint32_t gegluInner = 0;
 
   // LinearWeights' W^T [K][NP] from W [N][K] (NP = N rounded up to 8; padding columns zero).
   static PackLayout linear(int64_t n, int64_t k);
@@ -50,6 +53,8 @@ struct PackLayout {
   // computes G g G^T in fp32 (within a few ulps of the host's double transform, ops/conv2d_winograd_math.h, which
   // packWeightsOnHost uses: those bytes equal winograd::packFilters').
   static PackLayout winogradF43(int cout, int cin);
+  // `base` (linearPart or vector of 2 * inner rows) reading its rows in the GEGLU interleave.
+  static PackLayout gegluInterleaved(PackLayout base, int64_t inner);
 
   uint64_t sourceElements() const { return uint64_t(rows) * cin * taps; }
   // Elements of the destination the layout addresses (its last row's end).

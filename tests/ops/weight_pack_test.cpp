@@ -12,6 +12,7 @@
 #include "engine/command_sequence.h"
 #include "ops/conv2d_weights.h"
 #include "ops/conv2d_winograd_math.h"
+#include "ops/linear_geglu.h"
 #include "ops/linear_weights.h"
 #include "ops/weight_pack.h"
 #include "tests/test_support.h"
@@ -103,6 +104,35 @@ TEST_F(WeightPackTest, LinearMatchesHostPacking) {
         EXPECT_EQ(bytesOf(host.weightMemory(), wBytes), bytesOf(device.weightMemory(), wBytes));
         EXPECT_EQ(bytesOf(host.biasMemory(), host.paddedOut() * 4), bytesOf(device.biasMemory(), host.paddedOut() * 4));
       }
+}
+
+// The GEGLU projection's rows read in the interleaved order of its fused epilogue (PackLayout::gegluInterleaved):
+// the kernel and the host packing write exactly the bytes of the host interleave (ops::interleaveGegluRows)
+// followed by the plain linear packing, which is what the loader did before.
+TEST_F(WeightPackTest, GegluInterleaveMatchesTheHostPermutation) {
+  struct Case { int64_t inner, k; };
+  uint32_t seed = 150;
+  for (Case c : {Case{4, 3}, Case{8, 5}, Case{12, 16}, Case{20, 33}})
+    for (RawDType src : kSources)
+      for (DType storage : kStorages) {
+        SCOPED_TRACE("inner " + std::to_string(c.inner) + " K " + std::to_string(c.k) + " " + caseName(src, storage));
+        const int64_t n = 2 * c.inner;
+        RawTensor w = randomRaw(src, size_t(n * c.k), seed++), b = randomRaw(src, size_t(n), seed++);
+        std::vector<float> wi = w.values, bi = b.values;
+        ops::interleaveGegluRows(wi, bi, c.inner, c.k);
+        ops::LinearWeights host(ctx(), wi, n, c.k, bi, storage, "host");
+        auto device = ops::LinearWeights::allocate(ctx(), n, c.k, true, storage, "device");
+        Allocation rw = upload(w), rb = upload(b);
+        pack({{&rw, &w}}, device.weightMemory(), storage,
+             {PackLayout::gegluInterleaved(PackLayout::linear(n, c.k), c.inner)});
+        pack({{&rb, &b}}, device.biasMemory(), DType::F32,
+             {PackLayout::gegluInterleaved(PackLayout::vector(n, 0, host.paddedOut(), true), c.inner)});
+        const uint64_t wBytes = uint64_t(c.k) * host.paddedOut() * dtypeSize(storage);
+        EXPECT_EQ(bytesOf(host.weightMemory(), wBytes), bytesOf(device.weightMemory(), wBytes));
+        EXPECT_EQ(bytesOf(host.biasMemory(), host.paddedOut() * 4), bytesOf(device.biasMemory(), host.paddedOut() * 4));
+      }
+  test::expectErrorContaining([] { PackLayout::gegluInterleaved(PackLayout::linear(10, 3), 5); },
+                              "GEGLU interleave: 10 rows are not 2 x 5 with inner % 4 == 0");
 }
 
 TEST_F(WeightPackTest, FusedLinearPartsMatchHostPackingOfTheConcatenation) {
