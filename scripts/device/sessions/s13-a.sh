@@ -7,5 +7,6 @@ set -uo pipefail
 nvidia-smi -L
 SERVE_BENCH_NAME=h200x2-serve bash scripts/device/serve-bench.sh --requests 20 --depths 1,8 --devices-list "0;0,1"
 status=$?
+source scripts/device/vulkan-env.sh  # the loader and the bundle's libraries (serve-bench.sh sources it in its shell)
 ./build/default/app/sdgen --list-devices > "$OUT/list-devices.txt" 2>&1
 exit "$status"
