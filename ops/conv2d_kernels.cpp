@@ -160,17 +160,23 @@ void recordConvWinograd(const ConvCall& c, const ConvTile& t, Conv2dScratch& scr
       params.u32(uint32_t(first)).u32(uint32_t(count));  // the band (shaders/conv/winograd.slang)
       return params;
     };
-    {  // 1. input transform: V = B^T d B
-      auto grid = convGrid1d(c, count * p.cin / 4);
+    // The two transforms: one thread per (tile, 4 channels), with the input expression or the sink generated in.
+    auto transform = [&](const auto& node, int64_t channels, const std::string& alias, const std::string& main,
+                         const std::string& kernel, const std::vector<MemRange>& reads,
+                         const std::vector<MemRange>& writes) {
+      auto grid = convGrid1d(c, count * channels / 4);
       ParamBlock params = header(grid[0]);
       ExprCodegen gen(params, {true, false});
-      std::string e = gen.emit(c.input);
+      const std::string type = gen.emit(node);
       c.info.nativeVectorNodes += gen.nativeVectorNodes();
       c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
-      std::string src = convWrapper({"conv.gemm_core", "conv.winograd"}, "typealias E = " + e + ";\n",
-                                    "winogradInputMain<E, " + scratchStorage + ">(winogradItem(group, local));");
-      dispatchConvKernel(c, src, "winograd input", grid, params, rangesOf(tensorsRead(c.input)), {vRange});
-    }
+      const std::string src =
+          convWrapper({"conv.gemm_core", "conv.winograd"}, "typealias " + alias + " = " + type + ";\n",
+                      main + "<" + alias + ", " + scratchStorage + ">(winogradItem(group, local));");
+      dispatchConvKernel(c, src, kernel, grid, params, reads, writes);
+    };
+    // 1. input transform: V = B^T d B
+    transform(c.input, p.cin, "E", "winogradInputMain", "winograd input", rangesOf(tensorsRead(c.input)), {vRange});
     {  // 2. 36 GEMMs in the transformed domain: M[e] = V[e] U[e]
       ParamBlock params = header(0);
       std::string src =
@@ -187,20 +193,11 @@ void recordConvWinograd(const ConvCall& c, const ConvTile& t, Conv2dScratch& scr
                          {uint32_t((count + t.bm - 1) / t.bm), uint32_t((p.cout + t.bn - 1) / t.bn), 36}, params,
                          {vRange, rangeOf(u)}, {mRange});
     }
-    {  // 3. output transform: Y = A^T M A + bias, through the sink
-      auto grid = convGrid1d(c, count * p.cout / 4);
-      ParamBlock params = header(grid[0]);
-      ExprCodegen gen(params, {true, false});
-      std::string s = gen.emit(c.out);
-      c.info.nativeVectorNodes += gen.nativeVectorNodes();
-      c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
-      std::string src = convWrapper({"conv.gemm_core", "conv.winograd"}, "typealias S = " + s + ";\n",
-                                    "winogradOutputMain<S, " + scratchStorage + ">(winogradItem(group, local));");
-      auto reads = rangesOf(tensorsRead(c.out));
-      reads.push_back(mRange);
-      reads.push_back(rangeOf(c.weights.bias()));
-      dispatchConvKernel(c, src, "winograd output", grid, params, reads, rangesOf(tensorsWritten(c.out)));
-    }
+    // 3. output transform: Y = A^T M A + bias, through the sink
+    std::vector<MemRange> reads = rangesOf(tensorsRead(c.out));
+    reads.push_back(mRange);
+    reads.push_back(rangeOf(c.weights.bias()));
+    transform(c.out, p.cout, "S", "winogradOutputMain", "winograd output", reads, rangesOf(tensorsWritten(c.out)));
   }
 }
 

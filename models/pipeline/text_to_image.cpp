@@ -1,7 +1,6 @@
 #include "models/pipeline/text_to_image.h"
 
 #include <chrono>
-#include <cmath>
 #include <cstring>
 #include <future>
 #include <map>
