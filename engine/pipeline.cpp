@@ -190,7 +190,15 @@ void KernelRegistry::workerLoop() {
   std::unique_lock lock(mutex_);
   for (;;) {
     ++idleWorkers_;
-    queued_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    const auto work = [this] { return stopping_ || !queue_.empty(); };
+    if (!queued_.wait_for(lock, std::chrono::seconds(2), work)) {
+      // Nothing asked for in 2 s: the burst of compiles is over, and each in-process compiler session holds
+      // ~165 MB of host memory until freed (the next burst makes new ones, ~0.2 s each).
+      lock.unlock();
+      compiler_.trimIdleSessions();
+      lock.lock();
+      queued_.wait(lock, work);
+    }
     --idleWorkers_;
     if (stopping_) return;  // queued compiles are dropped: their futures report a broken promise
     std::function<void()> job = std::move(queue_.front().run);

@@ -7,12 +7,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "engine/content_hash.h"
 #include "engine/error.h"
 #include "engine/file_util.h"
 #include "engine/process.h"
+#include "engine/slang_library.h"
 
 namespace sdgen {
 
@@ -61,14 +63,30 @@ SlangCompiler::SlangCompiler(std::string slangc, std::string shaderDir, std::str
     throw Error("Slang compiler not found at '" + slangc_ + "' (run scripts/setup.sh, or set SDGEN_SLANGC)");
   if (!fs::is_directory(shaderDir_))
     throw Error("shader directory not found: '" + shaderDir_ + "' (set SDGEN_SHADER_DIR)");
-  // spirv-opt lives in the slang-glslang library that slangc loads from its own directory.
+  // spirv-opt lives in the slang-glslang library that slangc (and its library) loads from its own directory.
+  const std::string dir = fs::path(slangc_).parent_path().string();
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(slangc_).parent_path(), ec))
+  for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.path().filename().string().rfind("libslang-glslang-", 0) == 0) optimizer_ = true;
+  const char* inProcess = std::getenv("SDGEN_SLANG_IN_PROCESS");
+  if (inProcess && std::string(inProcess) == "0") subprocessReason_ = "SDGEN_SLANG_IN_PROCESS=0";
+  else library_ = SlangLibrary::open(dir, &subprocessReason_);
+  if (library_) {
+    version_ = library_->version();  // the same text as `slangc -v`: cache keys do not depend on the mode
+    if (!version_.empty()) return;
+    library_.reset();
+    subprocessReason_ = "the library reports no version";
+  }
   auto r = runProcess({slangc_, "-v"});
   if (r.exitCode != 0) throw Error("'" + slangc_ + " -v' failed: " + r.output);
   version_ = r.output;
   while (!version_.empty() && (version_.back() == '\n' || version_.back() == '\r')) version_.pop_back();
+}
+
+SlangCompiler::~SlangCompiler() = default;
+
+void SlangCompiler::trimIdleSessions() {
+  if (library_) library_->trimIdleSessions();
 }
 
 // Parses a make-style depfile: "target: dep1 dep2 \\\n dep3"; spaces inside names are escaped with '\'.
@@ -159,35 +177,50 @@ std::vector<uint32_t> SlangCompiler::compile(const KernelSource& source) {
     input = shaderDir_ + "/" + source.module;
     if (!fs::exists(input)) throw Error("kernel source not found: " + input);
   }
-  // Unique per process and call: concurrent compilers (parallel tests, prepare()) may build the same key.
-  static std::atomic<uint64_t> serial{0};
-  const std::string tmp = cacheDir_ + "/spirv/" + key + ".tmp" + std::to_string(::getpid()) + "_" +
-                          std::to_string(serial++);
-  fs::create_directories(cacheDir_ + "/spirv");
-  std::vector<std::string> argv = {slangc_, input, "-entry", source.entry, "-I", shaderDir_, "-o", tmp + ".spv",
-                                   "-depfile", tmp + ".d"};
-  argv.insert(argv.end(), kFlags.begin(), kFlags.end());
-  argv.push_back(level);
-  for (auto& [k, v] : source.defines) argv.push_back("-D" + k + (v.empty() ? "" : "=" + v));
-  for (auto& c : source.capabilities) argv.insert(argv.end(), {"-capability", c});
+  std::vector<std::string> args = {input, "-entry", source.entry, "-I", shaderDir_};
+  args.insert(args.end(), kFlags.begin(), kFlags.end());
+  args.push_back(level);
+  for (auto& [k, v] : source.defines) args.push_back("-D" + k + (v.empty() ? "" : "=" + v));
+  for (auto& c : source.capabilities) args.insert(args.end(), {"-capability", c});
 
-  auto r = runProcess(argv);
-  auto blob = readFile(tmp + ".spv");
-  auto depText = readFile(tmp + ".d");
-  std::error_code ec;
-  fs::remove(tmp + ".spv", ec);
-  fs::remove(tmp + ".d", ec);
-  if (r.exitCode != 0 || !blob || blob->empty()) {
-    throw Error("Slang compilation of '" + source.displayName() + "' failed (" + input + "):\n" + r.output);
+  std::optional<std::string> blob;
+  std::vector<std::string> deps;
+  if (library_) {
+    SlangLibrary::Result r = library_->compile(args);
+    if (!r.ok)
+      throw Error("Slang compilation of '" + source.displayName() + "' failed (" + input + "):\n" + r.diagnostics);
+    blob = std::move(r.code);
+    deps = std::move(r.deps);
+  } else {
+    // Unique per process and call: concurrent compilers (parallel tests, prepare()) may build the same key.
+    static std::atomic<uint64_t> serial{0};
+    const std::string tmp = cacheDir_ + "/spirv/" + key + ".tmp" + std::to_string(::getpid()) + "_" +
+                            std::to_string(serial++);
+    fs::create_directories(cacheDir_ + "/spirv");
+    args.insert(args.begin(), slangc_);
+    args.insert(args.end(), {"-o", tmp + ".spv", "-depfile", tmp + ".d"});
+    auto r = runProcess(args);
+    blob = readFile(tmp + ".spv");
+    auto depText = readFile(tmp + ".d");
+    std::error_code ec;
+    fs::remove(tmp + ".spv", ec);
+    fs::remove(tmp + ".d", ec);
+    if (r.exitCode != 0 || !blob || blob->empty())
+      throw Error("Slang compilation of '" + source.displayName() + "' failed (" + input + "):\n" + r.output);
+    deps = parseDepfile(depText.value_or(""));
   }
+  if (blob->size() % 4 != 0)
+    throw Error("Slang compilation of '" + source.displayName() + "' returned " + std::to_string(blob->size()) +
+                " bytes, not whole SPIR-V words");
 
   normalizeSourceLanguage(&*blob);
   std::string manifest;
-  for (auto& dep : parseDepfile(depText.value_or(""))) {
+  for (auto& dep : deps) {
     auto content = readFile(dep);
     if (!content) continue;  // not a file we can re-check (should not happen); treated as not invalidating
     manifest += hashHex(*content) + " " + fs::absolute(dep).string() + "\n";
   }
+  fs::create_directories(cacheDir_ + "/spirv");
   writeFileAtomic(cacheDir_ + "/spirv/" + key + ".spv", *blob);
   writeFileAtomic(cacheDir_ + "/spirv/" + key + ".deps", manifest);
   stats_.compiled++;

@@ -1,9 +1,12 @@
 #pragma once
-// Turns Slang kernels into SPIR-V by running slangc, with a content-hashed on-disk cache.
+// Turns Slang kernels into SPIR-V with slangc's compiler, with a content-hashed on-disk cache. The compiler
+// runs in-process (SlangLibrary: slangc's library and command line, no process per kernel) unless
+// SDGEN_SLANG_IN_PROCESS=0 or the library does not load; then slangc runs as a process per kernel.
 // A cache entry is valid when the compiler version, the request, and the content of every source file the
 // compiler read (from its depfile) are unchanged, so a second run compiles nothing.
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,9 +38,12 @@ struct CompileStats {
   std::atomic<uint64_t> cacheHits{0};
 };
 
+class SlangLibrary;
+
 class SlangCompiler {
  public:
   SlangCompiler(std::string slangc, std::string shaderDir, std::string cacheDir);
+  ~SlangCompiler();
 
   std::vector<uint32_t> compile(const KernelSource& source);
   const std::string& version() const { return version_; }
@@ -46,10 +52,16 @@ class SlangCompiler {
   const CompileStats& stats() const { return stats_; }
   // Whether -O2 requests can be honoured (the slang-glslang library sits beside slangc).
   bool optimizerAvailable() const { return optimizer_; }
+  // Whether kernels compile in-process (else one slangc process each), and why not where they do not.
+  bool inProcess() const { return library_ != nullptr; }
+  const std::string& subprocessReason() const { return subprocessReason_; }
+  // Frees the in-process compiler's idle sessions (~165 MB of host memory each); the next compile makes one.
+  void trimIdleSessions();
 
  private:
   bool tryCache(const std::string& key, std::vector<uint32_t>* spirv);
-  std::string slangc_, shaderDir_, cacheDir_, version_;
+  std::string slangc_, shaderDir_, cacheDir_, version_, subprocessReason_;
+  std::unique_ptr<SlangLibrary> library_;
   bool optimizer_ = false;
   std::atomic<bool> warnedNoOptimizer_{false};
   CompileStats stats_;

@@ -1,0 +1,56 @@
+#pragma once
+// The Slang compiler library (libslang-compiler, the one slangc itself loads), used in-process: slangc pays
+// ~0.25 s per kernel to load the library and Slang's core module before it compiles anything, which was most
+// of a cold SD 1.5 run's kernel compile on the H100 (docs/perf.md "Residency"). Here each compile takes a
+// global session (the core module loaded once) from a pool and runs slangc's own command line through Slang's
+// C API (spProcessCommandLineArguments), so the SPIR-V is byte for byte slangc's (tests/vulkan).
+//
+// Slang's sessions are not thread-safe: each concurrent compile has its own, created on demand (~0.2 s and
+// ~165 MB of host memory each) and kept for the next compile until trimIdleSessions().
+// The library is opened with RTLD_NODELETE: its static state outlives any one compiler.
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace sdgen {
+
+class SlangLibrary {
+ public:
+  // The library beside slangc (libslang-compiler.so.*), or null with the reason in *why.
+  static std::unique_ptr<SlangLibrary> open(const std::string& slangcDir, std::string* why);
+  ~SlangLibrary();
+  SlangLibrary(const SlangLibrary&) = delete;
+  SlangLibrary& operator=(const SlangLibrary&) = delete;
+
+  // Slang's build tag, the text `slangc -v` prints (e.g. "2026.14.1").
+  const std::string& version() const { return version_; }
+  const std::string& path() const { return path_; }
+
+  struct Result {
+    bool ok = false;
+    std::string code;                // the first target's code (SPIR-V words)
+    std::vector<std::string> deps;   // every source file the compile read, as slangc's -depfile lists them
+    std::string diagnostics;         // warnings and errors, as slangc prints them
+  };
+  // Compiles one request given as slangc's arguments (without the program name, -o or -depfile).
+  Result compile(const std::vector<std::string>& args);
+  // Destroys the sessions no compile is using (their memory back to the system).
+  void trimIdleSessions();
+  size_t idleSessions() const;
+
+  struct Api;  // the C entry points (slang_library.cpp)
+
+ private:
+  SlangLibrary(void* handle, std::string path, std::unique_ptr<Api> api);
+  void* takeSession();
+  void giveBack(void* session);
+
+  void* handle_ = nullptr;
+  std::string path_, version_;
+  std::unique_ptr<Api> api_;
+  mutable std::mutex mutex_;
+  std::vector<void*> idle_;
+};
+
+}  // namespace sdgen
