@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 15, call C (issue 18): how in-process Slang compiles scale with threads on the GPU machine's 16 cores,
-# against one slangc process per kernel (xargs -P). .carry/sp: a test driver (/tmp/sp/conc.cpp, not committed:
+# against one slangc process per kernel (xargs -P). .carry/sp: a test driver (s15-c-conc.cpp, built by hand:
 # the C API calls of engine/slang_library.cpp) and 234 generated kernels of a lavapipe run with slangc's SPIR-V.
 set -uo pipefail
 source scripts/device/vulkan-env.sh >/dev/null 2>&1
