@@ -493,6 +493,10 @@ void checkTaesdFlags(const CliOptions& o, bool previewEveryGiven) {
 
 }  // namespace
 
+std::pair<int, int> parseIntPairFlag(const std::string& flag, const std::string& value, int min, const std::string& what) {
+  return parseIntPair(flag, value, min, what);
+}
+
 CliOptions parseCommandLine(const std::vector<std::string>& args) {
   ParseState state;
   for (size_t i = 0; i < args.size() && !state.done; ++i) {

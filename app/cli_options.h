@@ -5,6 +5,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/lora/lora_library.h"
@@ -111,6 +112,10 @@ struct CliLimits {
   static constexpr int kMaxReps = 100000, kMaxWarmup = 10000;
   static constexpr int kMaxConvDim = 1 << 16;  // each --shape number
 };
+
+// "A,B": two integers from `min` to CliLimits::kMaxSize (SDXL's --original-size W,H, --crop X,Y, --target-size
+// W,H); `what` names the pair in the error ("W,H"). Throws UsageError naming `flag`. sdgen-gui parses them too.
+std::pair<int, int> parseIntPairFlag(const std::string& flag, const std::string& value, int min, const std::string& what);
 
 // args: argv[1..argc-1]. Throws UsageError. --help and --version end parsing where they appear.
 CliOptions parseCommandLine(const std::vector<std::string>& args);

@@ -208,8 +208,12 @@ void GenerationWorker::runJob(const GenerationJob& job) {
       p.clipSkip = job.webuiClipSkip;
       p.promptSyntax = request.promptSyntax;
       if (request.initImage) p.denoisingStrength = request.strength;
+      if (textToImage->isSdxlModel()) p.micro = request.micro;  // what conditioned it (docs/sdxl.md)
       p.version = std::string("sdgen ") + SDGEN_VERSION;
       std::string warnings = previewNote;
+      if (request.micro != pipeline::SdxlMicroConditioning{} && !textToImage->isSdxlModel())
+        warnings += std::string(warnings.empty() ? "" : "; ") +
+                    "the SDXL micro-conditioning (original size, crop, target size) is ignored by this model";
       for (auto& w : image.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
       result.image = std::move(image);
       post(WorkerEvent{WorkerEvent::Kind::Result, std::move(result), warnings});

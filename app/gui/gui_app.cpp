@@ -53,10 +53,11 @@ GuiApp::GuiApp(const GuiOptions& options)
   if (options.sampler) sampler_ = *options.sampler;
   if (options.batchCount) batchCount_ = *options.batchCount;
   if (options.width || options.height) {
-    modelSize_ = false;
-    width_ = options.width.value_or(width_);
-    height_ = options.height.value_or(height_);
+    size_.modelSize = false;
+    size_.width = options.width.value_or(size_.width);
+    size_.height = options.height.value_or(size_.height);
   }
+  size_.micro = app::MicroConditioningFields::from(options.micro);
   if (!options.initImagePath.empty()) {
     initPanel_.strength = options.strength.value_or(initPanel_.strength);
     std::string err = initPanel_.openInitImage(options.initImagePath);
@@ -83,8 +84,8 @@ void GuiApp::useModel(const std::string& path, bool applyDefaults) {
   sampler_ = d.sampler.value_or(sampling::SamplerKind::EulerAncestral);
   karras_ = d.karras.value_or(false);
   negativePrompt_ = d.negativePrompt.value_or("");
-  if (d.width) width_ = *d.width;
-  if (d.height) height_ = *d.height;
+  if (d.width) size_.width = *d.width;
+  if (d.height) size_.height = *d.height;
 }
 
 void GuiApp::addMessage(Message::Kind kind, std::string text) {
@@ -188,8 +189,9 @@ void GuiApp::startGeneration(GenerationWorker& worker) {
   r.steps = steps_;
   r.cfgScale = cfgScale_;
   r.seed = seed_;
-  r.width = modelSize_ ? 0 : width_ / 8 * 8;
-  r.height = modelSize_ ? 0 : height_ / 8 * 8;
+  r.width = size_.modelSize ? 0 : size_.width / 8 * 8;
+  r.height = size_.modelSize ? 0 : size_.height / 8 * 8;
+  r.micro = size_.micro.toRequest();
   r.sampler = sampler_;
   r.karras = karras_;
   r.vaeTiling = vaeTiling_ ? pipeline::VaeTilingMode::On : pipeline::VaeTilingMode::Auto;
@@ -229,9 +231,10 @@ void GuiApp::applyParams(const app::GenerationParams& p) {
   cfgScale_ = p.cfgScale;
   seed_ = p.seed;
   randomSeed_ = false;
-  modelSize_ = false;
-  width_ = p.width;
-  height_ = p.height;
+  size_.modelSize = false;
+  size_.width = p.width;
+  size_.height = p.height;
+  size_.micro = app::MicroConditioningFields::from(p.micro);
   sampler_ = p.sampler;
   karras_ = p.karras;
   clipSkip_ = p.clipSkip;
@@ -354,13 +357,7 @@ void GuiApp::drawControls(GenerationWorker& worker) {
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("A new random seed, kept for the next generations");
   ImGui::Checkbox("New random seed for every Generate", &randomSeed_);
-  ImGui::Checkbox("The model's default size", &modelSize_);
-  if (modelSize_) ImGui::BeginDisabled();
-  ImGui::InputInt("Width", &width_, 8, 64);
-  ImGui::InputInt("Height", &height_, 8, 64);
-  width_ = std::clamp(width_, 8, 4096);
-  height_ = std::clamp(height_, 8, 4096);
-  if (modelSize_) ImGui::EndDisabled();
+  size_.draw();
   ImGui::Checkbox("Tiled VAE", &vaeTiling_);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Decode (and encode) large images in blended tiles, as diffusers' enable_tiling();\n"

@@ -15,6 +15,7 @@
 #include "app/gui/gui_options.h"
 #include "app/gui/gui_texture.h"
 #include "app/gui/init_image_panel.h"
+#include "app/gui/size_panel.h"
 #include "app/gui/model_browser.h"
 
 namespace sdgen::gui {
@@ -76,10 +77,11 @@ class GuiApp {
   const GuiOptions options_;
   // Form.
   std::string prompt_, negativePrompt_, modelPath_;
-  int steps_ = 20, width_ = 512, height_ = 512, batchCount_ = 1, clipSkip_ = 1;
+  int steps_ = 20, batchCount_ = 1, clipSkip_ = 1;
   float cfgScale_ = 7.5f;
   uint64_t seed_ = 0;
-  bool randomSeed_ = true, modelSize_ = true, karras_ = false;
+  bool randomSeed_ = true, karras_ = false;
+  SizePanel size_;  // the model's default size or width x height; SDXL's micro-conditioning
   bool vaeTiling_ = false;  // on: --vae-tiling; off: automatic (docs/vae-tiling.md)
   bool webuiSyntax_ = true;  // --prompt-syntax webui (else plain)
   std::string lorasText_, loraDir_;  // FILE[:SCALE] per line; the folder of the prompt's <lora:NAME> tags

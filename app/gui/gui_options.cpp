@@ -63,6 +63,9 @@ GuiOptions parseGuiCommandLine(const std::vector<std::string>& args) {
     else if (flag == "-i" || flag == "--init-img") o.initImagePath = next();
     else if (flag == "--mask") o.maskPath = next();
     else if (flag == "--strength") o.strength = parseNumber<float>(flag, next(), 0.f, 1.f);
+    else if (flag == "--original-size") o.micro.originalSize = app::parseIntPairFlag(flag, next(), 1, "W,H");
+    else if (flag == "--crop") o.micro.cropTopLeft = app::parseIntPairFlag(flag, next(), 0, "X,Y");
+    else if (flag == "--target-size") o.micro.targetSize = app::parseIntPairFlag(flag, next(), 1, "W,H");
     else if (flag == "--lora") {
       o.loras.push_back(next());
       try {
@@ -119,7 +122,8 @@ std::string guiUsageText() {
          "  --batch-count N  --device N  --window-size WxH (default 1280x800)\n"
          "  -i, --init-img FILE  --strength X  --mask FILE   image to image / inpainting (docs/img2img.md)\n"
          "  --lora FILE[:SCALE] (repeatable)  --lora-dir DIR (for <lora:NAME:SCALE> in the prompt; docs/lora.md)\n"
-         "  --taesd PATH                TAESD weights for the live preview (docs/taesd.md)\n\n"
+         "  --taesd PATH                TAESD weights for the live preview (docs/taesd.md)\n"
+         "  --original-size W,H  --crop X,Y  --target-size W,H   SDXL micro-conditioning (docs/sdxl.md)\n\n"
          "Scripted mode (tests, screenshots):\n"
          "  --auto-generate       generate once the window is up\n"
          "  --screenshot FILE     then write the window's contents as a PNG (and print the image's rectangle)\n"

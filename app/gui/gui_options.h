@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/pipeline/micro_conditioning.h"
 #include "models/sampling/sampler_kind.h"
 
 namespace sdgen::gui {
@@ -24,6 +25,8 @@ struct GuiOptions {
   std::string loraDir;
   // --taesd PATH (docs/taesd.md): the live preview decodes with TAESD instead of the latent-to-RGB projection.
   std::string taesdPath;
+  // SDXL's micro-conditioning (as sdgen's --original-size W,H, --crop X,Y, --target-size W,H).
+  pipeline::SdxlMicroConditioning micro;
   std::optional<sampling::SamplerKind> sampler;
   std::optional<uint32_t> device;
   int windowWidth = 1280, windowHeight = 800;
