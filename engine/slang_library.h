@@ -1,7 +1,8 @@
 #pragma once
 // The Slang compiler library (libslang-compiler, the one slangc itself loads), used in-process: slangc pays
-// ~0.25 s per kernel to load the library and Slang's core module before it compiles anything, which was most
-// of a cold SD 1.5 run's kernel compile on the H100 (docs/perf.md "Residency"). Here each compile takes a
+// ~0.25 s per kernel to load the library and Slang's core module before it compiles anything (half of a typical
+// kernel's 0.5 s on the 2-core machine; a cold SD 1.5 run on the H100 compiles 9.6 -> 7.6 s without it,
+// docs/perf.md "Residency"). Here each compile takes a
 // global session (the core module loaded once) from a pool and runs slangc's own command line through Slang's
 // C API (spProcessCommandLineArguments), so the SPIR-V is byte for byte slangc's (tests/vulkan).
 //
