@@ -314,7 +314,7 @@ class ServeLoad(unittest.TestCase):
             self.assertEqual(info(r)["all_seeds"], [seed])
         jobs = [info(r)["sdgen_job"] for r in ok.values()]
         self.assertEqual(len(set(jobs)), len(jobs), "a job served twice")
-        served = [l for l in server.log_lines() if l.get("path") == "/sdapi/v1/txt2img" and l.get("status") == 200]
+        served = server.request_lines("/sdapi/v1/txt2img", jobs)
         self.assertEqual(sorted(l["job"] for l in served if l["job"] in jobs), sorted(jobs))
         return ok
 
@@ -339,7 +339,8 @@ class ServeLoad(unittest.TestCase):
             ok2 = self.check_burst(two, seeds, burst(two, seeds))
             engines = {info(r)["sdgen_engine"] for r in ok2.values()}
             self.assertEqual(engines, {0, 1}, "both engines must serve")
-            logged = {l["engine"] for l in two.log_lines() if l.get("path") == "/sdapi/v1/txt2img" and l.get("status") == 200}
+            jobs2 = [info(r)["sdgen_job"] for r in ok2.values()]
+            logged = {l["engine"] for l in two.request_lines("/sdapi/v1/txt2img", jobs2)}
             self.assertEqual(logged, {0, 1})
             common = [seed for seed in ok2 if seed in single]
             self.assertTrue(common)

@@ -95,9 +95,9 @@ class ServeImg2Img(unittest.TestCase):
         self.assertEqual(r.json()["parameters"]["denoising_strength"], 0.6)
         self.assertIsNone(r.json()["parameters"]["init_images"])  # echoed only with include_init_images
         self.assertEqual(pngs(r), [cli(*I2I_ARGS, "-s", "11"), cli(*I2I_ARGS, "-s", "12")])
-        log = [l for l in self.server.log_lines() if l.get("path") == "/sdapi/v1/img2img" and l.get("status") == 200]
-        self.assertEqual(log[-1]["mode"], "img2img")
-        self.assertEqual(log[-1]["size"], "32x32")
+        log = {l["job"]: l for l in self.server.request_lines("/sdapi/v1/img2img", [info["sdgen_job"]])}
+        self.assertEqual(log[info["sdgen_job"]]["mode"], "img2img")
+        self.assertEqual(log[info["sdgen_job"]]["size"], "32x32")
 
     def test_inpainting_and_inverted_mask_match_cli(self):
         base = {"prompt": PROMPT, "seed": 21, "steps": 3, "denoising_strength": 1.0, "width": 32, "height": 32,

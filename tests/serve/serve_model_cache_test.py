@@ -53,7 +53,7 @@ class ServeModelCache(unittest.TestCase):
             self.assertEqual([lines[j]["cache"] for j in jobs], ["miss", "hit", "hit", "miss"])
             self.assertTrue(all(lines[j]["evicted"] == [] for j in jobs))
             self.assertEqual(lines[jobs[2]]["load_ms"], 0)
-            requests_logged = {l["job"]: l for l in s.log_lines() if l.get("path") == "/sdapi/v1/txt2img"}
+            requests_logged = {l["job"]: l for l in s.request_lines("/sdapi/v1/txt2img", jobs)}
             self.assertEqual(requests_logged[jobs[1]]["model_cache"], "hit")
             self.assertEqual(requests_logged[jobs[3]]["model_cache"], "miss")
             # What each model holds on the device (weights, arenas at 32x32, scratch), from the totals logged.

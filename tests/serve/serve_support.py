@@ -49,6 +49,17 @@ class Server:
                 pass  # not a request line (e.g. a warning)
         return lines
 
+    def request_lines(self, path, jobs, timeout=10.0):
+        """The log lines of requests to `path` with an answer of 200, once those of every job in `jobs` are there.
+        The server logs a request just after its response goes out, so the line can trail the client's answer
+        by a moment: this waits for it (bounded), then returns what the log has."""
+        deadline = time.monotonic() + timeout
+        while True:
+            lines = [l for l in self.log_lines() if l.get("path") == path and l.get("status") == 200]
+            if set(jobs) <= {l.get("job") for l in lines} or time.monotonic() > deadline:
+                return lines
+            time.sleep(0.05)
+
     def rss_kib(self):
         with open(f"/proc/{self.proc.pid}/status") as f:
             for line in f:
