@@ -6,7 +6,7 @@
 # Fails (never skips) when anything is missing: the test exists only when sdgen-gui was built.
 set -u
 gui=$1 check=$2 cli=$3 out=$4
-mkdir -p "$out" && rm -f "$out/screenshot.png" "$out/preview.png" "$out/result.png" "$out/cli.png"
+mkdir -p "$out" && rm -f "$out/preview.png" "$out/result.png" "$out/cli.png"
 if ! command -v xvfb-run >/dev/null 2>&1; then
   echo "FAILED: xvfb-run is not installed (Debian: apt-get install xvfb); sdgen-gui was built, so it must be tested"
   exit 1
@@ -15,27 +15,38 @@ fi
 for icd in /usr/share/vulkan/icd.d/lvp_icd.*.json; do
   [ -f "$icd" ] && export VK_DRIVER_FILES="$icd" VK_ICD_FILENAMES="$icd"
 done
+# gui_case NAME WHAT ARGS...: sdgen-gui in scripted mode under Xvfb (screenshot NAME-screenshot.png, output in
+# NAME-stdout.txt / NAME-stderr.txt); fails naming WHAT when it exits non-zero or draws no image. Sets `rect`
+# (the image's rectangle) and `preview` (the live preview's, empty when it showed none).
+gui_case() {
+  name=$1 what=$2
+  shift 2
+  rm -f "$out/$name-screenshot.png"
+  xvfb-run -a -s "-screen 0 1280x800x24" "$gui" --window-size 1280x800 --auto-generate \
+    --screenshot "$out/$name-screenshot.png" --exit-after --timeout 240 "$@" \
+    >"$out/$name-stdout.txt" 2>"$out/$name-stderr.txt"
+  code=$?
+  cat "$out/$name-stdout.txt"
+  cat "$out/$name-stderr.txt" >&2
+  if [ $code -ne 0 ]; then
+    echo "FAILED: sdgen-gui ($what) exited with code $code"
+    exit 1
+  fi
+  rect=$(sed -n 's/^sdgen-gui: image-rect //p' "$out/$name-stdout.txt")
+  preview=$(sed -n 's/^sdgen-gui: preview-rect //p' "$out/$name-stdout.txt")
+  if [ -z "$rect" ]; then
+    echo "FAILED: sdgen-gui ($what) did not report where it drew the image"
+    exit 1
+  fi
+}
+
 prompt="a large yellow square in the center on a blue background"
-xvfb-run -a -s "-screen 0 1280x800x24" "$gui" --window-size 1280x800 --auto-generate --prompt "$prompt" \
-  --seed 7 --steps 4 --screenshot "$out/screenshot.png" --preview-screenshot 2:"$out/preview.png" --save-image "$out/result.png" --exit-after --timeout 240 \
-  >"$out/stdout.txt" 2>"$out/stderr.txt"
-code=$?
-cat "$out/stdout.txt"
-cat "$out/stderr.txt" >&2
-if [ $code -ne 0 ]; then
-  echo "FAILED: sdgen-gui exited with code $code"
-  exit 1
-fi
+gui_case main "text to image" --prompt "$prompt" --seed 7 --steps 4 --preview-screenshot 2:"$out/preview.png" \
+  --save-image "$out/result.png"
 if ! "$cli" -p "$prompt" -s 7 --steps 4 -o "$out/cli.png"; then
   echo "FAILED: sdgen (the command line) could not make the reference image"
   exit 1
 fi
-rect=$(sed -n 's/^sdgen-gui: image-rect //p' "$out/stdout.txt")
-if [ -z "$rect" ]; then
-  echo "FAILED: sdgen-gui did not report where it drew the image"
-  exit 1
-fi
-preview=$(sed -n 's/^sdgen-gui: preview-rect //p' "$out/stdout.txt")
 if [ -z "$preview" ]; then
   echo "FAILED: sdgen-gui did not show a live preview"
   exit 1
@@ -43,29 +54,16 @@ fi
 # shellcheck disable=SC2086 # the rectangles are four numbers
 "$check" --preview "$out/preview.png" $preview || exit 1
 # shellcheck disable=SC2086
-"$check" "$out/screenshot.png" "$out/result.png" $rect "$out/cli.png" "$prompt" "Steps: 4," "Seed: 7," "Model: sdgen-tiny" || exit 1
+"$check" "$out/main-screenshot.png" "$out/result.png" $rect "$out/cli.png" "$prompt" "Steps: 4," "Seed: 7," "Model: sdgen-tiny" || exit 1
 
 # Image to image: the first result as the init image (docs/img2img.md); the same run on the command line must
 # give the same PNG.
-rm -f "$out/i2i-screenshot.png" "$out/i2i-result.png" "$out/i2i-cli.png"
+rm -f "$out/i2i-result.png" "$out/i2i-cli.png"
 prompt2="a small red circle on a green background"
-xvfb-run -a -s "-screen 0 1280x800x24" "$gui" --window-size 1280x800 --auto-generate --prompt "$prompt2" \
-  --seed 8 --steps 4 --init-img "$out/result.png" --strength 0.6 --screenshot "$out/i2i-screenshot.png" \
-  --save-image "$out/i2i-result.png" --exit-after --timeout 240 >"$out/i2i-stdout.txt" 2>"$out/i2i-stderr.txt"
-code=$?
-cat "$out/i2i-stdout.txt"
-cat "$out/i2i-stderr.txt" >&2
-if [ $code -ne 0 ]; then
-  echo "FAILED: sdgen-gui (image to image) exited with code $code"
-  exit 1
-fi
+gui_case i2i "image to image" --prompt "$prompt2" --seed 8 --steps 4 --init-img "$out/result.png" --strength 0.6 \
+  --save-image "$out/i2i-result.png"
 if ! "$cli" -p "$prompt2" -s 8 --steps 4 -i "$out/result.png" --strength 0.6 -o "$out/i2i-cli.png"; then
   echo "FAILED: sdgen (the command line) could not make the image-to-image reference"
-  exit 1
-fi
-rect=$(sed -n 's/^sdgen-gui: image-rect //p' "$out/i2i-stdout.txt")
-if [ -z "$rect" ]; then
-  echo "FAILED: sdgen-gui did not report where it drew the image-to-image result"
   exit 1
 fi
 # shellcheck disable=SC2086
@@ -74,7 +72,7 @@ fi
 
 # LoRA (docs/lora.md): the form's LoRA list and folder, as --lora and --lora-dir set them, with a prompt tag; the
 # same run on the command line must give the same PNG, and the LoRAs must change the image.
-rm -f "$out/lora-screenshot.png" "$out/lora-result.png" "$out/lora-cli.png" "$out/lora-none.png"
+rm -f "$out/lora-result.png" "$out/lora-cli.png" "$out/lora-none.png"
 mkdir -p "$out/loras" "$out/loras-zero"
 if ! python3 - "$out/loras" "$out/loras-zero" <<'PY'
 import json, struct, sys
@@ -99,24 +97,14 @@ then
   exit 1
 fi
 prompt3="a large yellow square in the center on a blue background <lora:tagged:1.5>"
-xvfb-run -a -s "-screen 0 1280x800x24" "$gui" --window-size 1280x800 --auto-generate --prompt "$prompt3" \
-  --seed 9 --steps 4 --lora "$out/loras/flag.safetensors:2" --lora-dir "$out/loras" \
-  --screenshot "$out/lora-screenshot.png" --save-image "$out/lora-result.png" --exit-after --timeout 240 \
-  >"$out/lora-stdout.txt" 2>"$out/lora-stderr.txt"
-code=$?
-cat "$out/lora-stdout.txt"
-cat "$out/lora-stderr.txt" >&2
-if [ $code -ne 0 ]; then
-  echo "FAILED: sdgen-gui (LoRA) exited with code $code"
-  exit 1
-fi
+gui_case lora LoRA --prompt "$prompt3" --seed 9 --steps 4 --lora "$out/loras/flag.safetensors:2" \
+  --lora-dir "$out/loras" --save-image "$out/lora-result.png"
 if ! "$cli" -p "$prompt3" -s 9 --steps 4 --lora "$out/loras/flag.safetensors:2" --lora-dir "$out/loras" \
     -o "$out/lora-cli.png" || ! "$cli" -p "$prompt3" -s 9 --steps 4 --lora "$out/loras/flag.safetensors:0" \
     --lora-dir "$out/loras-zero" -o "$out/lora-none.png"; then
   echo "FAILED: sdgen (the command line) could not make the LoRA references"
   exit 1
 fi
-rect=$(sed -n 's/^sdgen-gui: image-rect //p' "$out/lora-stdout.txt")
 # shellcheck disable=SC2086
 "$check" "$out/lora-screenshot.png" "$out/lora-result.png" $rect "$out/lora-cli.png" "$prompt3" "Seed: 9," || exit 1
 # The reference without LoRA effect has the same parameters text: only different pixels can fail this check.
@@ -132,22 +120,11 @@ fi
 # TAESD (docs/taesd.md): with --taesd the live preview is TAESD's decode at the image's size, so it is drawn in
 # the rectangle the final image takes; it must show something. tiny-sd1 with its scale-2 TAESD (tests/data).
 data=$(cd "$(dirname "$0")/../data" && pwd)
-rm -f "$out/taesd-screenshot.png" "$out/taesd-preview.png"
-xvfb-run -a -s "-screen 0 1280x800x24" "$gui" --window-size 1280x800 --auto-generate --prompt "a red circle" \
-  -m "$data/tiny-sd1" --taesd "$data/tiny-taesd-sd1" -W 32 -H 32 --seed 3 --steps 4 \
-  --preview-screenshot 2:"$out/taesd-preview.png" --screenshot "$out/taesd-screenshot.png" --exit-after --timeout 240 \
-  >"$out/taesd-stdout.txt" 2>"$out/taesd-stderr.txt"
-code=$?
-cat "$out/taesd-stdout.txt"
-cat "$out/taesd-stderr.txt" >&2
-if [ $code -ne 0 ]; then
-  echo "FAILED: sdgen-gui (TAESD preview) exited with code $code"
-  exit 1
-fi
-rect=$(sed -n 's/^sdgen-gui: image-rect //p' "$out/taesd-stdout.txt")
-preview=$(sed -n 's/^sdgen-gui: preview-rect //p' "$out/taesd-stdout.txt")
-if [ -z "$preview" ] || [ -z "$rect" ]; then
-  echo "FAILED: sdgen-gui did not show a TAESD live preview and the image"
+rm -f "$out/taesd-preview.png"
+gui_case taesd "TAESD preview" --prompt "a red circle" -m "$data/tiny-sd1" --taesd "$data/tiny-taesd-sd1" -W 32 -H 32 \
+  --seed 3 --steps 4 --preview-screenshot 2:"$out/taesd-preview.png"
+if [ -z "$preview" ]; then
+  echo "FAILED: sdgen-gui did not show a TAESD live preview"
   exit 1
 fi
 # shellcheck disable=SC2086
@@ -161,31 +138,18 @@ echo "ok: the TAESD preview is drawn at the image's size"
 # SDXL (docs/sdxl.md): the tiny SDXL model of tests/data with the micro-conditioning flags, which the form's
 # "SDXL micro-conditioning" fields take; the same run on the command line must give the same PNG, and the
 # parameters text must carry the sizes and crop.
-rm -f "$out/sdxl-screenshot.png" "$out/sdxl-result.png" "$out/sdxl-cli.png"
-prompt3="a blue square"
+rm -f "$out/sdxl-result.png" "$out/sdxl-cli.png"
+prompt5="a blue square"
 micro="--original-size 96,64 --crop 8,0 --target-size 64,64"
 # shellcheck disable=SC2086 # $micro is three flags with their values
-xvfb-run -a -s "-screen 0 1280x800x24" "$gui" --window-size 1280x800 --auto-generate --prompt "$prompt3" \
-  -m "$data/tiny-sdxl" -W 64 -H 64 --seed 9 --steps 2 $micro --screenshot "$out/sdxl-screenshot.png" \
-  --save-image "$out/sdxl-result.png" --exit-after --timeout 240 >"$out/sdxl-stdout.txt" 2>"$out/sdxl-stderr.txt"
-code=$?
-cat "$out/sdxl-stdout.txt"
-cat "$out/sdxl-stderr.txt" >&2
-if [ $code -ne 0 ]; then
-  echo "FAILED: sdgen-gui (SDXL micro-conditioning) exited with code $code"
-  exit 1
-fi
+gui_case sdxl "SDXL micro-conditioning" --prompt "$prompt5" -m "$data/tiny-sdxl" -W 64 -H 64 --seed 9 --steps 2 \
+  $micro --save-image "$out/sdxl-result.png"
 # shellcheck disable=SC2086
-if ! "$cli" -m "$data/tiny-sdxl" -p "$prompt3" -W 64 -H 64 -s 9 --steps 2 $micro -o "$out/sdxl-cli.png"; then
+if ! "$cli" -m "$data/tiny-sdxl" -p "$prompt5" -W 64 -H 64 -s 9 --steps 2 $micro -o "$out/sdxl-cli.png"; then
   echo "FAILED: sdgen (the command line) could not make the SDXL reference"
   exit 1
 fi
-rect=$(sed -n 's/^sdgen-gui: image-rect //p' "$out/sdxl-stdout.txt")
-if [ -z "$rect" ]; then
-  echo "FAILED: sdgen-gui did not report where it drew the SDXL result"
-  exit 1
-fi
 # shellcheck disable=SC2086
-"$check" "$out/sdxl-screenshot.png" "$out/sdxl-result.png" $rect "$out/sdxl-cli.png" "$prompt3" \
+"$check" "$out/sdxl-screenshot.png" "$out/sdxl-result.png" $rect "$out/sdxl-cli.png" "$prompt5" \
   "Original size: 96x64, Crop: 8x0, Target size: 64x64," "Seed: 9," || exit 1
 echo "ok: SDXL micro-conditioning from the form reaches the image and its parameters"
