@@ -34,6 +34,7 @@ constexpr float kTimestep = 500.f;
 // timed run (one 50 ms step after one warm-up read every kernel 2-4x slow on an H100, 2026-11-24).
 constexpr int kWarmupRuns = 3;
 constexpr double kWarmupSeconds = 1.0;
+constexpr int kTimedRuns = 5;  // each command's median (runTimed)
 
 // A graph value over device memory the graph does not own.
 Value external(const graph::TensorView& v) {
@@ -95,12 +96,11 @@ ops::ConvProblem convProblem(const graph::Graph& g, const graph::GraphNode& node
 }
 
 ProfiledGraph summarize(const std::string& name, const graph::Graph& g, const graph::CompiledGraph& compiled,
-                        const std::vector<RecordedConvWeight>& weights, DType dtype,
-                        const std::map<std::string, ops::ConvChoice>& choices) {
+                        const std::vector<CommandTiming>& timings, const std::vector<RecordedConvWeight>& weights,
+                        DType dtype, const std::map<std::string, ops::ConvChoice>& choices) {
   ProfiledGraph pg;
   pg.name = name;
   pg.launches = compiled.launches();
-  const auto timings = compiled.timings();
   pg.commands = timings.size();
   for (const auto& type : profileOpTypes()) pg.msByType[type] = 0, pg.commandsByType[type] = 0;
 
@@ -178,14 +178,28 @@ ProfiledGraph summarize(const std::string& name, const graph::Graph& g, const gr
   return pg;
 }
 
-// Runs the compiled graph untimed (first-submission effects, clock ramp-up), then once timed.
-void runTimed(graph::CompiledGraph& compiled) {
+// Runs the compiled graph untimed (first-submission effects, clock ramp-up), then kTimedRuns times timed, and
+// returns each command's median time over those runs: a single timed run read every launch of a UNet step
+// 2.7x slow on an H100 after the warm-up (2026-11-28; the image steps of the same process ran at full speed).
+std::vector<CommandTiming> runTimed(graph::CompiledGraph& compiled) {
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < kWarmupRuns || std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
                                          kWarmupSeconds;
        ++i)
     compiled.run();
-  compiled.run();
+  std::vector<std::vector<double>> ns;
+  std::vector<CommandTiming> timings;
+  for (int r = 0; r < kTimedRuns; ++r) {
+    compiled.run();
+    timings = compiled.timings();
+    ns.resize(timings.size());
+    for (size_t c = 0; c < timings.size(); ++c) ns[c].push_back(timings[c].ns);
+  }
+  for (size_t c = 0; c < timings.size(); ++c) {
+    std::nth_element(ns[c].begin(), ns[c].begin() + ns[c].size() / 2, ns[c].end());
+    timings[c].ns = ns[c][ns[c].size() / 2];
+  }
+  return timings;
 }
 
 }  // namespace
@@ -259,8 +273,8 @@ ProfileReport profileConv(Context& ctx, const ProfileSettings& st) {
     graph::CompiledGraph compiled(ctx, g, {{out, graph::view(prediction, dtype, {batch, h, w, c})}}, true);
     kvCompiled.run();
     compiled.setUniform(kTimestepSlot, kTimestep);
-    runTimed(compiled);
-    ProfiledGraph pg = summarize("unet step", g, compiled, unetSource.convWeights(), dtype, tuner.choices());
+    const std::vector<CommandTiming> timings = runTimed(compiled);
+    ProfiledGraph pg = summarize("unet step", g, compiled, timings, unetSource.convWeights(), dtype, tuner.choices());
     pg.input = "latents [" + std::to_string(batch) + "," + std::to_string(h) + "," + std::to_string(w) + "," +
                std::to_string(c) + "], text context [" + std::to_string(batch) + "," + std::to_string(seq) + "," +
                std::to_string(ctxDim) + "], timestep " + std::to_string(int(kTimestep));
@@ -275,8 +289,8 @@ ProfileReport profileConv(Context& ctx, const ProfileSettings& st) {
     graph::TensorId out = g.output("image", {1, h * scale, w * scale, oc}, DType::F32);
     vae.build(b, external(graph::view(latents, DType::F32, {1, h, w, c})), out);
     graph::CompiledGraph compiled(ctx, g, {{out, graph::view(image, DType::F32, {1, h * scale, w * scale, oc})}}, true);
-    runTimed(compiled);
-    ProfiledGraph pg = summarize("vae decode", g, compiled, vaeSource.convWeights(), dtype, tuner.choices());
+    const std::vector<CommandTiming> timings = runTimed(compiled);
+    ProfiledGraph pg = summarize("vae decode", g, compiled, timings, vaeSource.convWeights(), dtype, tuner.choices());
     pg.input = "latents [1," + std::to_string(h) + "," + std::to_string(w) + "," + std::to_string(c) + "]";
     report.graphs.push_back(std::move(pg));
   }
@@ -294,8 +308,8 @@ ProfileReport profileConv(Context& ctx, const ProfileSettings& st) {
     graph::TensorId out = g.output("text embeddings", {batch, seq, d}, dtype);
     text.build(b, graph::indexView(idMemory, {batch, seq}), 0, out);
     graph::CompiledGraph compiled(ctx, g, {{out, graph::view(embeddings, dtype, {batch, seq, d})}}, true);
-    runTimed(compiled);
-    ProfiledGraph pg = summarize("text encoder", g, compiled, {}, dtype, tuner.choices());
+    const std::vector<CommandTiming> timings = runTimed(compiled);
+    ProfiledGraph pg = summarize("text encoder", g, compiled, timings, {}, dtype, tuner.choices());
     pg.input = "token ids [" + std::to_string(batch) + "," + std::to_string(seq) + "]";
     report.graphs.push_back(std::move(pg));
   }

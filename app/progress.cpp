@@ -78,6 +78,10 @@ void TimingTotals::add(const pipeline::StageTimings& t) {
   textSubmitMs += t.textSubmitMs;
   startMs += t.startMs;
   decodeMs += t.decodeMs;
+  decodeRunMs += t.decodeRunMs;
+  postprocessMs += t.postprocessMs;
+  encodeEach.push_back(t.encodeMs);
+  decodeEach.push_back(t.decodeMs);
   stepMs.insert(stepMs.end(), t.stepMs.begin(), t.stepMs.end());
   ++images;
 }
@@ -106,10 +110,21 @@ std::string formatTimingSummary(const TimingTotals& t) {
   row("kernel compile", t.compileMs);
   std::snprintf(buf, sizeof buf, "  (tokenize %.1f, text submitted %.1f, start latents + GPU wait %.1f)",
                 t.tokenizeMs, t.textSubmitMs, t.startMs);
-  row("text encode", t.encodeMs, buf);
+  std::string text = buf;
+  if (t.images > 1) {
+    std::snprintf(buf, sizeof buf, "  (median %.2f ms per image)", median(t.encodeEach));
+    text += buf;
+  }
+  row("text encode", t.encodeMs, text);
   std::snprintf(buf, sizeof buf, "  (%zu steps, median %.1f ms/step)", t.stepMs.size(), median(t.stepMs));
   row("denoise", denoiseMs, buf);
-  row("decode", t.decodeMs);
+  std::snprintf(buf, sizeof buf, "  (decoder run + readback %.1f, post-process %.1f)", t.decodeRunMs, t.postprocessMs);
+  std::string decode = buf;
+  if (t.images > 1) {
+    std::snprintf(buf, sizeof buf, "  (median %.2f ms per image)", median(t.decodeEach));
+    decode += buf;
+  }
+  row("decode", t.decodeMs, decode);
   row("png encode", t.pngEncodeMs);
   row("file write", t.fileWriteMs);
   return s;

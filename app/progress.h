@@ -48,8 +48,10 @@ class ProgressReporter {
 struct TimingTotals {
   double loadMs = 0, compileMs = 0, encodeMs = 0, decodeMs = 0;
   double tokenizeMs = 0, textSubmitMs = 0, startMs = 0;  // encodeMs's parts (pipeline::StageTimings)
+  double decodeRunMs = 0, postprocessMs = 0;             // decodeMs's parts
   double pngEncodeMs = 0, fileWriteMs = 0;  // the images' PNG encoding and atomic writes (fsync), by the caller
   std::vector<double> stepMs;
+  std::vector<double> encodeEach, decodeEach;  // per image: the first carries one-time work (graph recording)
   int images = 0;
 
   void add(const pipeline::StageTimings& t);  // one generate(); takes loadMs from the first
@@ -58,7 +60,7 @@ struct TimingTotals {
 double median(std::vector<double> values);
 
 // Multi-line table: model load, kernel compile, text encode, denoise (total, steps, median per step), decode,
-// PNG encode, file write.
+// PNG encode, file write; with several images, the median per image of text encode and decode too.
 std::string formatTimingSummary(const TimingTotals& totals);
 
 }  // namespace sdgen::app

@@ -179,10 +179,16 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
   add(ConvCandidate{ConvAlgo::Direct});
   if (gemmCoopSupported(cc.device) && cc.weights.storage() == DType::F16) {
     add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1});
+    const int64_t slices = (prob.k() + kCoopBk - 1) / kCoopBk;
+    // 128x128 tiles split K where they are few and K is deep (the VAE's 512 channels at 64^2: 128 tiles, K
+    // 4608, under one workgroup per SM of the H100): 2 or 4 parts of at least 8 slices, at most 1024 workgroups.
+    const int64_t bigTiles = ((prob.m() + 127) / 128) * ((prob.cout + 127) / 128);
+    for (int parts : {2, 4})
+      if (slices / parts >= 8 && bigTiles * parts <= 1024)
+        add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, normalizedParts(parts, slices)});
     // 64x64 tiles split K where few tiles walk a deep K (docs/dispatch.md "Split-K"): at most 16 parts, each
     // part at least 4 slices of K, and no more than about 2,000 64x64 workgroups in all.
     const int64_t tiles = ((prob.m() + 63) / 64) * ((prob.cout + 63) / 64);
-    const int64_t slices = (prob.k() + kCoopBk - 1) / kCoopBk;
     for (int parts : {1, 2, 4, 8, 16}) {
       if (parts > 1 && (slices / parts < 4 || tiles * parts > 2048)) continue;
       add(ConvCandidate{ConvAlgo::Coop, ConvTile{64, 64, 0, 0}, normalizedParts(parts, slices)});

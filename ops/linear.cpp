@@ -89,8 +89,9 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
   return info;
 }
 
-GemmInfo matmul(Context& ctx, CommandSequence& seq, const Expr& a, const Expr& b, const Sink& out,
-                const MatmulOptions& options) {
+// The batched product as a GEMM problem, shapes checked (a: [B, M, K] or [M, K]; b: [B, K, N], [K, N], or
+// [B, N, K] / [N, K] with transposeB).
+static GemmProblem matmulProblem(const Expr& a, const Expr& b, const Sink& out, const MatmulOptions& options) {
   const Shape& as = a.shape();
   const Shape& os = out.shape();
   Expr bk = b;  // B as [.., K, N]
@@ -124,6 +125,29 @@ GemmInfo matmul(Context& ctx, CommandSequence& seq, const Expr& a, const Expr& b
   g.d2 = m;
   g.label = options.label;
   g.tile = options.tile;
+  return g;
+}
+
+GemmInfo matmul(Context& ctx, CommandSequence& seq, const Expr& a, const Expr& b, const Sink& out,
+                const MatmulOptions& options) {
+  return recordGemm(ctx, seq, matmulProblem(a, b, out, options));
+}
+
+GemmInfo matmulHalfB(Context& ctx, CommandSequence& seq, const Expr& a, const TensorView& b, const Sink& out,
+                     const MatmulOptions& options) {
+  if (options.transposeB) throw Error(options.label + ": matmulHalfB takes B as [.., K, N], not transposed");
+  GemmProblem g = matmulProblem(a, buffer(b), out, options);
+  const bool packable = !b.isInt32 && b.dtype == DType::F16 && b.dense() && b.address % 16 == 0 && g.n % 8 == 0;
+  const GemmTile tile = options.tile ? *options.tile : chooseGemmTile(g.m, g.n, g.k, ctx.info(), packable);
+  if (!packable || !tile.isCoop()) return recordGemm(ctx, seq, g);  // B read as an expression
+  // B in the layout of packed fp16 weights ([K][NP], NP = N): the tensor-core kernel reads it as weights, one
+  // matrix per batch (or one for all: a [K, N] or [1, K, N] b).
+  g.packed = PackedB{b.address, 0, g.n, DType::F16, rangesOf({b})};
+  g.bBatchStride = b.shape.size() == 3 && b.shape[0] > 1 ? g.k * g.n : 0;
+  g.b = Expr();
+  g.tile = tile;
+  if (!options.tile && options.scratch && g.n % 4 == 0) g.tile->splitK = chooseSplitK(tile, g.m, g.n, g.k, g.batches);
+  g.scratch = options.scratch;
   return recordGemm(ctx, seq, g);
 }
 

@@ -107,6 +107,7 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const graph::Expr& x, const 
 struct MatmulOptions {
   bool transposeB = false;  // b is [B, N, K] (e.g. keys) instead of [B, K, N]
   std::optional<GemmTile> tile;  // as LinearOptions::tile
+  Conv2dScratch* scratch = nullptr;  // matmulHalfB on tensor cores: split-K partials (null: no split-K)
   std::string label = "matmul";
 };
 
@@ -114,5 +115,13 @@ struct MatmulOptions {
 // transposeB), a batch of 1 or rank 2 broadcasts over a's batches; out: [B, M, N] (rank of a).
 GemmInfo matmul(Context& ctx, CommandSequence& seq, const graph::Expr& a, const graph::Expr& b,
                 const graph::Sink& out, const MatmulOptions& options = {});
+
+// matmul with b a tensor: where it is dense fp16 [B, K, N] or [K, N] with N % 8 == 0, 16-byte aligned, and the
+// device has tensor cores, b is read in the layout of packed fp16 weights ([K][N] per batch) by the
+// cooperative-matrix kernel (split-K where options.scratch is given and the tiles do not fill the GPU);
+// elsewhere as matmul(a, buffer(b)). Attention over heads too wide for the flash kernels (the VAE's 512) runs
+// its two products this way: keys transposed and values stored once in fp16 (nn::Builder::attention).
+GemmInfo matmulHalfB(Context& ctx, CommandSequence& seq, const graph::Expr& a, const graph::TensorView& b,
+                     const graph::Sink& out, const MatmulOptions& options = {});
 
 }  // namespace sdgen::ops

@@ -293,6 +293,9 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   if (p.winograd && (p.conv || p.norm || p.batches != 16 || splits > 1 || tile.f16Accumulators || p.geglu))
     throw Error(p.label + ": internal error: the Winograd mode takes 16 batches, no split-K and fp32 accumulators");
   if (p.norm && (!tile.isCoop() || p.conv)) throw Error(p.label + ": internal error: a fused layer norm needs tensor cores");
+  if (p.bBatchStride && (!tile.isCoop() || !p.packed || p.conv || p.winograd || p.norm || p.geglu ||
+                         p.bBatchStride * p.batches >= limit))
+    throw Error(p.label + ": internal error: a per-batch B needs the tensor-core kernel, packed B and a plain A");
   const int64_t rawStride = !tile.isCoop() || p.conv || p.winograd ? 0
                             : p.norm             ? rawHalfRowStride(buffer(p.norm->x), p.k)
                                                  : rawHalfRowStride(p.a, p.k);
@@ -315,8 +318,8 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   } else if (p.norm) {
     params.address(p.norm->stats).address(p.norm->gamma).address(p.norm->beta);
     params.f32(p.norm->invCount).f32(p.norm->eps);
-  } else {
-    for (int i = 0; i < 8; ++i) params.u32(0);
+  } else {  // words 16-23: B's batch stride at 22
+    for (int i = 0; i < 8; ++i) params.u32(i == 6 ? uint32_t(p.bBatchStride) : 0);
   }
   params.address(partials.address);
   if (params.size() != kHeaderWords) throw Error("gemm: header layout mismatch");

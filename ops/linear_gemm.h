@@ -41,6 +41,7 @@ struct GemmWinograd {
 struct GemmProblem {
   graph::Expr a;                           // rank 4: rows in the leading axes, K innermost (conv: the input)
   std::optional<PackedB> packed;           // packed B (linear, conv), or
+  int64_t bBatchStride = 0;                // coop, plain A only: packed B of batch b at b * this (elements)
   graph::Expr b;                           // B as [1, batches, K, N] (matmul)
   std::optional<GemmConv> conv;            // tensor cores only: A is the convolution's im2col matrix
   std::optional<GemmWinograd> winograd;    // tensor cores only: A is Winograd F(2,3)'s V (batches = 16)

@@ -65,9 +65,9 @@ void addKohya(const std::string& path, const TensorInfo& t, std::map<std::string
   else if (startsWith(module, "lora_te_") || startsWith(module, "lora_te1_"))
     c = Component::TextEncoder;
   else if (startsWith(module, "lora_te2_"))
-    refuse(path, name, "a second text encoder (lora_te2_): this is a LoRA for SDXL");
+    c = Component::TextEncoder2;
   else
-    refuse(path, name, "not a kohya LoRA name (lora_unet_* or lora_te_*)");
+    refuse(path, name, "not a kohya LoRA name (lora_unet_*, lora_te_*, lora_te1_* or lora_te2_*)");
   Parts& p = modules[module];
   p.component = c;
   p.key = module;
@@ -83,7 +83,11 @@ void addKohya(const std::string& path, const TensorInfo& t, std::map<std::string
     refuse(path, name, "unknown LoRA tensor (expected .lora_down.weight, .lora_up.weight or .alpha)");
 }
 
-// PEFT: "unet.X.lora_A.weight" / "text_encoder.X.lora_B.weight".
+const char* peftPrefix(Component c) {
+  return c == Component::Unet ? "unet." : c == Component::TextEncoder ? "text_encoder." : "text_encoder_2.";
+}
+
+// PEFT: "unet.X.lora_A.weight" / "text_encoder.X.lora_B.weight" / "text_encoder_2.X.lora_A.weight".
 void addPeft(const std::string& path, const TensorInfo& t, std::map<std::string, Parts>& modules) {
   const std::string& name = t.name;
   Component c;
@@ -95,9 +99,10 @@ void addPeft(const std::string& path, const TensorInfo& t, std::map<std::string,
     c = Component::TextEncoder;
     rest = name.substr(13);
   } else if (startsWith(name, "text_encoder_2.")) {
-    refuse(path, name, "a second text encoder (text_encoder_2): this is a LoRA for SDXL");
+    c = Component::TextEncoder2;
+    rest = name.substr(15);
   } else {
-    refuse(path, name, "not a PEFT LoRA name (unet.* or text_encoder.*)");
+    refuse(path, name, "not a PEFT LoRA name (unet.*, text_encoder.* or text_encoder_2.*)");
   }
   const bool isDown = endsWith(rest, ".lora_A.weight");
   std::string module;
@@ -113,15 +118,18 @@ void addPeft(const std::string& path, const TensorInfo& t, std::map<std::string,
     refuse(path, name, "unknown LoRA tensor (expected .lora_A.weight or .lora_B.weight)");
   }
   // transformers 5 saves CLIPTextModel's names without the "text_model." level; sdgen's names have it.
-  if (c == Component::TextEncoder && !startsWith(module, "text_model.")) module = "text_model." + module;
-  const std::string id = std::string(c == Component::Unet ? "unet." : "text_encoder.") + module;
+  // (CLIPTextModelWithProjection's text_projection sits beside text_model.)
+  if (c != Component::Unet && !startsWith(module, "text_model.") && module != "text_projection")
+    module = "text_model." + module;
+  const std::string id = std::string(peftPrefix(c)) + module;
   Parts& p = modules[id];
   p.component = c;
   p.key = module;
   (isDown ? p.down : p.up) = &t;
 }
 
-// diffusers' LoRA adapter metadata (LoraConfig fields under "unet." / "text_encoder."): the alpha of a PEFT file.
+// diffusers' LoRA adapter metadata (LoraConfig fields under "unet." / "text_encoder." / "text_encoder_2."): the
+// alpha of a PEFT file.
 struct PeftConfig {
   std::optional<double> alpha, rank;
 };
@@ -136,7 +144,7 @@ PeftConfig peftConfig(const SafetensorsFile& f, Component c) {
     j = nlohmann::json::value_t::discarded;
   }
   if (!j.is_object()) throw Error("LoRA '" + f.path() + "': lora_adapter_metadata is not a JSON object");
-  const std::string p = c == Component::Unet ? "unet." : "text_encoder.";
+  const std::string p = peftPrefix(c);
   auto number = [&](const char* field) -> std::optional<double> {
     auto v = j.find(p + field);
     if (v == j.end() || v->is_null()) return std::nullopt;
@@ -211,7 +219,9 @@ LoraModule finish(const SafetensorsFile& f, const Parts& p, bool kohya, const Pe
 
 }  // namespace
 
-const char* componentName(Component c) { return c == Component::Unet ? "UNet" : "text encoder"; }
+const char* componentName(Component c) {
+  return c == Component::Unet ? "UNet" : c == Component::TextEncoder ? "text encoder" : "text encoder 2";
+}
 
 std::shared_ptr<const LoraFile> readLoraFile(const std::string& path) {
   SafetensorsFile f = SafetensorsFile::open(path);
@@ -236,8 +246,9 @@ std::shared_ptr<const LoraFile> readLoraFile(const std::string& path) {
   auto out = std::make_shared<LoraFile>();
   out->path = path;
   out->layout = kohya ? "kohya" : "PEFT";
-  const PeftConfig unetCfg = kohya ? PeftConfig{} : peftConfig(f, Component::Unet);
-  const PeftConfig textCfg = kohya ? PeftConfig{} : peftConfig(f, Component::TextEncoder);
+  PeftConfig cfg[kComponents];
+  if (!kohya)
+    for (int c = 0; c < kComponents; ++c) cfg[c] = peftConfig(f, Component(c));
   for (const auto& [id, p] : parts) {
     if (kohya && withAlpha > 0 && !p.alpha) {
       const std::string first = p.down ? p.down->name : p.up->name;
@@ -245,7 +256,7 @@ std::shared_ptr<const LoraFile> readLoraFile(const std::string& path) {
                               std::to_string(parts.size()) + " modules have one");
     }
     if (kohya && !p.down && !p.up) refuse(path, p.alpha->name, "an alpha without lora_down/lora_up weights");
-    out->modules.push_back(finish(f, p, kohya, p.component == Component::Unet ? unetCfg : textCfg));
+    out->modules.push_back(finish(f, p, kohya, cfg[int(p.component)]));
   }
   return out;
 }

@@ -2,14 +2,16 @@
 // A LoRA file read into host memory, once: the low-rank factors of every adapted module, as fp32, with their
 // alpha. Two layouts are recognized (docs/lora.md):
 //   kohya / webui   lora_unet_<module with '_'>.lora_down.weight / .lora_up.weight / .alpha,
-//                   lora_te_<module>... (the text encoder); conv LoRA ("LoCon") on 3x3 convs has
+//                   lora_te_<module>... (the text encoder; SDXL: lora_te1_, lora_te2_); conv LoRA ("LoCon") on 3x3 convs has
 //                   down [r, Cin, 3, 3] and up [Cout, r, 1, 1];
-//   diffusers/PEFT  unet.<module>.lora_A.weight / .lora_B.weight, text_encoder.<module>...; alpha = rank unless
+//   diffusers/PEFT  unet.<module>.lora_A.weight / .lora_B.weight, text_encoder[_2].<module>...; alpha = rank unless
 //                   the file's "lora_adapter_metadata" gives lora_alpha (as diffusers reads it).
 // Module names stay as the file spells them here; lora_targets.h matches them to the model's weights. Every
 // error is an sdgen::Error naming the file and the tensor: an unknown tensor name, a down without its up, a
 // rank that differs between the two, an alpha that is not a scalar or is present for some modules and missing
-// for others, LyCORIS variants sdgen does not merge (LoHa, LoKr, DoRA, ...), SDXL's second text encoder.
+// for others, LyCORIS variants sdgen does not merge (LoHa, LoKr, DoRA, ...). SDXL LoRAs: kohya's lora_te1_ /
+// lora_te2_ (the two text encoders) and its UNet modules under LDM names (lora_unet_input_blocks_*, resolved by
+// lora_targets.h), PEFT's text_encoder_2.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,8 +19,10 @@
 
 namespace sdgen::lora {
 
-enum class Component : uint8_t { Unet, TextEncoder };
-const char* componentName(Component c);  // "UNet", "text encoder"
+// TextEncoder2: SDXL's second text encoder (OpenCLIP bigG as CLIPTextModelWithProjection).
+enum class Component : uint8_t { Unet, TextEncoder, TextEncoder2 };
+inline constexpr int kComponents = 3;
+const char* componentName(Component c);  // "UNet", "text encoder", "text encoder 2"
 
 struct LoraModule {
   Component component = Component::Unet;

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "engine/error.h"
+#include "models/lora/ldm_unet_names.h"
 #include "models/safetensors.h"
 
 namespace sdgen::lora {
@@ -17,14 +18,13 @@ constexpr size_t kListedUnknown = 8;  // modules named in an "unknown modules" m
 // which name that was (sd-scripts builds the key the same way from the module it adapts).
 class KohyaNames {
  public:
-  KohyaNames(const models::WeightSource& source, const std::string& prefix) {
-    for (const std::string& n : source.names()) {
-      if (n.size() < 7 || n.compare(n.size() - 7, 7, ".weight") != 0) continue;
-      std::string key = prefix + n.substr(0, n.size() - 7);
-      for (size_t i = prefix.size(); i < key.size(); ++i)
-        if (key[i] == '.') key[i] = '_';
-      map_.emplace(std::move(key), n);
-    }
+  // ldm: also the UNet's LDM module names (SDXL's kohya LoRAs name its modules so).
+  KohyaNames(const models::WeightSource& source, const std::string& prefix, bool ldm = false) {
+    const std::vector<std::string> names = source.names();
+    for (const std::string& n : names)
+      if (n.size() >= 7 && n.compare(n.size() - 7, 7, ".weight") == 0) add(prefix, n.substr(0, n.size() - 7), n);
+    if (ldm)
+      for (const auto& [module, weight] : ldmUnetModules(names)) add(prefix, module, weight);
   }
   const std::string* find(const std::string& key) const {
     auto it = map_.find(key);
@@ -32,6 +32,12 @@ class KohyaNames {
   }
 
  private:
+  void add(const std::string& prefix, const std::string& module, const std::string& weight) {
+    std::string key = prefix + module;
+    for (size_t i = prefix.size(); i < key.size(); ++i)
+      if (key[i] == '.') key[i] = '_';
+    map_.emplace(std::move(key), weight);
+  }
   std::unordered_map<std::string, std::string> map_;
 };
 
@@ -61,19 +67,24 @@ const std::vector<WeightDelta>* LoraTargets::find(Component c, const std::string
 }
 
 LoraTargets resolveLoras(const std::vector<LoraChoice>& choices, const models::WeightSource& unet,
-                         const models::WeightSource& textEncoder) {
+                         const models::WeightSource& textEncoder, const models::WeightSource* textEncoder2) {
   LoraTargets out;
-  std::unique_ptr<KohyaNames> kohyaUnet, kohyaText;
+  const models::WeightSource* sources[kComponents] = {&unet, &textEncoder, textEncoder2};
+  static const char* const kohyaPrefix[kComponents] = {"lora_unet_", "lora_te_", "lora_te2_"};
+  std::unique_ptr<KohyaNames> kohya[kComponents];
   for (const LoraChoice& choice : choices) {
     const LoraFile& f = *choice.file;
     std::vector<std::string> unknown;
     for (const LoraModule& m : f.modules) {
-      const models::WeightSource& source = m.component == Component::Unet ? unet : textEncoder;
+      const int c = int(m.component);
+      if (!sources[c])
+        throw Error("LoRA '" + f.path + "': '" + m.downName + "' adapts a second text encoder (SDXL's), which this "
+                    "model does not have: a LoRA for SDXL?");
+      const models::WeightSource& source = *sources[c];
       std::string weight;
       if (m.kohya) {
-        auto& names = m.component == Component::Unet ? kohyaUnet : kohyaText;
-        if (!names)
-          names = std::make_unique<KohyaNames>(source, m.component == Component::Unet ? "lora_unet_" : "lora_te_");
+        auto& names = kohya[c];
+        if (!names) names = std::make_unique<KohyaNames>(source, kohyaPrefix[c], m.component == Component::Unet);
         std::string key = m.key;
         if (key.rfind("lora_te1_", 0) == 0) key = "lora_te_" + key.substr(9);
         if (const std::string* n = names->find(key)) weight = *n;

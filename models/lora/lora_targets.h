@@ -3,7 +3,7 @@
 // weight of the UNet or the text encoder ("down_blocks.0.attentions.0.proj_in.weight"), its shapes checked,
 // and scale * alpha / rank computed. A module that matches no weight of the model, or whose factors do not fit
 // the weight's shape, is an error naming the file, the tensor and the model's shape: a LoRA made for another
-// architecture (SD 2.x, SDXL) is refused, not half applied. nn::ParameterStore merges the result on the device.
+// architecture (SD 1.x on SDXL, SDXL on SD 2.x, ...) is refused, not half applied. nn::ParameterStore merges the result on the device.
 #include <map>
 #include <memory>
 #include <string>
@@ -40,8 +40,12 @@ class LoraTargets {
  public:
   // nullptr when no chosen LoRA changes the weight.
   const std::vector<WeightDelta>* find(Component c, const std::string& weightName) const;
-  bool empty() const { return targets_[0].empty() && targets_[1].empty(); }
-  size_t size() const { return targets_[0].size() + targets_[1].size(); }
+  bool empty() const { return size() == 0; }
+  size_t size() const {
+    size_t n = 0;
+    for (const auto& t : targets_) n += t.size();
+    return n;
+  }
   // Every (component, weight name) that some LoRA changes.
   const std::map<std::string, std::vector<WeightDelta>>& of(Component c) const { return targets_[int(c)]; }
   void add(Component c, const std::string& weightName, WeightDelta d) {
@@ -49,13 +53,16 @@ class LoraTargets {
   }
 
  private:
-  std::map<std::string, std::vector<WeightDelta>> targets_[2];
+  std::map<std::string, std::vector<WeightDelta>> targets_[kComponents];
 };
 
 // Matches every module of every chosen file to the model (errors as above; all of a file's unknown modules are
 // listed in one message). A choice whose scale is 0 for a component adds nothing there (so the model's weights
-// stay bit-identical to no LoRA) but is still checked.
+// stay bit-identical to no LoRA) but is still checked. `textEncoder2`: SDXL's second text encoder (null: the model
+// has one, and a LoRA for a second is refused); the text scale applies to both encoders, as in webui. A kohya
+// UNet module resolves under diffusers' names or LDM's (SDXL, models/lora/ldm_unet_names.h).
 LoraTargets resolveLoras(const std::vector<LoraChoice>& choices, const models::WeightSource& unet,
-                         const models::WeightSource& textEncoder);
+                         const models::WeightSource& textEncoder,
+                         const models::WeightSource* textEncoder2 = nullptr);
 
 }  // namespace sdgen::lora

@@ -73,6 +73,8 @@ class Builder {
                           std::function<void(graph::NodeRecorder&, const graph::Expr&, const graph::Sink&)> launch);
   graph::Value attentionByProducts(const graph::Value& q, const graph::Value& k, const graph::Value& v,
                                    const ops::AttentionOptions& options, graph::TensorId dst, const std::string& label);
+  graph::Value attentionByHalfProducts(const graph::Value& q, const graph::Value& k, const graph::Value& v,
+                                       float scale, graph::TensorId dst, const std::string& label);
 
   graph::Graph& graph_;
   DType dtype_;

@@ -77,7 +77,7 @@ std::vector<std::string> LoraMerging::unmerged(const lora::LoraTargets& targets)
   std::set<std::pair<lora::Component, std::string>> have;
   for (const LoraSite& s : sites_) have.insert({s.component, s.name()});
   std::vector<std::string> out;
-  for (lora::Component c : {lora::Component::Unet, lora::Component::TextEncoder})
+  for (lora::Component c : {lora::Component::Unet, lora::Component::TextEncoder, lora::Component::TextEncoder2})
     for (const auto& [name, deltas] : targets.of(c))
       if (!have.count({c, name})) out.push_back(std::string(lora::componentName(c)) + " weight '" + name + "'");
   return out;

@@ -29,7 +29,10 @@ graph::CompiledGraph& LatentDecoding::full(const Allocation& latents, int64_t h,
   Full& f = full_[{h, w}];
   if (f.graph) return *f.graph;
   const int64_t s = vae_.upscale(), oc = vae_.config().outChannels;
-  f.image = ctx_.allocate(uint64_t(h) * s * w * s * oc * 4, "decoded image");
+  // Host-visible (coherent, cached where the device has it): the decode's last kernel writes the image where
+  // the host reads it, so no download submission and wait follow the decode (a sequence ends with a barrier
+  // to host reads).
+  f.image = ctx_.memory().allocate(MemoryKind::Readback, uint64_t(h) * s * w * s * oc * 4, "decoded image");
   graph::Graph g;
   graph::TensorId out = buildFull(g, latents, h, w);
   f.graph = std::make_unique<graph::CompiledGraph>(
@@ -93,7 +96,8 @@ std::vector<float> LatentDecoding::decode(const Plan& plan, const Allocation& la
   if (plan.tiled) return tiled().decode(downloadFloats(ctx_, latents, size_t(h * w * c), DType::F32), h, w);
   Full& f = full_.at({h, w});
   f.graph->run();
-  return downloadFloats(ctx_, f.image, size_t(h * s * w * s * oc), DType::F32);
+  const float* pixels = reinterpret_cast<const float*>(f.image.mapped());
+  return std::vector<float>(pixels, pixels + h * s * w * s * oc);
 }
 
 uint64_t LatentDecoding::arenaBytes() const {

@@ -14,9 +14,10 @@ namespace sdgen::pipeline {
 
 class LoraSet {
  public:
-  // The model's weights the LoRAs adapt; `params` holds the networks they merge into.
+  // The model's weights the LoRAs adapt (textEncoder2: SDXL's second text encoder, else null); `params` holds the
+  // networks they merge into.
   LoraSet(nn::ParameterStore& params, const models::WeightSource& unet, const models::WeightSource& textEncoder,
-          std::string loraDir);
+          const models::WeightSource* textEncoder2, std::string loraDir);
 
   // Before the networks load: registers the LoRA components and the initial targets their load merges.
   void beginLoad(const std::vector<lora::LoraSpec>& loras);
@@ -42,6 +43,7 @@ class LoraSet {
   nn::ParameterStore& params_;
   const models::WeightSource& unet_;
   const models::WeightSource& textEncoder_;
+  const models::WeightSource* textEncoder2_;
   lora::LoraLibrary library_;
   std::vector<lora::LoraSpec> base_, merged_;  // asked for (without prompt tags); merged now
   bool mixed_ = false;  // a re-merge failed: the next generation re-merges whatever the set

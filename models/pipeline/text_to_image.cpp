@@ -120,7 +120,7 @@ struct TextToImage::Impl {
         vaeDtype(o.precision),
         scratch(c, "pipeline conv scratch"),
         arena(c, "pipeline graph arena"),
-        loras(params, *files.unetWeights, *files.textEncoderWeights, o.loraDir) {
+        loras(params, *files.unetWeights, *files.textEncoderWeights, files.textEncoder2Weights.get(), o.loraDir) {
     params.setConvTuner(&tuner);
     loras.beginLoad(o.loras);
     if (files.isSdxl() && files.vaeConfig.forceUpcast && dtype == DType::F16) {
@@ -564,6 +564,7 @@ struct TextToImage::Impl {
     image.height = height;
     image.vaeTiled = plan.tiled;
     image.pixels = decoding->decode(plan, ss.latents, h, w, taesd.get());
+    timings.decodeRunMs = msSince(decodeStart);
     // An overflowing decode (the original SDXL VAE in fp16) would otherwise clamp to a black or flat image.
     if (!postprocessDecoded(image.pixels, image.rgb))
       throw Error("the VAE decode of '" + files.name + "' produced non-finite values (inf/NaN)" +
@@ -572,6 +573,7 @@ struct TextToImage::Impl {
                                                           "with --precision fp32 or use a VAE fixed for fp16")
                                             : std::string("")));
     timings.decodeMs = msSince(decodeStart);
+    timings.postprocessMs = timings.decodeMs - timings.decodeRunMs;
     if (approxPreview) previewFit.add(currentLatents, h, w, image.pixels, scale);
     return image;
   }

@@ -116,6 +116,9 @@ struct StageTimings {
   // submitted (with the emphasis and SDXL's pooled rows, which wait for the encoder); the starting latents drawn
   // (on the host, during the GPU's text work) and uploaded, which waits for that work.
   double tokenizeMs = 0, textSubmitMs = 0, startMs = 0;
+  // decodeMs's parts: the decoder run (submit, GPU, wait) with the image read into host memory; the host's
+  // post-process (scale, clamp, round to 8 bits, the non-finite check).
+  double decodeRunMs = 0, postprocessMs = 0;
   std::vector<double> stepMs;
 };
 

@@ -89,6 +89,8 @@ TEST(Progress, TimingSummaryAddsImagesAndCountsLoadOnce) {
   a.compileMs = 300;
   a.encodeMs = 10;
   a.decodeMs = 50;
+  a.decodeRunMs = 40;
+  a.postprocessMs = 10;
   a.stepMs = {200, 100, 110};
   pipeline::StageTimings b = a;
   b.loadMs = 1000;  // the same load reported again: counted once
@@ -111,7 +113,9 @@ TEST(Progress, TimingSummaryAddsImagesAndCountsLoadOnce) {
   EXPECT_NE(s.find("kernel compile       300.0 ms"), std::string::npos) << s;
   EXPECT_NE(s.find("text encode           20.0 ms"), std::string::npos) << s;
   EXPECT_NE(s.find("denoise              620.0 ms  (5 steps, median 110.0 ms/step)"), std::string::npos) << s;
-  EXPECT_NE(s.find("decode               100.0 ms"), std::string::npos) << s;
+  EXPECT_NE(s.find("decode               100.0 ms  (decoder run + readback 80.0, post-process 20.0)  (median 50.00 ms "
+                   "per image)"), std::string::npos) << s;
+  EXPECT_NE(s.find("GPU wait 0.0)  (median 10.00 ms per image)"), std::string::npos) << s;
   EXPECT_NE(s.find("png encode            12.5 ms"), std::string::npos) << s;
   EXPECT_NE(s.find("file write             3.5 ms"), std::string::npos) << s;
 }

@@ -45,7 +45,9 @@ std::vector<float> referenceAttention(const std::vector<float>& q, const std::ve
 
 class AttentionLayer : public test::VulkanTest {
  protected:
-  std::vector<float> run(int64_t b, int64_t sq, int64_t sk, int64_t h, int64_t d, std::vector<float>* want) {
+  // dt: the activations' type (the builder's, the inputs' and the output's).
+  std::vector<float> run(int64_t b, int64_t sq, int64_t sk, int64_t h, int64_t d, std::vector<float>* want,
+                         DType dt = DType::F32) {
     std::mt19937 rng(uint32_t(sq * 131 + d));
     std::normal_distribution<float> nd(0.f, 1.f);
     auto randoms = [&](int64_t n) {
@@ -54,21 +56,24 @@ class AttentionLayer : public test::VulkanTest {
       return x;
     };
     std::vector<float> q = randoms(b * sq * h * d), k = randoms(b * sk * h * d), v = randoms(b * sk * h * d);
+    for (auto* x : {&q, &k, &v})  // the reference sees the inputs as stored
+      for (float& e : *x) e = test::roundTo(dt, e);
     *want = referenceAttention(q, k, v, b, sq, sk, h, d);
     graph::Graph g;
-    graph::TensorId qi = g.input("q", {b, sq, h, d}, DType::F32), ki = g.input("k", {b, sk, h, d}, DType::F32);
-    graph::TensorId vi = g.input("v", {b, sk, h, d}, DType::F32), out = g.output("o", {b, sq, h * d}, DType::F32);
-    nn::Builder builder(g, DType::F32, nullptr);
+    graph::TensorId qi = g.input("q", {b, sq, h, d}, dt), ki = g.input("k", {b, sk, h, d}, dt);
+    graph::TensorId vi = g.input("v", {b, sk, h, d}, dt), out = g.output("o", {b, sq, h * d}, dt);
+    ops::Conv2dScratch scratch(ctx());  // split-K partials of the tensor-core products (fp16)
+    nn::Builder builder(g, dt, &scratch);
     builder.attention(g.read(qi), g.read(ki), g.read(vi), {}, {"attention", out});
-    Allocation qm = uploadFloats(ctx(), q, DType::F32, "q"), km = uploadFloats(ctx(), k, DType::F32, "k");
-    Allocation vm = uploadFloats(ctx(), v, DType::F32, "v"), om = ctx().allocate(want->size() * 4, "o");
+    Allocation qm = uploadFloats(ctx(), q, dt, "q"), km = uploadFloats(ctx(), k, dt, "k");
+    Allocation vm = uploadFloats(ctx(), v, dt, "v"), om = ctx().allocate(want->size() * dtypeSize(dt), "o");
     graph::CompiledGraph cg(ctx(), g,
-                            {{qi, graph::view(qm, DType::F32, {b, sq, h, d})},
-                             {ki, graph::view(km, DType::F32, {b, sk, h, d})},
-                             {vi, graph::view(vm, DType::F32, {b, sk, h, d})},
-                             {out, graph::view(om, DType::F32, {b, sq, h * d})}});
+                            {{qi, graph::view(qm, dt, {b, sq, h, d})},
+                             {ki, graph::view(km, dt, {b, sk, h, d})},
+                             {vi, graph::view(vm, dt, {b, sk, h, d})},
+                             {out, graph::view(om, dt, {b, sq, h * d})}});
     cg.run();
-    return downloadFloats(ctx(), om, want->size(), DType::F32);
+    return downloadFloats(ctx(), om, want->size(), dt);
   }
 };
 
@@ -82,6 +87,17 @@ TEST_F(AttentionLayer, OneWideHeadRunsAsProducts) {
   std::vector<float> want;
   auto got = run(2, 45, 45, 1, ops::kAttentionMaxHeadDim + 64, &want);  // the VAE: one head of 512 channels
   EXPECT_LE(test::relativeError(got, want), 1e-5);
+}
+
+// fp16 activations: keys transposed and values stored in fp16 and multiplied by ops::matmulHalfB (tensor cores
+// where the device has them: 64 keys make both products whole 8-column B operands there; 45 keys leave the
+// scores on the expression path), the softmax's probabilities in fp16.
+TEST_F(AttentionLayer, OneWideHeadRunsAsHalfProductsInFp16) {
+  for (int64_t keys : {64, 45}) {
+    std::vector<float> want;
+    auto got = run(2, 70, keys, 1, ops::kAttentionMaxHeadDim + 64, &want, DType::F16);
+    EXPECT_LE(test::relativeError(got, want), 5e-3) << keys << " keys";
+  }
 }
 
 TEST_F(AttentionLayer, SeveralWideHeadsAreAClearError) {

@@ -194,8 +194,6 @@ TEST_F(LoraFiles, UnsupportedVariantsAndHalfModules) {
   refuse([&](auto& w) { w.add(q + ".lokr_w1", {4, 4}, values(16, 1)); }, "LoKr");
   refuse([&](auto& w) { addKohya(w, q, {4, 32}, {32, 4}, 4.f); w.add(q + ".dora_scale", {32, 1}, values(32, 1)); },
          "DoRA");
-  refuse([&](auto& w) { addKohya(w, "lora_te2_text_model_encoder_layers_0_self_attn_q_proj", {4, 32}, {32, 4}, 4.f); },
-         "a LoRA for SDXL");
   refuse([&](auto& w) { w.add(q + ".lora_down.weight", {4, 32}, values(128, 1)); }, "has no matching up");
   refuse([&](auto& w) { addKohya(w, q, {4, 32}, {32, 4}, 4.f); w.add("unet.x.lora_A.weight", {4, 32}, values(128, 1)); },
          "mixes the kohya and PEFT layouts");

@@ -18,6 +18,7 @@
 #include "models/pipeline/text_to_image.h"
 #include "models/safetensors.h"
 #include "tests/models/formats_synthetic.h"
+#include "tests/models/lora_test_support.h"
 #include "tests/models/models_test_util.h"
 #include "tests/models/network_fixture.h"
 #include "tests/test_support.h"
@@ -27,97 +28,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Factors {
-  std::vector<int64_t> weightShape;
-  std::vector<float> up, down;  // [out, rank], [rank, in...]
-  int64_t rank = 0;
-  float alpha = 0;
-};
-// By "unet/NAME.weight" or "text_encoder/NAME.weight".
-using LoraWeights = std::map<std::string, Factors>;
-
-float fp16(float v) { return halfToFloat(floatToHalf(v)); }
-
-bool isWeight(const std::string& n) { return n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0; }
-
-// A LoRA for every 2-D and 4-D weight of the component (embeddings excepted), values fp16-exact.
-void addComponent(const models::WeightSource& source, const std::string& component, bool kohya, int64_t rank,
-                  float alpha, std::mt19937& rng, test::SafetensorsWriter& w, LoraWeights& out) {
-  std::normal_distribution<float> normal;
-  for (const std::string& name : source.names()) {
-    const std::vector<int64_t> s = source.shape(name);
-    if (!isWeight(name) || (s.size() != 2 && s.size() != 4) || name.find("embedding") != std::string::npos) continue;
-    Factors f;
-    f.weightShape = s;
-    f.rank = rank;
-    f.alpha = alpha;
-    int64_t in = 1;
-    for (size_t i = 1; i < s.size(); ++i) in *= s[i];
-    f.down.resize(size_t(rank * in));
-    f.up.resize(size_t(s[0] * rank));
-    for (float& v : f.down) v = fp16(normal(rng) / std::sqrt(float(in)));
-    for (float& v : f.up) v = fp16(normal(rng) * 0.5f / std::sqrt(float(rank)));
-    const std::string module = name.substr(0, name.size() - 7);
-    std::vector<int64_t> downShape = {rank, s[1]}, upShape = {s[0], rank};
-    if (s.size() == 4) {
-      downShape = {rank, s[1], s[2], s[3]};
-      upShape = {s[0], rank, 1, 1};
-    }
-    if (kohya) {
-      std::string key = (component == "unet" ? "lora_unet_" : "lora_te_") + module;
-      for (char& c : key)
-        if (c == '.') c = '_';
-      w.add(key + ".lora_down.weight", downShape, f.down, "F16");
-      w.add(key + ".lora_up.weight", upShape, f.up, "F16");
-      w.add(key + ".alpha", {}, {alpha}, "F16");
-    } else {
-      w.add(component + "." + module + ".lora_A.weight", downShape, f.down);
-      w.add(component + "." + module + ".lora_B.weight", upShape, f.up);
-    }
-    out[component + "/" + name] = std::move(f);
-  }
-}
+using test::Factors;
+using test::LoraWeights;
+using test::meanAbs;
 
 LoraWeights writeLora(const models::ModelFiles& m, const std::string& path, bool kohya, uint32_t seed) {
   std::mt19937 rng(seed);
   test::SafetensorsWriter w;
   LoraWeights out;
-  addComponent(*m.unetWeights, "unet", kohya, 4, kohya ? 2.f : 4.f, rng, w, out);
-  addComponent(*m.textEncoderWeights, "text_encoder", kohya, 4, kohya ? 2.f : 4.f, rng, w, out);
+  auto key = [](const std::string& prefix) {
+    return [prefix](const std::string& module) { return test::kohyaKey(prefix, module); };
+  };
+  test::addLoraComponent(*m.unetWeights, "unet", kohya ? key("lora_unet_") : test::KohyaKey{}, 4, kohya ? 2.f : 4.f,
+                         rng, w, out);
+  test::addLoraComponent(*m.textEncoderWeights, "text_encoder", kohya ? key("lora_te_") : test::KohyaKey{}, 4,
+                         kohya ? 2.f : 4.f, rng, w, out);
   w.write(path);
   return out;
-}
-
-// `file` (a diffusers component's safetensors) rewritten in F32 with the LoRAs merged in double.
-void writeMerged(const std::string& file, const std::string& component,
-                 const std::vector<std::pair<const LoraWeights*, float>>& loras) {
-  auto src = models::SafetensorsFile::open(file);
-  test::SafetensorsWriter w;
-  for (const std::string& name : src.names()) {
-    const models::TensorInfo& t = src.get(name);
-    if (!models::isFloatDType(t.dtype)) {
-      auto b = src.bytes(t);
-      w.addRaw(name, models::tensorDTypeName(t.dtype), t.shape, std::string(b.begin(), b.end()));
-      continue;
-    }
-    std::vector<float> v = src.readAsF32(name);
-    std::vector<double> merged(v.begin(), v.end());
-    for (auto [lora, scale] : loras) {
-      auto it = lora->find(component + "/" + name);
-      if (it == lora->end()) continue;
-      const Factors& f = it->second;
-      const size_t out = size_t(f.weightShape[0]), in = v.size() / out;
-      const double s = double(scale) * f.alpha / double(f.rank);
-      for (size_t o = 0; o < out; ++o)
-        for (size_t i = 0; i < in; ++i) {
-          double acc = 0;
-          for (int64_t r = 0; r < f.rank; ++r) acc += double(f.up[o * f.rank + r]) * f.down[r * in + i];
-          merged[o * in + i] += s * acc;
-        }
-    }
-    w.add(name, t.shape, std::vector<float>(merged.begin(), merged.end()));
-  }
-  w.write(file);
 }
 
 pipeline::GenerationRequest request(const std::string& prompt = "a red circle on a blue background") {
@@ -132,11 +59,6 @@ pipeline::GenerationRequest request(const std::string& prompt = "a red circle on
   return req;
 }
 
-double meanAbs(const std::vector<float>& a, const std::vector<float>& b) {
-  double s = 0;
-  for (size_t i = 0; i < a.size(); ++i) s += std::abs(double(a[i]) - b[i]);
-  return s / double(a.size());
-}
 
 class LoraPipeline : public test::VulkanTest {
  protected:
@@ -158,8 +80,8 @@ class LoraPipeline : public test::VulkanTest {
   static std::string mergedModel(const std::string& name, const std::vector<std::pair<const LoraWeights*, float>>& loras) {
     const fs::path dst = dir_->file(name);
     fs::copy(test::dataPath("tiny-sd1"), dst, fs::copy_options::recursive);
-    writeMerged((dst / "unet" / "diffusion_pytorch_model.safetensors").string(), "unet", loras);
-    writeMerged((dst / "text_encoder" / "model.safetensors").string(), "text_encoder", loras);
+    test::writeMergedLoras((dst / "unet" / "diffusion_pytorch_model.safetensors").string(), "unet", loras);
+    test::writeMergedLoras((dst / "text_encoder" / "model.safetensors").string(), "text_encoder", loras);
     return dst.string();
   }
   pipeline::Image render(pipeline::TextToImage& t2i, const pipeline::GenerationRequest& req = request()) {

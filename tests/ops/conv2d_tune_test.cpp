@@ -189,6 +189,15 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
   std::vector<std::string> vaeNames;
   for (auto& c : ops::convCandidates(vae, {d, w128, true, {}, true})) vaeNames.push_back(c.name());
   EXPECT_EQ(vaeNames, (std::vector<std::string>{"coop 128x128", "coop 64x64"}));
+  // The VAE's 512 channels at 64^2 (M 4096, K 4608): 128 tiles of 128x128 under-fill the GPU, so they are also
+  // timed with K split in 2 and 4.
+  auto w512 = ops::Conv2dWeights::allocate(ctx(), 512, 512, ops::Conv2dParams::square(3), o);
+  ops::ConvProblem mid = vae;
+  mid.h = mid.ho = mid.w = mid.wo = 64, mid.cin = mid.cout = 512;
+  std::vector<std::string> midNames;
+  for (auto& c : ops::convCandidates(mid, {d, w512, true, {}, true})) midNames.push_back(c.name());
+  for (const char* n : {"coop 128x128", "coop 128x128 split 2", "coop 128x128 split 4", "coop 64x64"})
+    EXPECT_NE(std::find(midNames.begin(), midNames.end(), n), midNames.end()) << n << ": " << ::testing::PrintToString(midNames);
   // Where coop cannot run (Cout 4 is not a multiple of 8: the UNet's conv_out), Winograd and GEMM v2 are timed.
   ops::Conv2dWeightsOptions both = o;
   auto out4 = ops::Conv2dWeights::allocate(ctx(), 4, 320, ops::Conv2dParams::square(3), both);

@@ -10,6 +10,7 @@
 
 #include "engine/command_sequence.h"
 #include "graph/expr.h"
+#include "graph/expr_nodes.h"
 #include "ops/linear.h"
 #include "ops/conv2d_plan.h"
 #include "ops/conv2d_scratch.h"
@@ -494,6 +495,46 @@ TEST_P(LinearTest, BatchedMatmul) {
           "rank 2");
   compare(read(o5), matmulReference(test::evalReference(av, mem_), test::evalReference(bv, mem_), 2, 70, 16, 8, true),
           "vector");
+}
+
+// matmulHalfB: B a dense fp16 tensor read as packed weights by the tensor-core kernel where the device has one
+// (per-batch B through the kernel's B batch stride, a shared B, split-K with scratch), as an expression
+// elsewhere (lavapipe; N % 8 != 0 everywhere), against float64.
+TEST_P(LinearTest, MatmulWithHalfB) {
+  const bool coop = ops::gemmCoopSupported(ctx().info());
+  struct Case { int64_t batches, m, k, n; bool batchedB; };
+  const Case cases[] = {{3, 70, 40, 24, true}, {2, 33, 64, 16, false}, {1, 64, 2048, 64, true},
+                        {2, 20, 24, 12, true}, {1, 130, 96, 136, false}};
+  ops::Conv2dScratch scratch(ctx());
+  uint32_t seed = 1700;
+  for (const Case& c : cases) {
+    Expr a = input({c.batches, c.m, c.k}, seed++);
+    const Shape bShape = c.batchedB ? Shape{c.batches, c.k, c.n} : Shape{c.k, c.n};
+    Expr b = input(bShape, seed++, DType::F16);
+    TensorView out = output({c.batches, c.m, c.n});
+    CommandSequence seq(ctx());
+    auto info = ops::matmulHalfB(ctx(), seq, a, b.node().tensor, bufferSink(out), {.scratch = &scratch});
+    seq.run();
+    const std::string what = "matmulHalfB " + std::to_string(c.batches) + " x " + name(c.m, c.n, c.k) +
+                             (c.batchedB ? " per-batch B" : " shared B");
+    const bool tensorCores = coop && c.n % 8 == 0;
+    EXPECT_EQ(info.coopMatrix, tensorCores) << what;
+    if (tensorCores && c.k == 2048) {
+      EXPECT_GT(info.splitK, 1) << what;  // one 64x64 tile: split-K fills the GPU
+    }
+    auto ref = matmulReference(test::evalReference(a, mem_), test::evalReference(b, mem_), c.batches, c.m, c.k, c.n,
+                               c.batchedB);
+    if (tensorCores) {
+      EXPECT_LE(test::errorOfScale(read(out), ref), 5e-3) << what;
+    } else {
+      compare(read(out), ref, what);
+    }
+  }
+  CommandSequence seq(ctx());
+  TensorView o = output({1, 4, 8});
+  test::expectErrorContaining([&] {
+    ops::matmulHalfB(ctx(), seq, input({1, 4, 6}, 1790), input({1, 5, 8}, 1791, DType::F16).node().tensor, bufferSink(o));
+  }, "inner dimensions differ");
 }
 
 TEST_P(LinearTest, InvalidShapesThrowNamingShapes) {
