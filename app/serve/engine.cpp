@@ -125,6 +125,7 @@ void Engine::run(const std::shared_ptr<Job>& job) {
   q.exponential = r.exponential;
   q.sgmUniform = r.sgmUniform;
   q.clipSkip = r.clipSkip - 1;  // webui's 1 = the last layer; the pipeline counts layers skipped
+  q.micro = r.micro;            // SDXL only (the worker records it in the PNG parameters for SDXL models)
   if (r.img2img) {  // what the CLI's -i/--strength/--mask give the pipeline (app/generate.cpp)
     q.initImage = r.img2img->initImage;
     q.mask = r.img2img->mask;

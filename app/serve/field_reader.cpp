@@ -44,6 +44,32 @@ std::optional<int64_t> FieldReader::integer(const char* field, int64_t lo, int64
   return x;
 }
 
+std::optional<std::pair<int, int>> FieldReader::intPair(const char* field, int lo, int hi, const char* what) {
+  const json* v = get(field);
+  if (!v) return std::nullopt;
+  const std::string expected = std::string(field) + ": expected " + what + ", two integers from " +
+                               std::to_string(lo) + " to " + std::to_string(hi);
+  if (!v->is_array() || v->size() != 2) {
+    fail(field, expected, "list_type", v);
+    return std::nullopt;
+  }
+  int out[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    const json& e = (*v)[size_t(i)];
+    const bool integral = e.is_number_integer() || e.is_number_unsigned() ||
+                          (e.is_number_float() && std::isfinite(e.get<double>()) &&
+                           e.get<double>() == std::floor(e.get<double>()));
+    const double x = integral ? e.get<double>() : 0;
+    if (!integral || x < lo || x > hi) {
+      fail(field, expected + "; element " + std::to_string(i) + " is " + shortenedInput(e).dump(), "value_error", v,
+           {{"ge", lo}, {"le", hi}});
+      return std::nullopt;
+    }
+    out[i] = int(x);
+  }
+  return std::pair{out[0], out[1]};
+}
+
 std::optional<double> FieldReader::number(const char* field, double lo, double hi) {
   const json* v = get(field);
   if (!v) return std::nullopt;

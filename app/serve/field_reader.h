@@ -2,6 +2,7 @@
 // Reading the fields of one JSON object of a request (webui's bodies), collecting an error per bad field instead
 // of stopping at the first, so a 422 lists every problem at once. Shared by the txt2img and img2img parsers.
 #include <cstdint>
+#include <utility>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -24,6 +25,8 @@ class FieldReader {
   // An integer in [lo, hi]; integral floats such as 20.0 count (JSON writers differ), strings do not.
   std::optional<int64_t> integer(const char* field, int64_t lo, int64_t hi);
   std::optional<double> number(const char* field, double lo, double hi);
+  // An array of exactly two integers in [lo, hi] ([width, height], [x, y]).
+  std::optional<std::pair<int, int>> intPair(const char* field, int lo, int hi, const char* what);
   std::optional<std::string> string(const char* field, size_t maxBytes);
   std::optional<bool> boolean(const char* field);
   // A field sdgen does not implement: accepted while it holds the value that means "off".

@@ -191,6 +191,22 @@ void parseCommonFields(const json& body, std::vector<FieldError>& errors, ImageR
              f.get("scheduler"));
   }
   if (auto v = f.boolean("send_images")) r.sendImages = *v;
+  // SDXL's micro-conditioning: sizes [width, height] from 1, crops [x, y] from 0, to the size limit (the CLI's).
+  pipeline::SdxlMicroConditioning& m = r.micro;
+  m.originalSize = f.intPair("original_size", 1, L::kMaxSize, "[width, height]");
+  m.cropTopLeft = f.intPair("crop", 0, L::kMaxSize, "[x, y]");
+  m.targetSize = f.intPair("target_size", 1, L::kMaxSize, "[width, height]");
+  m.negativeOriginalSize = f.intPair("negative_original_size", 1, L::kMaxSize, "[width, height]");
+  m.negativeCropTopLeft = f.intPair("negative_crop", 0, L::kMaxSize, "[x, y]");
+  m.negativeTargetSize = f.intPair("negative_target_size", 1, L::kMaxSize, "[width, height]");
+  // diffusers uses the negative sizes only when both are given and ignores either alone: refused, as the CLI does.
+  const bool negOriginal = f.get("negative_original_size"), negTarget = f.get("negative_target_size");
+  if (negOriginal != negTarget || (f.get("negative_crop") && !negOriginal)) {
+    const char* field = negOriginal ? "negative_original_size" : negTarget ? "negative_target_size" : "negative_crop";
+    f.fail(field, std::string(field) + ": SDXL's negative micro-conditioning is used only when both "
+                                       "negative_original_size and negative_target_size are given",
+           "value_error", f.get(field));
+  }
 
   f.unsupported("enable_hr", isFalse, "hires fix (enable_hr)");
   f.unsupported("restore_faces", isFalse, "face restoration");
@@ -237,6 +253,15 @@ json requestParameters(const ImageRequest& r) {
       {"save_images", false},
       {"override_settings", {{"sd_model_checkpoint", r.model.title}, {"CLIP_stop_at_last_layers", r.clipSkip}}},
   };
+  auto pair = [&](const char* field, const std::optional<std::pair<int, int>>& v) {
+    if (v) p[field] = {v->first, v->second};
+  };
+  pair("original_size", r.micro.originalSize);
+  pair("crop", r.micro.cropTopLeft);
+  pair("target_size", r.micro.targetSize);
+  pair("negative_original_size", r.micro.negativeOriginalSize);
+  pair("negative_crop", r.micro.negativeCropTopLeft);
+  pair("negative_target_size", r.micro.negativeTargetSize);
   if (r.img2img) addImg2ImgParameters(*r.img2img, p);
   return p;
 }

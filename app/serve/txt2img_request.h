@@ -14,6 +14,7 @@
 
 #include "app/serve/model_registry.h"
 #include "app/serve/validation_error.h"
+#include "models/pipeline/micro_conditioning.h"
 #include "models/sampling/sampler_kind.h"
 
 namespace sdgen::serve {
@@ -40,6 +41,9 @@ struct ImageRequest {
   int clipSkip = 1;  // webui's CLIP_stop_at_last_layers: 1 = the last layer
   bool sendImages = true;
   ModelEntry model;  // resolved: override_settings.sd_model_checkpoint, else the server's current model
+  // SDXL's micro-conditioning (sdgen's fields original_size, crop, target_size and their negative_ forms, as the
+  // CLI's flags; docs/serve.md); other models ignore it, as the CLI does.
+  pipeline::SdxlMicroConditioning micro;
 
   // img2img's init image, mask and strength; null for txt2img. Shared: the job and the engine read it, nobody
   // writes it after validation.

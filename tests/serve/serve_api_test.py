@@ -19,10 +19,12 @@ import unittest
 
 import requests
 import webuiapi
+from PIL import Image
 
 from serve_support import Server, wait_idle
 
 SDGEN, TINY_SD1, WORKDIR = sys.argv[1:4]
+TINY_SDXL = os.path.join(os.path.dirname(os.path.abspath(TINY_SD1)), "tiny-sdxl")
 PROMPT = "a large red circle in the center on a blue background"
 FAST = {"prompt": PROMPT, "steps": 2, "width": 32, "height": 32}  # ~1 s on lavapipe
 
@@ -88,6 +90,8 @@ class ServeApi(unittest.TestCase):
         os.makedirs(models, exist_ok=True)
         if not os.path.exists(os.path.join(models, "tiny-sd1")):
             os.symlink(os.path.abspath(TINY_SD1), os.path.join(models, "tiny-sd1"))
+        if not os.path.exists(os.path.join(models, "tiny-sdxl")):
+            os.symlink(TINY_SDXL, os.path.join(models, "tiny-sdxl"))
         with open(os.path.join(models, "broken.safetensors"), "wb") as f:
             f.write(b"\x08\x00\x00\x00\x00\x00\x00\x00not json")
         loras = os.path.join(WORKDIR, "loras")
@@ -164,6 +168,34 @@ class ServeApi(unittest.TestCase):
                         "override_settings": {"sd_model_checkpoint": "tiny-sd1"}})
         self.assertEqual(info(r)["sd_model_name"], "tiny-sd1")
         self.assertEqual(requests.get(s.api("/sdapi/v1/options")).json()["sd_model_checkpoint"], "sdgen-tiny")
+
+    def test_sdxl_micro_conditioning(self):
+        # sdgen's SDXL fields (docs/serve.md): the image and parameters of the CLI's --original-size, --crop and
+        # --target-size; a negative size without the other is a 422 naming the field.
+        micro = {"original_size": [48, 32], "crop": [8, 0], "target_size": [24, 16]}
+        body = {"prompt": PROMPT, "seed": 5, "steps": 2, "width": 24, "height": 16, "sampler_name": "Euler",
+                "cfg_scale": 5, "override_settings": {"sd_model_checkpoint": "tiny-sdxl"}}
+        r = txt2img(self.server, dict(body, **micro), timeout=900)
+        self.assertEqual(r.status_code, 200, r.text)
+        self.assertIn("Original size: 48x32, Crop: 8x0, Target size: 24x16", info(r)["infotexts"][0])
+        self.assertEqual(r.json()["parameters"]["original_size"], [48, 32])
+        plain = txt2img(self.server, body)
+        self.assertEqual(plain.status_code, 200, plain.text)
+        cli = os.path.join(WORKDIR, "sdxl-micro.png")
+        subprocess.run([SDGEN, "-m", TINY_SDXL, "-p", PROMPT, "-s", "5", "--steps", "2", "-W", "24", "-H", "16",
+                        "--sampler", "euler", "--cfg-scale", "5", "--original-size", "48,32", "--crop", "8,0",
+                        "--target-size", "24,16", "-o", cli], check=True, capture_output=True)
+
+        def pixels(png):
+            return Image.open(io.BytesIO(png)).convert("RGB").tobytes()
+        self.assertEqual(pixels(pngs(r)[0]), pixels(read(cli)))
+        self.assertNotEqual(pixels(pngs(r)[0]), pixels(pngs(plain)[0]))
+        bad = txt2img(self.server, dict(body, negative_original_size=[8, 8]))
+        self.assertEqual(bad.status_code, 422)
+        self.assertEqual(bad.json()["detail"][0]["loc"], ["body", "negative_original_size"])
+        bad = txt2img(self.server, dict(body, crop=[1, -1]))
+        self.assertEqual(bad.status_code, 422)
+        self.assertEqual(bad.json()["detail"][0]["loc"], ["body", "crop"])
 
     def test_lora_prompt_tags(self):
         # docs/lora.md: the tag is merged into the engine's model (and out again), the infotext keeps it.

@@ -128,6 +128,32 @@ TEST_F(ServeTxt2Img, WebuiFields) {
   EXPECT_TRUE(parse(R"({"sampler_name": "Euler", "scheduler": "SGM Uniform"})").sgmUniform);
 }
 
+// sdgen's SDXL micro-conditioning fields: [width, height] / [x, y] pairs, echoed in the parameters; bad pairs and
+// a negative size without the other are reported per field.
+TEST_F(ServeTxt2Img, SdxlMicroConditioningFields) {
+  auto r = parse(R"({"original_size": [2048, 1536], "crop": [0, 128], "target_size": [1024, 1024],
+                     "negative_original_size": [512, 512], "negative_target_size": [1024, 1024]})");
+  EXPECT_EQ(r.micro.originalSize, (std::pair{2048, 1536}));
+  EXPECT_EQ(r.micro.cropTopLeft, (std::pair{0, 128}));
+  EXPECT_EQ(r.micro.targetSize, (std::pair{1024, 1024}));
+  EXPECT_EQ(r.micro.negativeOriginalSize, (std::pair{512, 512}));
+  EXPECT_FALSE(r.micro.negativeCropTopLeft);
+  const json p = requestParameters(r);
+  EXPECT_EQ(p.at("crop"), json::array({0, 128}));
+  EXPECT_FALSE(p.contains("negative_crop"));
+  EXPECT_EQ(parse("{}").micro, pipeline::SdxlMicroConditioning{});
+  auto e = errors(R"({"original_size": [2048], "crop": [0, -1], "target_size": "1024,1024",
+                      "negative_target_size": [8, 8.5]})");
+  ASSERT_EQ(e.size(), 5u);
+  EXPECT_EQ(e[0].loc, (std::vector<json>{"body", "original_size"}));
+  EXPECT_EQ(e[0].msg, "original_size: expected [width, height], two integers from 1 to 8192");
+  EXPECT_NE(e[1].msg.find("element 1 is -1"), std::string::npos) << e[1].msg;
+  EXPECT_EQ(e[2].loc, (std::vector<json>{"body", "target_size"}));
+  EXPECT_EQ(e[3].loc, (std::vector<json>{"body", "negative_target_size"}));
+  EXPECT_NE(e[4].msg.find("used only when both negative_original_size and negative_target_size"), std::string::npos);
+  EXPECT_EQ(errors(R"({"negative_crop": [0, 0]})").at(0).loc, (std::vector<json>{"body", "negative_crop"}));
+}
+
 TEST_F(ServeTxt2Img, EveryBadFieldIsReportedWithItsRange) {
   auto e = errors(R"({"steps": "20", "width": 30, "height": 100000, "sampler_name": "LMS Exponential", "tiling": true})");
   ASSERT_EQ(e.size(), 5u);
