@@ -66,6 +66,11 @@ GuiOptions parseGuiCommandLine(const std::vector<std::string>& args) {
     else if (flag == "--original-size") o.micro.originalSize = app::parseIntPairFlag(flag, next(), 1, "W,H");
     else if (flag == "--crop") o.micro.cropTopLeft = app::parseIntPairFlag(flag, next(), 0, "X,Y");
     else if (flag == "--target-size") o.micro.targetSize = app::parseIntPairFlag(flag, next(), 1, "W,H");
+    else if (flag == "--negative-original-size")
+      o.micro.negativeOriginalSize = app::parseIntPairFlag(flag, next(), 1, "W,H");
+    else if (flag == "--negative-crop") o.micro.negativeCropTopLeft = app::parseIntPairFlag(flag, next(), 0, "X,Y");
+    else if (flag == "--negative-target-size")
+      o.micro.negativeTargetSize = app::parseIntPairFlag(flag, next(), 1, "W,H");
     else if (flag == "--lora") {
       o.loras.push_back(next());
       try {
@@ -106,6 +111,12 @@ GuiOptions parseGuiCommandLine(const std::vector<std::string>& args) {
     else throw UsageError("unknown option '" + flag + "' (see sdgen-gui --help)");
   }
   if (!o.maskPath.empty() && o.initImagePath.empty()) throw UsageError("--mask needs -i/--init-img");
+  // As the command line: diffusers uses the negative sizes only together and ignores either alone.
+  const pipeline::SdxlMicroConditioning& m = o.micro;
+  if (m.negativeOriginalSize.has_value() != m.negativeTargetSize.has_value() ||
+      (m.negativeCropTopLeft && !m.negativeOriginalSize))
+    throw UsageError("--negative-original-size, --negative-target-size (and --negative-crop): SDXL's negative "
+                     "micro-conditioning is used only when both negative sizes are given");
   if (o.exitAfter && !o.autoGenerate) throw UsageError("--exit-after needs --auto-generate");
   if ((!o.screenshotPath.empty() || !o.saveImagePath.empty() || !o.previewScreenshotPath.empty()) && !o.autoGenerate)
     throw UsageError("--screenshot, --preview-screenshot and --save-image need --auto-generate");
@@ -123,7 +134,9 @@ std::string guiUsageText() {
          "  -i, --init-img FILE  --strength X  --mask FILE   image to image / inpainting (docs/img2img.md)\n"
          "  --lora FILE[:SCALE] (repeatable)  --lora-dir DIR (for <lora:NAME:SCALE> in the prompt; docs/lora.md)\n"
          "  --taesd PATH                TAESD weights for the live preview (docs/taesd.md)\n"
-         "  --original-size W,H  --crop X,Y  --target-size W,H   SDXL micro-conditioning (docs/sdxl.md)\n\n"
+         "  --original-size W,H  --crop X,Y  --target-size W,H   SDXL micro-conditioning (docs/sdxl.md)\n"
+         "  --negative-original-size W,H  --negative-crop X,Y  --negative-target-size W,H\n"
+         "                       its unconditional half (both sizes, or neither)\n\n"
          "Scripted mode (tests, screenshots):\n"
          "  --auto-generate       generate once the window is up\n"
          "  --screenshot FILE     then write the window's contents as a PNG (and print the image's rectangle)\n"

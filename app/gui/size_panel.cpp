@@ -28,7 +28,8 @@ void SizePanel::draw() {
   if (modelSize) ImGui::EndDisabled();
 
   // Open at first when flags or a PNG's parameters set any of it, so what will condition the image is visible.
-  if (micro.setOriginal || micro.setCrop || micro.setTarget) ImGui::SetNextItemOpen(true, ImGuiCond_Once);
+  if (micro.setOriginal || micro.setCrop || micro.setTarget || micro.setNegative)
+    ImGui::SetNextItemOpen(true, ImGuiCond_Once);
   if (ImGui::CollapsingHeader("SDXL micro-conditioning")) {
     ImGui::TextWrapped("The sizes SDXL is told the image has (diffusers' original_size, crops_coords_top_left, "
                        "target_size); unset: the output size and (0, 0). Other models ignore them.");
@@ -38,6 +39,14 @@ void SizePanel::draw() {
     if (micro.setCrop) ImGui::InputInt2("X, Y##crop", micro.cropTopLeft.data());
     ImGui::Checkbox("Target size", &micro.setTarget);
     if (micro.setTarget) ImGui::InputInt2("W, H##target", micro.targetSize.data());
+    // The unconditional half (diffusers' negative_original_size / negative_target_size, used only in pairs).
+    ImGui::Checkbox("Negative original and target sizes", &micro.setNegative);
+    if (micro.setNegative) {
+      ImGui::InputInt2("W, H##negative original", micro.negativeOriginalSize.data());
+      ImGui::InputInt2("W, H##negative target", micro.negativeTargetSize.data());
+      ImGui::Checkbox("Negative crop top-left", &micro.setNegativeCrop);
+      if (micro.setNegativeCrop) ImGui::InputInt2("X, Y##negative crop", micro.negativeCropTopLeft.data());
+    }
     micro.clamp(app::CliLimits::kMaxSize);
   }
 }

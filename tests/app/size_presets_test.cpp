@@ -44,12 +44,26 @@ TEST(MicroConditioningFields, RoundTripsTheRequestsForm) {
   EXPECT_TRUE(f.setOriginal && f.setCrop && !f.setTarget);
   EXPECT_EQ(f.originalSize, (std::array<int, 2>{1024, 768}));
   EXPECT_EQ(f.cropTopLeft, (std::array<int, 2>{0, 64}));
-  EXPECT_EQ(f.toRequest(), m);  // the negative half passes through
+  EXPECT_TRUE(f.setNegative && !f.setNegativeCrop);
+  EXPECT_EQ(f.negativeOriginalSize, (std::array<int, 2>{512, 512}));
+  EXPECT_EQ(f.toRequest(), m);  // the negative half round-trips
   // A value edited but not set stays out of the request.
   f.targetSize = {640, 480};
   EXPECT_EQ(f.toRequest(), m);
   f.setTarget = true;
   EXPECT_EQ(f.toRequest().targetSize, (std::pair<int, int>{640, 480}));
+  // The negative sizes are edited as a pair; the negative crop counts only with them.
+  f.negativeCropTopLeft = {8, 16};
+  f.setNegativeCrop = true;
+  EXPECT_EQ(f.toRequest().negativeCropTopLeft, (std::pair<int, int>{8, 16}));
+  f.setNegative = false;
+  const pipeline::SdxlMicroConditioning none2 = f.toRequest();
+  EXPECT_FALSE(none2.negativeOriginalSize || none2.negativeTargetSize || none2.negativeCropTopLeft);
+  // One negative size alone (which diffusers ignores and sdgen refuses) is not taken from a PNG's parameters.
+  pipeline::SdxlMicroConditioning half;
+  half.negativeOriginalSize = {{512, 512}};
+  half.negativeCropTopLeft = {{0, 8}};
+  EXPECT_EQ(MicroConditioningFields::from(half).toRequest(), pipeline::SdxlMicroConditioning{});
 }
 
 TEST(MicroConditioningFields, ClampKeepsTypedValuesInTheFlagsRange) {
@@ -57,7 +71,11 @@ TEST(MicroConditioningFields, ClampKeepsTypedValuesInTheFlagsRange) {
   f.originalSize = {0, 100000};
   f.cropTopLeft = {-5, 9000};
   f.targetSize = {-1, 8};
+  f.negativeOriginalSize = {0, 9000};
+  f.negativeCropTopLeft = {-1, 3};
   f.clamp(CliLimits::kMaxSize);
+  EXPECT_EQ(f.negativeOriginalSize, (std::array<int, 2>{1, CliLimits::kMaxSize}));
+  EXPECT_EQ(f.negativeCropTopLeft, (std::array<int, 2>{0, 3}));
   EXPECT_EQ(f.originalSize, (std::array<int, 2>{1, CliLimits::kMaxSize}));
   EXPECT_EQ(f.cropTopLeft, (std::array<int, 2>{0, CliLimits::kMaxSize}));
   EXPECT_EQ(f.targetSize, (std::array<int, 2>{1, 8}));

@@ -135,13 +135,14 @@ if [ "$(echo "$preview" | cut -d' ' -f3,4)" != "$(echo "$rect" | cut -d' ' -f3,4
 fi
 echo "ok: the TAESD preview is drawn at the image's size"
 
-# SDXL (docs/sdxl.md): the tiny SDXL model of tests/data with the micro-conditioning flags, which the form's
-# "SDXL micro-conditioning" fields take; the same run on the command line must give the same PNG, and the
+# SDXL (docs/sdxl.md): the tiny SDXL model of tests/data with the micro-conditioning flags (the negative half's
+# too), which the form's "SDXL micro-conditioning" fields take; the same run on the command line must give the same PNG, and the
 # parameters text must carry the sizes and crop.
 rm -f "$out/sdxl-result.png" "$out/sdxl-cli.png"
 prompt5="a blue square"
-micro="--original-size 96,64 --crop 8,0 --target-size 64,64"
-# shellcheck disable=SC2086 # $micro is three flags with their values
+micro="--original-size 96,64 --crop 8,0 --target-size 64,64 --negative-original-size 48,48 --negative-crop 0,8"
+micro="$micro --negative-target-size 64,64"
+# shellcheck disable=SC2086 # $micro is six flags with their values
 gui_case sdxl "SDXL micro-conditioning" --prompt "$prompt5" -m "$data/tiny-sdxl" -W 64 -H 64 --seed 9 --steps 2 \
   $micro --save-image "$out/sdxl-result.png"
 # shellcheck disable=SC2086
@@ -151,5 +152,6 @@ if ! "$cli" -m "$data/tiny-sdxl" -p "$prompt5" -W 64 -H 64 -s 9 --steps 2 $micro
 fi
 # shellcheck disable=SC2086
 "$check" "$out/sdxl-screenshot.png" "$out/sdxl-result.png" $rect "$out/sdxl-cli.png" "$prompt5" \
-  "Original size: 96x64, Crop: 8x0, Target size: 64x64," "Seed: 9," || exit 1
+  "Original size: 96x64, Crop: 8x0, Target size: 64x64," "Seed: 9," \
+  "Negative original size: 48x48, Negative crop: 0x8, Negative target size: 64x64" || exit 1
 echo "ok: SDXL micro-conditioning from the form reaches the image and its parameters"
