@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "models/formats/model_files.h"
@@ -51,13 +52,28 @@ TEST(LoraSdxlNames, LdmUnetModulesAreTheSingleFileMap) {
   std::map<std::string, std::string> got;
   for (const auto& [module, weight] : lora::ldmUnetModules(m.unetWeights->names())) got[module] = weight;
   EXPECT_EQ(got, want);
-  // SD 1.x's levels (an up block without attention has its upsampler at ".1.conv"): tiny-sd1's first up block.
-  models::ModelFiles sd1 = models::openModel(test::dataPath("tiny-sd1"));
-  std::map<std::string, std::string> sd1Got;
-  for (const auto& [module, weight] : lora::ldmUnetModules(sd1.unetWeights->names())) sd1Got[module] = weight;
-  EXPECT_EQ(sd1Got["input_blocks.0.0"], "conv_in.weight");
-  EXPECT_EQ(sd1Got["middle_block.1.proj_in"], "mid_block.attentions.0.proj_in.weight");
-  EXPECT_EQ(sd1Got["middle_block.2.out_layers.3"], "mid_block.resnets.1.conv2.weight");
+}
+
+// SD 1.x and 2.x levels (an up block without attention has its upsampler at ".1.conv"): the names are the keys
+// the single-file checkpoints of tests/data store each diffusers weight under (models/formats/ldm_unet.cpp reads
+// them so; diffusers' from_single_file loads those files to the folders' weights, tests/reference/ldm_names.py).
+TEST(LoraSdxlNames, LdmUnetModulesAreTheSd1AndSd2SingleFilesKeys) {
+  for (const char* model : {"tiny-sd1", "tiny-sd2"}) {
+    models::ModelFiles folder = models::openModel(test::dataPath(model));
+    models::OpenOptions o;
+    o.configPath = test::dataPath(model);  // the tiny widths are no multiple of CLIP's 64-channel heads
+    models::ModelFiles single = models::openModel(test::dataPath(std::string(model) + "-ldm.safetensors"), o);
+    const std::vector<std::pair<std::string, std::string>> got = lora::ldmUnetModules(folder.unetWeights->names());
+    size_t weights = 0;
+    for (const std::string& n : folder.unetWeights->names()) weights += n.size() > 7 && n.ends_with(".weight");
+    EXPECT_EQ(got.size(), weights) << model << ": every UNet weight has an LDM name";
+    for (const auto& [module, weight] : got) {
+      const std::vector<int64_t> shape = single.unetWeights->shape(weight);
+      std::optional<models::RawWeight> raw = single.unetWeights->raw(weight, shape);
+      ASSERT_TRUE(raw) << weight;
+      EXPECT_EQ(raw->tensor->name, "model.diffusion_model." + module + ".weight") << model << " " << weight;
+    }
+  }
 }
 
 pipeline::GenerationRequest request() {
