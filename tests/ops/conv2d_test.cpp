@@ -438,13 +438,18 @@ TEST_P(ConvTest, CoopWhereSupported) {
                         {"3x3 stride 2", 1, 13, 10, 8, 40, Conv2dParams::square(3, 2)},
                         {"1x1", 1, 7, 5, 32, 16, Conv2dParams::square(1)},
                         {"3x3 wide", 1, 12, 12, 64, 136, k3},
-                        {"3x3 deep", 1, 5, 4, 256, 72, k3}};  // few rows, K 2304: split-K (chooseSplitK)
+                        {"3x3 deep", 1, 5, 4, 256, 72, k3},  // few rows, K 2304: split-K (chooseSplitK)
+                        // Cin 40: a 32-deep K slice crosses a tap boundary at a different k per invocation (the
+                        // im2col tap walk); 3x5 taps, dilation 2 x 1 and stride 1 x 2 (the walk's row and column steps).
+                        {"3x5 d2x1 s1x2 Cin 40", 1, 11, 13, 40, 24, geometry(3, 5, 1, 2, 2, 2, 2, 1)}};
   uint32_t seed = 700;
   for (const Case& c : cases) {
     const bool ran = tensorCoreCase(c, ConvAlgo::Coop, seed, 0, [&](const ops::Conv2dInfo& info, bool computed, const Shape&) {
       const bool split = info.kernels.back().find("coop split-K sum") != std::string::npos;
       EXPECT_EQ(info.kernels.size(), (computed ? 2u : 1u) + (split ? 1u : 0u));
-      if (std::string(c.name) == "3x3 deep") EXPECT_TRUE(split);
+      if (std::string(c.name) == "3x3 deep") {
+        EXPECT_TRUE(split);
+      }
     });
     if (!ran) return;
   }

@@ -169,6 +169,22 @@ TEST(GemmCoopRule, FlushedKernelCompilesToSpirv) {
   std::filesystem::remove_all(cache);
 }
 
+// Host-only: the im2col mode (A_MODE 2, the conv algorithm coop: its tap walk) compiles to SPIR-V for the conv
+// tiles, plain and split-K (the H100/H200 run them in ConvTest.Coop*WhereSupported against float64).
+TEST(GemmCoopRule, Im2colKernelCompilesToSpirv) {
+  const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-gemm-im2col-compile-test";
+  std::filesystem::remove_all(cache);
+  SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
+  for (const ops::GemmTile& tile : {ops::GemmTile::coopTile(64, 64, 32, 2, 2), ops::GemmTile::coopTile(128, 128, 32, 4, 4),
+                                    ops::GemmTile::coopTile(128, 128, 32, 4, 4, false, 2)}) {
+    KernelSource src;
+    src.generated = ops::gemmWrapperSource(test::coopGemmInfo(2), tile, true);
+    src.label = "gemm coop im2col " + tile.describe();
+    test::expectCompiles(compiler, src);
+  }
+  std::filesystem::remove_all(cache);
+}
+
 // The tensor-core kernel, every tile the selection or the benchmarks use, on devices that have it (the H100:
 // scripts/device/run-tests.sh): odd M, N, K (partial tiles, scalar paths), bias, a computed prologue and a
 // residual epilogue, against float64; relative error (max |diff| / max |ref|) <= 5e-3. It needs fp16 weights;
