@@ -31,8 +31,9 @@ ReduceInfo sumAndSumOfSquares(Context& ctx, CommandSequence& seq, const graph::E
 
 // The parts a group-norm statistics reduction of `outputs` (A * C) sums over `rows` (B) rows of `rowElements`
 // (D) elements should use on `device`: enough workgroups to fill a GPU (about 4 per compute unit of a large
-// one), each at least 64 rows; 1 on CPU devices (lavapipe: one launch is cheaper than two there) and where the
-// outputs alone fill the GPU. At most kMaxReduceParts.
+// one), each of at least 16384 elements (4096 where D % 4 != 0: the kernel then loads one element at a time);
+// 1 on CPU devices (lavapipe: one launch is cheaper than two there) and where the outputs alone fill the GPU.
+// At most kMaxReduceParts.
 inline constexpr int kMaxReduceParts = 16;
 int chooseReduceParts(const DeviceInfo& device, int64_t outputs, int64_t rows, int64_t rowElements);
 

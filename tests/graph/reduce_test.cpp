@@ -24,7 +24,9 @@ TEST_P(ReduceTest, RowsAndGroupsMatchReference) {
   // parts > 1: the split reduction (partials, then the ordered combine), including more parts than rows.
   for (Case k : {Case{{5, 1, 1, 37}, false}, Case{{2, 30, 3, 4}, false}, Case{{2, 16, 4, 10}, true},
                  Case{{1, 300, 2, 8}, true}, Case{{1, 300, 2, 8}, true, 7}, Case{{2, 30, 3, 4}, false, 16},
-                 Case{{2, 45, 3, 10}, true, 4}, Case{{1, 3, 2, 4}, false, 5}}) {
+                 Case{{2, 45, 3, 10}, true, 4}, Case{{1, 3, 2, 4}, false, 5},
+                 // D 30 and 300: a pass of 8 rows by 30 invocations (16 idle), and D over the workgroup.
+                 Case{{2, 70, 2, 30}, true}, Case{{2, 70, 2, 30}, false, 3}, Case{{1, 3, 2, 300}, true, 2}}) {
     Shape s = k.shape;
     Allocation in = mem.upload(ctx(), test::randomFloats(numel(s), uint32_t(numel(s)), -1.f, 3.f), dt);
     Expr x = buffer(view(in, dt, s));
@@ -81,7 +83,10 @@ TEST(ReduceParts, FillTheGpuNotTheCpu) {
   gpu.type = "discrete";
   gpu.subgroupSize = 32;
   EXPECT_EQ(ops::chooseReduceParts(gpu, 32, 512 * 512, 4), 16) << "VAE 512^2 group norm, one image";
-  EXPECT_EQ(ops::chooseReduceParts(gpu, 64, 64 * 64, 10), 2) << "UNet 64^2 x 320: 40960 elements per group";
+  EXPECT_EQ(ops::chooseReduceParts(gpu, 64, 64 * 64, 20), 5) << "UNet 64^2 x 640: 81920 elements per group";
+  // Groups of D % 4 != 0 load one element at a time: parts of at least 4096 elements.
+  EXPECT_EQ(ops::chooseReduceParts(gpu, 64, 64 * 64, 10), 8) << "UNet 64^2 x 320: 40960 elements per group";
+  EXPECT_EQ(ops::chooseReduceParts(gpu, 64, 32 * 32, 30), 7) << "UNet 32^2 x 960: 30720 elements per group";
   EXPECT_EQ(ops::chooseReduceParts(gpu, 64, 8 * 8, 40), 1) << "8^2: too little work to split";
   EXPECT_EQ(ops::chooseReduceParts(gpu, 4096, 1, 768), 1) << "layer-norm-like: enough outputs";
   DeviceInfo cpu;
