@@ -480,9 +480,10 @@ TEST(AttentionCoopTiles, AccumulatorSoftmaxChoiceAndContract) {
   EXPECT_EQ(t.bkv, 64);
   EXPECT_EQ(t.rowTiles, 2);
   EXPECT_EQ(t.subgroups, 4);
-  EXPECT_EQ(t.sharedBytes(), uint32_t(2 * 128 * (48 + 8)));
+  EXPECT_EQ(t.sharedBytes(), uint32_t(2 * 128 * (48 + 8) + 16 * 16 * 4)) << "K/V rows and the ones column's mask";
   t = *ops::chooseFlashCoop2Tile(80, 1024, 1024, 49152, 1024);
   EXPECT_EQ(t.rowTiles, 1);
+  EXPECT_EQ(t.sharedBytes(), uint32_t(2 * 128 * (80 + 8))) << "D 80 fills its padded head: no ones column";
   EXPECT_EQ(ops::chooseFlashCoop2Tile(80, 64, 96, 49152, 1024)->bkv, 32) << "96 keys: 32-key blocks";
   EXPECT_EQ(ops::chooseFlashCoop2Tile(160, 256, 256, 49152, 1024)->bkv, 32) << "beyond D 128: 32-key blocks";
   EXPECT_EQ(ops::chooseFlashCoop2Tile(160, 256, 48, 49152, 1024)->bkv, 16);
