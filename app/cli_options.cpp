@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <span>
 #include <string_view>
@@ -144,7 +145,7 @@ struct ParseState {
   CliOptions options;
   std::string modeFlag;  // the flag that chose a mode other than Generate
   bool done = false;     // --help / --version seen
-  bool strengthGiven = false, previewEveryGiven = false;
+  bool strengthGiven = false, previewEveryGiven = false, refinerStartGiven = false;
   struct Seen {
     std::string flag;
     unsigned modes;
@@ -294,6 +295,29 @@ constexpr Flag kFlags[] = {
     {nullptr, "--negative-target-size", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
        s.options.micro.negativeTargetSize = parseIntPair(f, v, 1, "W,H");
+     }},
+    {nullptr, "--refiner", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       if (v.empty()) throw UsageError(f + ": expected an SDXL refiner (a diffusers folder or .safetensors file)");
+       s.options.refinerPath = v;
+     }},
+    {nullptr, "--refiner-start", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       const char* accepted = "a number between 0 and 1, exclusive (the share of the schedule the base model runs "
+                              "before the refiner takes over; default 0.8)";
+       const float checked = parseFloat(f, v, 0.0f, 1.0f, accepted);
+       s.options.refinerStart = std::strtod(v.c_str(), nullptr);  // the decimal as Python reads it (a double)
+       if (checked <= 0.0f || checked >= 1.0f || s.options.refinerStart <= 0.0 || s.options.refinerStart >= 1.0)
+         throw UsageError(f + ": " + quoted(v) + " is out of range; expected " + accepted);
+       s.refinerStartGiven = true;
+     }},
+    {nullptr, "--aesthetic-score", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.micro.aestheticScore = parseFloat(f, v, 0.0f, 10.0f, "a number from 0 to 10 (default 6)");
+     }},
+    {nullptr, "--negative-aesthetic-score", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       s.options.micro.negativeAestheticScore = parseFloat(f, v, 0.0f, 10.0f, "a number from 0 to 10 (default 2.5)");
      }},
     {nullptr, "--clip-skip", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
@@ -566,6 +590,13 @@ CliOptions parseCommandLine(const std::vector<std::string>& args) {
                                                           "--negative-target-size") +
                      ": SDXL's negative micro-conditioning is used only when both negative sizes are given");
   checkTaesdFlags(o, state.previewEveryGiven);
+  if (state.refinerStartGiven && o.refinerPath.empty())
+    throw UsageError("--refiner-start needs --refiner PATH (the SDXL refiner that runs the last steps)");
+  if (!o.refinerPath.empty() && !o.maskPath.empty())
+    throw UsageError("--refiner and --mask cannot be combined: the refiner continues text-to-image and image-to-image "
+                     "base runs, not inpainting");
+  if (!o.refinerPath.empty() && (o.vae == pipeline::ImageDecoder::Taesd || o.preview == pipeline::PreviewDecoder::Taesd))
+    throw UsageError("--refiner and TAESD (--vae taesd, --preview taesd) cannot be combined");
   return o;
 }
 
@@ -573,91 +604,6 @@ CliOptions parseCommandLine(int argc, const char* const* argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
   return parseCommandLine(args);
-}
-
-std::string usageText() {
-  using L = CliLimits;
-  std::string s;
-  s += "usage: sdgen -p PROMPT [options]       generate images\n";
-  s += "       sdgen --show-params FILE.png    print the generation parameters stored in a PNG\n";
-  s += "       sdgen --list-devices | --demo [--device N] | --version | --help\n";
-  s += "       sdgen --profile-conv [-m M] [-W W -H H] [--precision P] [--json FILE]\n";
-  s += "       sdgen --bench-conv2d [--precision P] [--algo A] [--shape N,Cin,Cout,H,W,K,S] [--quick]\n";
-  s += "                            [--reps N] [--warmup N] [--reference cudnn] [--json FILE]\n";
-  s += "       sdgen serve [--host H] [--port N] [-m M] [--devices 0,1] ...   HTTP API server (sdgen serve --help)\n";
-  s += "\n";
-  s += "generation:\n";
-  s += "  -p, --prompt TEXT           what the image shows\n";
-  s += "  -n, --negative-prompt TEXT  what it should not show\n";
-  s += "      --prompt-syntax S       webui (default): (word) x1.1, (word:1.3), [word] /1.1, \\( \\) escapes, BREAK,\n";
-  s += "                              any length in chunks of 75 tokens; plain: the text as written, cut off after\n";
-  s += "                              77 tokens (docs/prompts.md)\n";
-  s += "  -m, --model PATH            a diffusers folder or a .safetensors checkpoint (default: the built-in\n";
-  s += "                              model models/builtin/sdgen-tiny)\n";
-  s += "      --tokenizer DIR         tokenizer folder for single-file checkpoints (default: the shipped CLIP one)\n";
-  s += "      --steps N               denoising steps, " + std::to_string(L::kMinSteps) + ".." +
-       std::to_string(L::kMaxSteps) + " (default 20)\n";
-  s += "      --cfg-scale F           classifier-free guidance scale, " + formatFloat(L::kMinCfgScale) + ".." +
-       formatFloat(L::kMaxCfgScale) + " (default 7.5)\n";
-  s += "  -s, --seed N                0..2^64-1; omitted or -1: random, and printed\n";
-  s += "  -W, --width N               multiple of 8 (default: the model's)\n";
-  s += "  -H, --height N              multiple of 8 (default: the model's)\n";
-  s += "      --sampler NAME          " + std::string(sampling::samplerFlagNames()) + " (default euler_a)\n";
-  s += "      --karras                Karras noise schedule (sigmas); the same as --schedule karras\n";
-  s += "      --schedule NAME         automatic, karras, exponential (euler, heun, dpm2, dpm2_a, lms,\n"
-       "                              dpmpp_sde) or sgm_uniform (trailing timesteps)\n";
-  s += "      --clip-skip N           1 = last CLIP layer (default), 2 = penultimate, ...\n";
-  s += "      --original-size W,H     SDXL micro-conditioning: the size the image is said to come from\n";
-  s += "      --crop X,Y              SDXL: its crop's top-left corner (default 0,0)\n";
-  s += "      --target-size W,H       SDXL: the target size (default for both sizes: the output size)\n";
-  s += "      --negative-original-size W,H, --negative-crop X,Y, --negative-target-size W,H\n"
-       "                              SDXL: the unconditional half's (both sizes needed; default: the above)\n";
-  s += "  -i, --init-img FILE         image to image: start from this PNG/JPEG (8-bit RGB or grey, no alpha); the\n";
-  s += "                              output has its size (-W/-H, if given, must match; docs/img2img.md)\n";
-  s += "      --strength F            0..1, how much of the schedule runs from the init image (default 0.75)\n";
-  s += "      --mask FILE             inpainting: white (luma >= 128) = repaint, black = keep; the init image's size\n";
-  s += "      --lora FILE[:SCALE]     merge a LoRA (kohya or PEFT .safetensors) at SCALE (default 1); repeatable\n";
-  s += "      --lora-dir DIR          where the prompt's <lora:NAME:SCALE> tags find NAME.safetensors (docs/lora.md)\n";
-  s += "      --vae-tiling            decode (and encode) in overlapping tiles, as diffusers' enable_tiling()\n";
-  s += "      --no-vae-tiling         never tile (default: tile when the full-size decode would not fit;\n";
-  s += "                              docs/vae-tiling.md)\n";
-  s += "      --taesd PATH            TAESD weights: a diffusers AutoencoderTiny folder or file, or madebyollin's\n";
-  s += "                              taesd_decoder.safetensors (+ taesd_encoder beside it; docs/taesd.md)\n";
-  s += "      --vae full|taesd        the final decode (and image-to-image encode): the model's VAE (default) or TAESD\n";
-  s += "      --preview approx|taesd  write a preview PNG (FILE.stepNNN.png) every --preview-every N steps (default\n";
-  s += "                              1): the latent-to-RGB projection at latent size, or TAESD's decode\n";
-  s += "      --batch-count N         images one after another; seeds seed, seed+1, ... (default 1)\n";
-  s += "      --precision P           auto, fp32, fp16 (default auto: fp16 on GPUs that support it)\n";
-  s += "  -o, --output FILE.png       default sdgen-<seed>.png; with --batch-count > 1: FILE-1.png, FILE-2.png, ...\n";
-  s += "      --no-autotune           convolutions by the fixed rule, no timing (default on GPUs: each conv problem\n";
-  s += "                              timed once, cached in SDGEN_CACHE_DIR/conv-tune-v1.json; docs/dispatch-conv.md)\n";
-  s += "      --retune                time every conv problem again and rewrite its cache entries\n";
-  s += "\n";
-  s += "other:\n";
-  s += "      --device N              Vulkan device N (default: SDGEN_DEVICE, else the best GPU, else lavapipe)\n";
-  s += "      --list-devices          list Vulkan devices and their capabilities\n";
-  s += "      --demo                  engine self-check (kernel compile + GPU run checked against the CPU)\n";
-  s += "      --show-params FILE.png  print the text chunks (generation parameters) of a PNG\n";
-  s += "  -v, --verbose               more output\n";
-  s += "\n";
-  s += "developer modes (docs/cli.md):\n";
-  s += "      --profile-conv          one UNet step (batch 2), one VAE decode and one text encoding with a GPU\n";
-  s += "                              timestamp per launch:\n";
-  s += "                              every conv layer's algorithm, tile and kernel times; totals by op type\n";
-  s += "      --bench-conv2d          the SD1.5 conv layers (or --shape) per precision and algorithm, checked\n";
-  s += "                              against the general kernel\n";
-  s += "      --algo A                all (default), auto, general (gemm), gemm-v2 (gemm_v2), winograd, coop,\n";
-  s += "                              direct, coop-winograd\n";
-  s += "      --shape N,Cin,Cout,H,W,K,S  one conv problem (padding K/2) instead of the table\n";
-  s += "      --quick                 the three quick rows (or --shape), 1 warm-up, 3 timed repetitions\n";
-  s += "      --reps N, --warmup N    timed repetitions (default 20) and warm-up runs (default 3)\n";
-  s += "      --reference cudnn       also time cuDNN's fastest algorithm (needs the CUDA plugin and device)\n";
-  s += "      --json FILE             write the report as JSON too\n";
-  s += "      --version               print the version\n";
-  s += "  -h, --help                  this help\n";
-  s += "\n";
-  s += "Values go after a space or '=' (--steps 30, --steps=30). Exit codes: 0 ok, 1 error, 2 usage error.\n";
-  return s;
 }
 
 }  // namespace sdgen::app

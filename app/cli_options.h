@@ -66,6 +66,11 @@ struct CliOptions {
   // SDXL's micro-conditioning (docs/sdxl.md): --original-size W,H, --crop X,Y, --target-size W,H; unset: the
   // output size and (0, 0), as diffusers.
   pipeline::SdxlMicroConditioning micro;
+  // The SDXL refiner as a second model for the last steps (docs/sdxl.md "Refiner"): --refiner PATH, --refiner-start
+  // F (the share of the schedule the base runs, diffusers' denoising_end / denoising_start; default 0.8);
+  // --aesthetic-score F, --negative-aesthetic-score F set micro's scores (the refiner's conditioning).
+  std::string refinerPath;
+  double refinerStart = 0.8;
   std::string outputPath;  // empty: sdgen-<seed>.png
   // Which generation settings were given on the command line; the others come from the model folder's
   // sdgen.json "defaults" when it has them (app/generation_plan.h), else the values above.

@@ -14,6 +14,7 @@
 #include "app/png_writer.h"
 #include "app/load_progress.h"
 #include "app/progress.h"
+#include "app/refiner_pass.h"
 #include "engine/context.h"
 #include "engine/error.h"
 #include "models/pipeline/text_to_image.h"
@@ -35,6 +36,7 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
   for (const lora::LoraSpec& l : options.loras)
     if (std::error_code ec; !std::filesystem::is_regular_file(l.path, ec))
       throw Error("--lora '" + l.path + "': no such file");
+  if (!options.refinerPath.empty()) checkRefinerPath(options.refinerPath);
   const uint64_t seed = chooseSeed(options.seed);
   const auto plan = planImages(options.outputPath, seed, options.batchCount);
   for (const auto& image : plan) checkOutputDirectory(image.path);
@@ -74,8 +76,19 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
   LoadProgressPrinter loadProgress(err, ProgressReporter::stderrIsTerminal());  // loads over a second
   load.progress = loadProgress.callback();
   pipeline::TextToImage textToImage(ctx, load);
-  if (options.micro != pipeline::SdxlMicroConditioning{} && !textToImage.isSdxlModel())
+  std::unique_ptr<RefinerPass> refiner;
+  if (!options.refinerPath.empty())
+    refiner = std::make_unique<RefinerPass>(ctx, load, options.refinerPath, options.refinerStart, textToImage);
+  // The size conditioning alone, without the aesthetic scores.
+  pipeline::SdxlMicroConditioning sizes = options.micro;
+  sizes.aestheticScore = pipeline::SdxlMicroConditioning{}.aestheticScore;
+  sizes.negativeAestheticScore = pipeline::SdxlMicroConditioning{}.negativeAestheticScore;
+  if (sizes != pipeline::SdxlMicroConditioning{} && !textToImage.isSdxlModel())
     std::fputs("warning: --original-size, --crop and --target-size condition SDXL models only; this model ignores them\n",
+               err);
+  if (sizes != options.micro && !refiner && !textToImage.isSdxlRefiner())
+    std::fputs("warning: --aesthetic-score and --negative-aesthetic-score condition the SDXL refiner only (--refiner, "
+               "or a refiner as -m); this model ignores them\n",
                err);
   ProgressReporter progress(err, ProgressReporter::stderrIsTerminal());
   TimingTotals totals;
@@ -114,9 +127,13 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
                                              "), step " + std::to_string(p.step) + " of " + std::to_string(p.steps)}});
       };
     }
-    pipeline::Image image = textToImage.generate(request, hooks);
-    progress.end();
+    pipeline::Image image = textToImage.generate(refiner ? refiner->baseRequest(request) : request, hooks);
     totals.add(textToImage.timings());
+    if (refiner) {  // the last steps, and the decode
+      image = refiner->refine(request, image, hooks);
+      totals.add(refiner->pipeline().timings());
+    }
+    progress.end();
     for (const std::string& warning : image.warnings) std::fprintf(err, "warning: %s\n", warning.c_str());
     if (options.verbose && image.vaeTiled) std::fputs("VAE decoded in tiles (docs/vae-tiling.md)\n", err);
 
@@ -136,6 +153,11 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
     params.clipSkip = options.clipSkip;
     params.promptSyntax = options.promptSyntax;
     if (textToImage.isSdxlModel()) params.micro = options.micro;
+    if (refiner) {
+      params.refinerName = refiner->modelName();
+      params.refinerSwitchAt = refiner->start();
+    }
+    params.aestheticScores = refiner || textToImage.isSdxlRefiner();
     if (initImage) params.denoisingStrength = options.strength;
     params.version = std::string("sdgen ") + SDGEN_VERSION;
     const auto encodeStart = std::chrono::steady_clock::now();

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <sstream>
 
 namespace sdgen::app {
 
@@ -68,6 +69,15 @@ std::string formatGenerationParams(const GenerationParams& p) {
   pair("Negative original size", p.micro.negativeOriginalSize);
   pair("Negative crop", p.micro.negativeCropTopLeft);
   pair("Negative target size", p.micro.negativeTargetSize);
+  if (!p.refinerName.empty()) s += ", Refiner: " + quoteParamValue(p.refinerName);
+  if (p.refinerSwitchAt) {
+    std::ostringstream at;
+    at << *p.refinerSwitchAt;
+    s += ", Refiner switch at: " + at.str();
+  }
+  if (p.aestheticScores)
+    s += ", Aesthetic score: " + formatFloat(p.micro.aestheticScore) +
+         ", Negative aesthetic score: " + formatFloat(p.micro.negativeAestheticScore);
   if (p.promptSyntax != prompt::PromptSyntax::Webui)
     s += std::string(", Prompt syntax: ") + prompt::promptSyntaxName(p.promptSyntax);
   if (!p.version.empty()) s += ", Version: " + quoteParamValue(p.version);

@@ -294,7 +294,8 @@ ProfileReport profileConv(Context& ctx, const ProfileSettings& st) {
     pg.input = "latents [1," + std::to_string(h) + "," + std::to_string(w) + "," + std::to_string(c) + "]";
     report.graphs.push_back(std::move(pg));
   }
-  {  // The text encoder on the guided batch of 2 windows (random token ids), as a generation encodes a prompt.
+  if (files.textEncoderWeights) {  // (the SDXL refiner has no first text encoder)
+    // The text encoder on the guided batch of 2 windows (random token ids), as a generation encodes a prompt.
     networks::ClipTextEncoder text(params, files.textEncoderConfig, *files.textEncoderWeights);
     const int64_t d = files.textEncoderConfig.hiddenSize;
     std::mt19937 rng(4);

@@ -5,6 +5,43 @@
 
 namespace sdgen::models {
 
+namespace {
+
+// An ordinary UNet reads the latents; an inpainting UNet (diffusers' StableDiffusionInpaintPipeline, e.g.
+// stable-diffusion-inpainting, stable-diffusion-2-inpainting) reads latents, mask and masked-image latents.
+void validateLatents(const UNetConfig& unet, const VaeConfig& vae) {
+  const int inpaintingChannels = 2 * vae.latentChannels + 1;
+  if (unet.inChannels != vae.latentChannels && unet.inChannels != inpaintingChannels)
+    throw Error("mismatched UNet/VAE latents: the UNet's in_channels is " + std::to_string(unet.inChannels) + " ('" +
+                unet.source + "') but the VAE's latent_channels is " + std::to_string(vae.latentChannels) + " ('" +
+                vae.source + "'); sdgen runs UNets of " + std::to_string(vae.latentChannels) +
+                " input channels, or " + std::to_string(inpaintingChannels) +
+                " for inpainting (latents, mask, masked-image latents)");
+  if (unet.outChannels != vae.latentChannels)
+    throw Error("mismatched UNet/VAE latents: the UNet's out_channels is " + std::to_string(unet.outChannels) +
+                " ('" + unet.source + "') but the VAE's latent_channels is " + std::to_string(vae.latentChannels) +
+                " ('" + vae.source + "')");
+}
+
+}  // namespace
+
+void validateRefinerConfigs(const ClipTextConfig& text2, const UNetConfig& unet, const VaeConfig& vae) {
+  if (text2.hiddenSize != unet.crossAttentionDim)
+    throw Error("mismatched text-encoder/UNet widths: the SDXL refiner's text encoder's hidden_size is " +
+                std::to_string(text2.hiddenSize) + " ('" + text2.source + "') but the UNet's cross_attention_dim is " +
+                std::to_string(unet.crossAttentionDim) + " ('" + unet.source + "')");
+  if (unet.additionEmbedType != "text_time")
+    throw Error("the UNet ('" + unet.source + "') has no addition_embed_type \"text_time\", but the model is an SDXL "
+                "refiner (requires_aesthetics_score): the pooled text embedding and aesthetic score would be ignored");
+  if (text2.projectionDim + 5 * unet.additionTimeEmbedDim != unet.projectionClassEmbeddingsInputDim)
+    throw Error("mismatched text-encoder/UNet added conditioning: the SDXL refiner's text encoder's projection_dim " +
+                std::to_string(text2.projectionDim) + " ('" + text2.source + "') + 5 x addition_time_embed_dim " +
+                std::to_string(unet.additionTimeEmbedDim) + " (original size, crop, aesthetic score) is not the "
+                "UNet's projection_class_embeddings_input_dim " + std::to_string(unet.projectionClassEmbeddingsInputDim) +
+                " ('" + unet.source + "')");
+  validateLatents(unet, vae);
+}
+
 void validateModelConfigs(const ClipTextConfig& text, const UNetConfig& unet, const VaeConfig& vae,
                           const ClipTextConfig* text2) {
   if (text2) {
@@ -31,19 +68,7 @@ void validateModelConfigs(const ClipTextConfig& text, const UNetConfig& unet, co
                 std::to_string(text.hiddenSize) + " ('" + text.source + "') but the UNet's cross_attention_dim is " +
                 std::to_string(unet.crossAttentionDim) + " ('" + unet.source +
                 "'); the two components come from different models");
-  // An ordinary UNet reads the latents; an inpainting UNet (diffusers' StableDiffusionInpaintPipeline, e.g.
-  // stable-diffusion-inpainting, stable-diffusion-2-inpainting) reads latents, mask and masked-image latents.
-  const int inpaintingChannels = 2 * vae.latentChannels + 1;
-  if (unet.inChannels != vae.latentChannels && unet.inChannels != inpaintingChannels)
-    throw Error("mismatched UNet/VAE latents: the UNet's in_channels is " + std::to_string(unet.inChannels) + " ('" +
-                unet.source + "') but the VAE's latent_channels is " + std::to_string(vae.latentChannels) + " ('" +
-                vae.source + "'); sdgen runs UNets of " + std::to_string(vae.latentChannels) +
-                " input channels, or " + std::to_string(inpaintingChannels) +
-                " for inpainting (latents, mask, masked-image latents)");
-  if (unet.outChannels != vae.latentChannels)
-    throw Error("mismatched UNet/VAE latents: the UNet's out_channels is " + std::to_string(unet.outChannels) +
-                " ('" + unet.source + "') but the VAE's latent_channels is " + std::to_string(vae.latentChannels) +
-                " ('" + vae.source + "')");
+  validateLatents(unet, vae);
 }
 
 }  // namespace sdgen::models

@@ -42,10 +42,13 @@ struct ModelIndex {
   bool sdxl = false;      // text_encoder_2 and tokenizer_2 too (StableDiffusionXLPipeline)
   // SDXL: the negative conditioning is zeros when no negative prompt is given (diffusers' __init__ default true).
   bool forceZerosForEmptyPrompt = false;
+  // The SDXL refiner (StableDiffusionXLImg2ImgPipeline with requires_aesthetics_score true): only text_encoder_2
+  // and tokenizer_2 (text_encoder and tokenizer [null, null]), aesthetic-score conditioning (docs/sdxl.md).
+  bool requiresAestheticsScore = false;
   std::map<std::string, std::pair<std::string, std::string>> components;  // "unet" -> {"diffusers", "UNet2DConditionModel"}
   std::string source;
 };
-// Refuses pipelines other than Stable Diffusion 1.x/2.x and SDXL text-to-image ones (the SDXL refiner, SD3, ...)
+// Refuses pipelines other than Stable Diffusion 1.x/2.x, SDXL and the SDXL refiner (SD3, ...)
 // and components of other classes than CLIPTextModel(WithProjection), CLIPTokenizer, UNet2DConditionModel,
 // AutoencoderKL and a scheduler.
 ModelIndex loadModelIndex(const std::string& path);
@@ -62,5 +65,8 @@ void validateSchedulerConfig(const SchedulerConfig& c);
 // to cross_attention_dim, the UNet has text_time added conditioning fed by text2's projection.
 void validateModelConfigs(const ClipTextConfig& text, const UNetConfig& unet, const VaeConfig& vae,
                           const ClipTextConfig* text2 = nullptr);
+// The SDXL refiner's: cross_attention_dim = text2's hidden size, text_time added conditioning of text2's projection
+// and five time ids (original size, crop, aesthetic score), the latents as above.
+void validateRefinerConfigs(const ClipTextConfig& text2, const UNetConfig& unet, const VaeConfig& vae);
 
 }  // namespace sdgen::models

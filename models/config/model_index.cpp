@@ -1,6 +1,7 @@
 // model_index.json -> ModelIndex: a Stable Diffusion 1.x/2.x pipeline and its five components, or an SDXL one
 // (StableDiffusionXLPipeline: text_encoder_2 and tokenizer_2 too).
 #include <algorithm>
+#include <string_view>
 
 #include "engine/error.h"
 #include "models/config/config_files.h"
@@ -39,9 +40,8 @@ ModelIndex fromJson(const ConfigJson& j) {
                                " is not Stable Diffusion 1.x/2.x or SDXL (SD3 and others are not implemented)");
   const bool xlClass = index.className.find("XL") != std::string::npos;
   // The SDXL refiner: only the second (OpenCLIP bigG) text encoder and aesthetic-score conditioning.
-  if (xlClass && j.present("requires_aesthetics_score") && j.boolean("requires_aesthetics_score"))
-    j.unsupported("requires_aesthetics_score",
-                  "the SDXL refiner (one text encoder, aesthetic-score conditioning) is not implemented yet");
+  index.requiresAestheticsScore =
+      xlClass && j.present("requires_aesthetics_score") && j.boolean("requires_aesthetics_score");
   index.sdxl = j.present("text_encoder_2") || j.present("tokenizer_2");
   if (xlClass && !index.sdxl)
     j.fail("text_encoder_2", "is missing: an SDXL pipeline (" + index.className + ") has text_encoder_2 and tokenizer_2");
@@ -58,6 +58,15 @@ ModelIndex fromJson(const ConfigJson& j) {
     index.components[name] = {value[0].get<std::string>(), value[1].get<std::string>()};
   }
   std::vector<Expected> expected = expectedComponents();
+  if (index.requiresAestheticsScore) {  // the refiner: text_encoder and tokenizer are [null, null]
+    for (const char* absent : {"text_encoder", "tokenizer"})
+      if (index.components.contains(absent))
+        j.fail(absent, "must be [null, null] in an SDXL refiner (requires_aesthetics_score true): the refiner "
+                       "conditions on text_encoder_2 alone");
+    std::erase_if(expected, [](const Expected& e) {
+      return std::string_view(e.component) == "text_encoder" || std::string_view(e.component) == "tokenizer";
+    });
+  }
   if (index.sdxl) {
     expected.push_back({"text_encoder_2", "transformers", {"CLIPTextModelWithProjection"}});
     expected.push_back({"tokenizer_2", "transformers", {"CLIPTokenizer", "CLIPTokenizerFast"}});
@@ -65,7 +74,9 @@ ModelIndex fromJson(const ConfigJson& j) {
   for (const Expected& e : expected) {
     auto it = index.components.find(e.component);
     if (it == index.components.end())
-      j.fail(e.component, index.sdxl ? "is missing: an SDXL pipeline has text_encoder, text_encoder_2, tokenizer, "
+      j.fail(e.component, index.requiresAestheticsScore
+                              ? "is missing: an SDXL refiner has text_encoder_2, tokenizer_2, unet, vae and scheduler"
+                          : index.sdxl ? "is missing: an SDXL pipeline has text_encoder, text_encoder_2, tokenizer, "
                                        "tokenizer_2, unet, vae and scheduler"
                                      : "is missing: a Stable Diffusion pipeline has text_encoder, tokenizer, unet, "
                                        "vae and scheduler");

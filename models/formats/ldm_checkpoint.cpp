@@ -15,6 +15,7 @@ constexpr const char* kClipPrefix = "cond_stage_model.transformer.";
 constexpr const char* kOpenClipPrefix = "cond_stage_model.model.";
 constexpr const char* kXlClipPrefix = "conditioner.embedders.0.transformer.";
 constexpr const char* kXlOpenClipPrefix = "conditioner.embedders.1.model.";
+constexpr const char* kRefinerOpenClipPrefix = "conditioner.embedders.0.model.";
 
 bool anyKeyStartsWith(const std::vector<std::string>& keys, const std::string& prefix) {
   for (const std::string& k : keys)
@@ -49,15 +50,16 @@ std::string topLevelSummary(const std::vector<std::string>& keys) {
 LdmFamily detectFamily(const std::string& path, const std::vector<std::string>& keys) {
   if (anyKeyStartsWith(keys, "conditioner.embedders.")) {
     // The refiner conditions on OpenCLIP bigG alone (conditioner.embedders.0.model) and an aesthetic score.
-    if (anyKeyStartsWith(keys, "conditioner.embedders.0.model."))
-      unknownArchitecture(path, keys, "the SDXL refiner (one OpenCLIP text encoder, aesthetic-score conditioning), "
-                                      "which sdgen does not implement yet");
-    if (!anyKeyStartsWith(keys, kXlClipPrefix) || !anyKeyStartsWith(keys, kXlOpenClipPrefix))
+    const bool refiner = anyKeyStartsWith(keys, kRefinerOpenClipPrefix);
+    if (refiner && anyKeyStartsWith(keys, "conditioner.embedders.1."))
+      unknownArchitecture(path, keys, std::string("an SDXL refiner-style text encoder ('") + kRefinerOpenClipPrefix +
+                                          "') beside a second embedder");
+    if (!refiner && (!anyKeyStartsWith(keys, kXlClipPrefix) || !anyKeyStartsWith(keys, kXlOpenClipPrefix)))
       unknownArchitecture(path, keys, std::string("an SDXL-style checkpoint without both text encoders ('") +
                                           kXlClipPrefix + "' and '" + kXlOpenClipPrefix + "')");
     if (!anyKeyStartsWith(keys, kUNetPrefix)) unknownArchitecture(path, keys, "no UNet");
     if (!anyKeyStartsWith(keys, kVaePrefix)) unknownArchitecture(path, keys, "no VAE");
-    return LdmFamily::SDXL;
+    return refiner ? LdmFamily::SDXLRefiner : LdmFamily::SDXL;
   }
   if (anyKeyStartsWith(keys, "control_model."))
     unknownArchitecture(path, keys, "a ControlNet, which sdgen does not implement");
@@ -77,11 +79,14 @@ LdmFamily detectFamily(const std::string& path, const std::vector<std::string>& 
 }  // namespace
 
 const char* ldmFamilyName(LdmFamily family) {
-  return family == LdmFamily::SDXL ? "SDXL" : family == LdmFamily::SD2 ? "SD 2.x" : "SD 1.x";
+  return family == LdmFamily::SDXLRefiner ? "SDXL refiner"
+         : family == LdmFamily::SDXL      ? "SDXL"
+         : family == LdmFamily::SD2       ? "SD 2.x"
+                                          : "SD 1.x";
 }
 
 int defaultLdmImageSize(LdmFamily family) {
-  return family == LdmFamily::SDXL ? 1024 : family == LdmFamily::SD2 ? 768 : 512;
+  return family == LdmFamily::SDXL || family == LdmFamily::SDXLRefiner ? 1024 : family == LdmFamily::SD2 ? 768 : 512;
 }
 
 LdmCheckpoint openLdmCheckpoint(const std::string& path, std::optional<int> imageSize) {
@@ -98,27 +103,32 @@ LdmCheckpoint openLdmCheckpoint(const std::string& path, std::optional<int> imag
     throw Error("image size " + std::to_string(size) + " for '" + path + "' is not a positive multiple of the VAE's " +
                 "scale factor " + std::to_string(scale));
 
-  const bool sdxl = ckpt.family == LdmFamily::SDXL;
+  const bool refiner = ckpt.family == LdmFamily::SDXLRefiner, sdxl = ckpt.family == LdmFamily::SDXL || refiner;
   LdmComponentKeys unet(file, kUNetPrefix, "UNet");
   // SDXL's UNet has 64-channel heads, as SD 2.x's (num_head_channels 64).
   ckpt.unetConfig = mapLdmUNet(unet, ckpt.family != LdmFamily::SD1, size / scale, sdxl);
 
   if (sdxl) {
     ckpt.vaeConfig.scalingFactor = 0.13025f;  // SDXL's VAE (sd_xl_base.yaml scale_factor)
-    LdmComponentKeys text(file, kXlClipPrefix, "text encoder");
-    ckpt.textEncoderConfig = mapLdmClipText(text);
-    ckpt.textEncoderWeights = std::make_unique<MappedWeights>(text.description(), text.take());
-    LdmComponentKeys text2(file, kXlOpenClipPrefix, "text encoder 2");
+    if (!refiner) {
+      LdmComponentKeys text(file, kXlClipPrefix, "text encoder");
+      ckpt.textEncoderConfig = mapLdmClipText(text);
+      ckpt.textEncoderWeights = std::make_unique<MappedWeights>(text.description(), text.take());
+    }
+    LdmComponentKeys text2(file, refiner ? kRefinerOpenClipPrefix : kXlOpenClipPrefix, "text encoder 2");
     ckpt.textEncoder2Config = mapLdmOpenClipText(text2, true);
     ckpt.textEncoder2Weights = std::make_unique<MappedWeights>(text2.description(), text2.take());
-    // add_embedding reads the pooled projection and six sinusoids of addition_time_embed_dim each.
+    // add_embedding reads the pooled projection and six sinusoids of addition_time_embed_dim each (the refiner:
+    // five, original size, crop and the aesthetic score).
     UNetConfig& u = ckpt.unetConfig;
+    const int ids = refiner ? 5 : 6;
     const int rest = u.projectionClassEmbeddingsInputDim - ckpt.textEncoder2Config.projectionDim;
-    if (rest <= 0 || rest % 6)
+    if (rest <= 0 || rest % ids)
       throw Error("single-file checkpoint '" + path + "': the UNet's added conditioning reads " +
                   std::to_string(u.projectionClassEmbeddingsInputDim) + " values, which is not the text projection's " +
-                  std::to_string(ckpt.textEncoder2Config.projectionDim) + " plus six time-id sinusoids");
-    u.additionTimeEmbedDim = rest / 6;
+                  std::to_string(ckpt.textEncoder2Config.projectionDim) + " plus " + std::to_string(ids) +
+                  " time-id sinusoids");
+    u.additionTimeEmbedDim = rest / ids;
     if (ckpt.textEncoder2Config.numAttentionHeads == 0)
       ckpt.undetermined.push_back("the second text encoder's num_attention_heads (width " +
                                   std::to_string(ckpt.textEncoder2Config.hiddenSize) +
@@ -141,7 +151,7 @@ LdmCheckpoint openLdmCheckpoint(const std::string& path, std::optional<int> imag
       ckpt.undetermined.push_back("the UNet's attention heads of block " + std::to_string(i) + " (" +
                                   std::to_string(u.blockOutChannels[i]) +
                                   " channels, not a multiple of 64-channel heads)");
-  if (ckpt.textEncoderConfig.numAttentionHeads == 0)
+  if (!refiner && ckpt.textEncoderConfig.numAttentionHeads == 0)
     ckpt.undetermined.push_back("the text encoder's num_attention_heads (width " +
                                 std::to_string(ckpt.textEncoderConfig.hiddenSize) +
                                 ", not a multiple of CLIP's 64-channel heads)");

@@ -20,8 +20,9 @@
 
 namespace sdgen::models {
 
-enum class LdmFamily { SD1, SD2, SDXL };
-const char* ldmFamilyName(LdmFamily family);  // "SD 1.x" / "SD 2.x" / "SDXL"
+// SDXLRefiner: conditioner.embedders.0.model (OpenCLIP bigG) alone, five time ids (aesthetic score).
+enum class LdmFamily { SD1, SD2, SDXL, SDXLRefiner };
+const char* ldmFamilyName(LdmFamily family);  // "SD 1.x" / "SD 2.x" / "SDXL" / "SDXL refiner"
 // The resolution diffusers assumes for single files (DIFFUSERS_TO_LDM_DEFAULT_IMAGE_SIZE_MAP): 512 for SD 1.x,
 // 768 for SD 2.x (stable-diffusion-2-1; pass 512 for the "base" models), 1024 for SDXL.
 int defaultLdmImageSize(LdmFamily family);
@@ -37,8 +38,8 @@ struct LdmCheckpoint {
   ClipTextConfig textEncoderConfig;
   UNetConfig unetConfig;
   VaeConfig vaeConfig;
-  std::unique_ptr<WeightSource> textEncoderWeights, unetWeights, vaeWeights;
-  ClipTextConfig textEncoder2Config;  // SDXL
+  std::unique_ptr<WeightSource> textEncoderWeights, unetWeights, vaeWeights;  // textEncoderWeights: null for the refiner
+  ClipTextConfig textEncoder2Config;  // SDXL and the SDXL refiner
   std::unique_ptr<WeightSource> textEncoder2Weights;
   std::vector<std::string> undetermined;  // e.g. "the text encoder's num_attention_heads (width 32 ...)"
 };

@@ -73,7 +73,7 @@ constexpr const char* kSdxlSchedulerFile =
         "use_karras_sigmas": false})";
 
 SchedulerFile singleFileScheduler(LdmFamily family, int imageSize, const std::string& path) {
-  if (family == LdmFamily::SDXL)
+  if (family == LdmFamily::SDXL || family == LdmFamily::SDXLRefiner)  // the refiner's file is the same
     return parseSchedulerFile(kSdxlSchedulerFile, "defaults for SDXL single files ('" + path + "')");
   const bool sd2 = family == LdmFamily::SD2;
   SchedulerFile s = parseSchedulerFile(sd2 ? kSd21SchedulerFile : kSd15SchedulerFile,
@@ -114,17 +114,23 @@ ModelFiles openSingleFile(const std::string& path, const OpenOptions& options) {
   m.textEncoderWeights = std::move(ckpt.textEncoderWeights);
   m.unetWeights = std::move(ckpt.unetWeights);
   m.vaeWeights = std::move(ckpt.vaeWeights);
-  const bool sdxl = ckpt.family == LdmFamily::SDXL;
+  const bool refiner = ckpt.family == LdmFamily::SDXLRefiner, sdxl = ckpt.family == LdmFamily::SDXL || refiner;
   if (sdxl) {
     m.textEncoder2Config = std::move(ckpt.textEncoder2Config);
     m.textEncoder2Weights = std::move(ckpt.textEncoder2Weights);
-    m.forceZerosForEmptyPrompt = true;  // stable-diffusion-xl-base-1.0's model_index.json
+    // stable-diffusion-xl-base-1.0's model_index.json says true, stable-diffusion-xl-refiner-1.0's false
+    m.forceZerosForEmptyPrompt = !refiner;
+    m.requiresAestheticsScore = refiner;
     validateClipTextConfig(m.textEncoder2Config);
   }
-  validateClipTextConfig(m.textEncoderConfig);
   validateUNetConfig(m.unetConfig);
   validateVaeConfig(m.vaeConfig);
-  validateModelConfigs(m.textEncoderConfig, m.unetConfig, m.vaeConfig, sdxl ? &m.textEncoder2Config : nullptr);
+  if (refiner) {
+    validateRefinerConfigs(m.textEncoder2Config, m.unetConfig, m.vaeConfig);
+  } else {
+    validateClipTextConfig(m.textEncoderConfig);
+    validateModelConfigs(m.textEncoderConfig, m.unetConfig, m.vaeConfig, sdxl ? &m.textEncoder2Config : nullptr);
+  }
 
   std::string tokenizerDir = options.tokenizerPath;
   if (tokenizerDir.empty() && folder && fs::is_directory(fs::path(options.configPath) / "tokenizer"))
@@ -132,8 +138,9 @@ ModelFiles openSingleFile(const std::string& path, const OpenOptions& options) {
   if (tokenizerDir.empty()) tokenizerDir = resourcePath("models/vocab/clip");
   // OpenCLIP pads with 0; a tokenizer folder that names its pad token decides for itself.
   std::optional<int32_t> pad = ckpt.family == LdmFamily::SD2 ? std::optional<int32_t>(0) : std::nullopt;
-  attachTokenizer(m, loadClipTokenizerFolder(tokenizerDir, pad, m.textEncoderConfig.maxPositionEmbeddings),
-                  tokenizerDir);
+  if (!refiner)  // the refiner has no first text encoder, hence no first tokenizer
+    attachTokenizer(m, loadClipTokenizerFolder(tokenizerDir, pad, m.textEncoderConfig.maxPositionEmbeddings),
+                    tokenizerDir);
   if (sdxl) {  // tokenizer_2: the config folder's, else the shipped vocabulary padded with 0 as OpenCLIP does
     std::string dir2 = resourcePath("models/vocab/clip");
     if (folder && fs::is_directory(fs::path(options.configPath) / "tokenizer_2"))
@@ -181,6 +188,28 @@ SafetensorsWeightsOptions textEncoderRenames(const std::string& weightsPath) {
   return options;
 }
 
+// The SDXL refiner's folder: text_encoder_2 and tokenizer_2 only (model_index.json's text_encoder and tokenizer
+// are [null, null]), a UNet of five time ids.
+ModelFiles openRefinerFolder(const fs::path& dir, const ModelIndex& index, ModelFiles m, const OpenOptions& options) {
+  m.requiresAestheticsScore = true;
+  m.forceZerosForEmptyPrompt = index.forceZerosForEmptyPrompt;
+  m.textEncoder2Config = loadClipTextConfig((dir / "text_encoder_2" / "config.json").string());
+  m.unetConfig = loadUNetConfig((dir / "unet" / "config.json").string());
+  m.vaeConfig = loadVaeConfig((dir / "vae" / "config.json").string());
+  m.scheduler = loadSchedulerFile((dir / "scheduler" / "scheduler_config.json").string());
+  validateRefinerConfigs(m.textEncoder2Config, m.unetConfig, m.vaeConfig);
+  m.unetWeights = std::make_unique<SafetensorsWeights>(
+      findComponentWeights((dir / "unet").string(), "diffusion_pytorch_model", options.variant));
+  const std::string vae = findComponentWeights((dir / "vae").string(), "diffusion_pytorch_model", options.variant);
+  m.vaeWeights = std::make_unique<SafetensorsWeights>(vae, vaeRenames(vae));
+  m.textEncoder2Weights =
+      openTextEncoderWeights(findComponentWeights((dir / "text_encoder_2").string(), "model", options.variant));
+  const std::string tokenizer2Dir = (dir / "tokenizer_2").string();
+  attachTokenizer2(m, loadClipTokenizerFolder(tokenizer2Dir, std::nullopt, m.textEncoder2Config.maxPositionEmbeddings),
+                   tokenizer2Dir);
+  return m;
+}
+
 ModelFiles openDiffusersFolder(const std::string& path, const OpenOptions& options) {
   const fs::path dir(path);
   const fs::path indexPath = dir / "model_index.json";
@@ -194,6 +223,7 @@ ModelFiles openDiffusersFolder(const std::string& path, const OpenOptions& optio
   m.name = displayName(path, true);
   m.kind = ModelSourceKind::DiffusersFolder;
   m.architecture = "diffusers " + index.className;
+  if (index.requiresAestheticsScore) return openRefinerFolder(dir, index, std::move(m), options);
   m.textEncoderConfig = loadClipTextConfig((dir / "text_encoder" / "config.json").string());
   m.unetConfig = loadUNetConfig((dir / "unet" / "config.json").string());
   m.vaeConfig = loadVaeConfig((dir / "vae" / "config.json").string());

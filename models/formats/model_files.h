@@ -47,13 +47,13 @@ struct ModelFiles {
   ModelSourceKind kind = ModelSourceKind::DiffusersFolder;
   std::string architecture;  // "SD 1.x" / "SD 2.x" for single files; diffusers folders: "diffusers <pipeline class>"
 
-  ClipTextConfig textEncoderConfig;  // padTokenId is the tokenizer's padding id
+  ClipTextConfig textEncoderConfig;  // padTokenId is the tokenizer's padding id (the SDXL refiner: unset)
   UNetConfig unetConfig;
   VaeConfig vaeConfig;
   SchedulerFile scheduler;  // what scheduler_config.json sets; models::schedulerConfigFor resolves it per sampler
 
-  std::unique_ptr<WeightSource> textEncoderWeights, unetWeights, vaeWeights;
-  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<WeightSource> textEncoderWeights, unetWeights, vaeWeights;  // textEncoderWeights: null for a refiner
+  std::unique_ptr<Tokenizer> tokenizer;  // null for a refiner
 
   // SDXL (docs/sdxl.md): the second text encoder (CLIPTextModelWithProjection: OpenCLIP bigG), its tokenizer,
   // and whether an empty negative prompt conditions on zeros (model_index.json's force_zeros_for_empty_prompt).
@@ -61,7 +61,11 @@ struct ModelFiles {
   std::unique_ptr<WeightSource> textEncoder2Weights;
   std::unique_ptr<Tokenizer> tokenizer2;
   bool forceZerosForEmptyPrompt = false;
+  // The SDXL refiner (requires_aesthetics_score; single files with conditioner.embedders.0.model only): no first
+  // text encoder or tokenizer; the time ids are original size, crop and an aesthetic score.
+  bool requiresAestheticsScore = false;
   bool isSdxl() const { return textEncoder2Weights != nullptr; }
+  bool isSdxlRefiner() const { return isSdxl() && requiresAestheticsScore; }
 };
 
 // A folder with model_index.json is a diffusers folder; a file is a single-file checkpoint. Anything else, a

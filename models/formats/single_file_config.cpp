@@ -44,7 +44,9 @@ FolderConfigs loadFolderConfigs(const std::string& dir) {
   if (!fs::is_directory(dir)) throw Error("config folder '" + dir + "' does not exist");
   const fs::path d(dir);
   FolderConfigs f;
-  f.textEncoder = loadClipTextConfig((d / "text_encoder" / "config.json").string());
+  // An SDXL refiner's folder has no text_encoder/ (applyFolderConfigs does not read it for a refiner).
+  if (fs::exists(d / "text_encoder" / "config.json") || !fs::exists(d / "text_encoder_2" / "config.json"))
+    f.textEncoder = loadClipTextConfig((d / "text_encoder" / "config.json").string());
   if (fs::exists(d / "text_encoder_2" / "config.json"))
     f.textEncoder2 = loadClipTextConfig((d / "text_encoder_2" / "config.json").string());
   f.unet = loadUNetConfig((d / "unet" / "config.json").string());
@@ -91,7 +93,8 @@ void applyFolderConfigs(LdmCheckpoint& ckpt, const FolderConfigs& folder) {
     a.same("use_post_quant_conv", w.usePostQuantConv, c.usePostQuantConv);
     a.same("mid_block_add_attention", w.midBlockAddAttention, c.midBlockAddAttention);
   }
-  {
+  const bool refiner = ckpt.family == LdmFamily::SDXLRefiner;
+  if (!refiner) {
     const ClipTextConfig& w = ckpt.textEncoderConfig;
     const ClipTextConfig& c = folder.textEncoder;
     Agreement a(w.source, c.source, "text encoder");
@@ -101,10 +104,10 @@ void applyFolderConfigs(LdmCheckpoint& ckpt, const FolderConfigs& folder) {
     a.same("num_hidden_layers", w.numHiddenLayers, c.numHiddenLayers);
     a.same("max_position_embeddings", w.maxPositionEmbeddings, c.maxPositionEmbeddings);
   }
-  if (ckpt.family == LdmFamily::SDXL) {
+  if (ckpt.family == LdmFamily::SDXL || refiner) {
     if (!folder.textEncoder2)
-      throw Error("single-file checkpoint '" + ckpt.textEncoder2Config.source + "' is SDXL, but the config folder of '" +
-                  folder.textEncoder.source + "' has no text_encoder_2/config.json");
+      throw Error("single-file checkpoint '" + ckpt.textEncoder2Config.source + "' is " + ldmFamilyName(ckpt.family) +
+                  ", but the config folder of '" + folder.unet.source + "' has no text_encoder_2/config.json");
     const ClipTextConfig& w = ckpt.textEncoder2Config;
     const ClipTextConfig& c = *folder.textEncoder2;
     Agreement a(w.source, c.source, "second text encoder");
@@ -121,7 +124,7 @@ void applyFolderConfigs(LdmCheckpoint& ckpt, const FolderConfigs& folder) {
   const int pad = ckpt.textEncoderConfig.padTokenId;
   ckpt.unetConfig = folder.unet;
   ckpt.vaeConfig = folder.vae;
-  ckpt.textEncoderConfig = folder.textEncoder;
+  if (!refiner) ckpt.textEncoderConfig = folder.textEncoder;
   ckpt.textEncoderConfig.padTokenId = pad;  // the tokenizer decides (openModel)
   ckpt.undetermined.clear();
 }

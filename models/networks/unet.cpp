@@ -235,10 +235,13 @@ void UNet::buildContextProjections(nn::Builder& b, const Value& context, const s
 }
 
 std::vector<float> UNet::addedConditioningInput(std::span<const float> textEmbeds,
-                                                const std::array<float, 6>& timeIds) const {
+                                                std::span<const float> timeIds) const {
   const int dim = config_.additionTimeEmbedDim, half = dim / 2;
-  if (!hasAddedConditioning() || int(textEmbeds.size()) + 6 * dim != config_.projectionClassEmbeddingsInputDim)
-    throw Error("UNet: added conditioning of " + std::to_string(textEmbeds.size()) + " text embedding values for "
+  // SDXL base: six time ids; the refiner: five (its aesthetic score in place of the target size).
+  if (!hasAddedConditioning() ||
+      int(textEmbeds.size()) + int(timeIds.size()) * dim != config_.projectionClassEmbeddingsInputDim)
+    throw Error("UNet: added conditioning of " + std::to_string(textEmbeds.size()) + " text embedding values and " +
+                std::to_string(timeIds.size()) + " time ids for "
                 "projection_class_embeddings_input_dim " + std::to_string(config_.projectionClassEmbeddingsInputDim) +
                 " and addition_time_embed_dim " + std::to_string(dim));
   std::vector<float> row(textEmbeds.begin(), textEmbeds.end());

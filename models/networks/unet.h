@@ -52,7 +52,7 @@ class UNet {
   // One row of add_embedding's input, as diffusers' get_aug_embed builds it for "text_time":
   // concat(text_embeds, flatten(Timesteps(addition_time_embed_dim)(time_ids))), the sinusoids in float32 as torch
   // computes them. timeIds: original height, width, crop top, left, target height, width.
-  std::vector<float> addedConditioningInput(std::span<const float> textEmbeds, const std::array<float, 6>& timeIds) const;
+  std::vector<float> addedConditioningInput(std::span<const float> textEmbeds, std::span<const float> timeIds) const;
 
   // Every transformer block's fused cross-attention K/V projection of a [batch, contextLength, dim] context:
   // one [batch, contextLength, 2 * channels] tensor per block, in the order build visits them.

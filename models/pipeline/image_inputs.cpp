@@ -19,6 +19,26 @@ void checkRgbImage(const RgbImage& image, const std::string& what) {
                 std::to_string(image.width) + "x" + std::to_string(image.height) + " RGB image");
 }
 
+namespace {
+std::string sizeString(int width, int height) { return std::to_string(width) + "x" + std::to_string(height); }
+}  // namespace
+
+std::pair<int, int> checkImageInputSizes(const RgbImage& init, const std::optional<RgbImage>& mask, int width,
+                                         int height) {
+  checkRgbImage(init, "the init image");
+  if ((width && width != init.width) || (height && height != init.height))
+    throw Error("the init image is " + sizeString(init.width, init.height) + " but the output size asked for is " +
+                sizeString(width ? width : init.width, height ? height : init.height) +
+                "; sdgen does not resize: give an init image of the output size, or leave the size out");
+  if (mask) {
+    checkRgbImage(*mask, "the mask");
+    if (mask->width != init.width || mask->height != init.height)
+      throw Error("the mask is " + sizeString(mask->width, mask->height) + " but the init image is " +
+                  sizeString(init.width, init.height) + "; they must be the same size");
+  }
+  return {init.width, init.height};
+}
+
 std::vector<float> normalizedPixels(const RgbImage& image) {
   std::vector<float> out(image.rgb.size());
   for (size_t i = 0; i < out.size(); ++i) {

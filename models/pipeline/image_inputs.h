@@ -4,7 +4,9 @@
 // downsampled, the masked image, the number of steps `strength` skips, and the encoder's sampled latents. No
 // device work here, so every rule is testable on its own (tests/models/image_inputs_test.cpp).
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sdgen::pipeline {
@@ -17,6 +19,11 @@ struct RgbImage {
 
 // Throws sdgen::Error naming `what` unless the image holds width * height * 3 bytes of a positive size.
 void checkRgbImage(const RgbImage& image, const std::string& what);
+
+// The init image and mask against the output size (docs/img2img.md: no resizing; width/height, when not 0, must
+// equal the init image's size). Returns the output size; throws sdgen::Error naming the mismatch.
+std::pair<int, int> checkImageInputSizes(const RgbImage& init, const std::optional<RgbImage>& mask, int width,
+                                         int height);
 
 // VaeImageProcessor.preprocess of an RGB image: v / 255 (float32) then 2x - 1; NHWC [H, W, 3].
 std::vector<float> normalizedPixels(const RgbImage& image);

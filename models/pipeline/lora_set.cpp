@@ -4,14 +4,14 @@
 
 namespace sdgen::pipeline {
 
-LoraSet::LoraSet(nn::ParameterStore& params, const models::WeightSource& unet, const models::WeightSource& textEncoder,
+LoraSet::LoraSet(nn::ParameterStore& params, const models::WeightSource& unet, const models::WeightSource* textEncoder,
                  const models::WeightSource* textEncoder2, std::string loraDir)
     : params_(params), unet_(unet), textEncoder_(textEncoder), textEncoder2_(textEncoder2),
       library_(std::move(loraDir)) {}
 
 void LoraSet::beginLoad(const std::vector<lora::LoraSpec>& loras) {
   params_.setLoraComponent(unet_, lora::Component::Unet);
-  params_.setLoraComponent(textEncoder_, lora::Component::TextEncoder);
+  if (textEncoder_) params_.setLoraComponent(*textEncoder_, lora::Component::TextEncoder);
   if (textEncoder2_) params_.setLoraComponent(*textEncoder2_, lora::Component::TextEncoder2);
   params_.setLoras(resolve(loras, false));
 }
@@ -23,7 +23,11 @@ void LoraSet::finishLoad(const std::vector<lora::LoraSpec>& loras) {
 
 lora::LoraTargets LoraSet::resolve(const std::vector<lora::LoraSpec>& specs, bool loaded) {
   try {
-    lora::LoraTargets t = lora::resolveLoras(library_.choose(specs), unet_, textEncoder_, textEncoder2_);
+    const auto chosen = library_.choose(specs);
+    if (!textEncoder_ && !chosen.empty())
+      throw Error("LoRAs are not supported with the SDXL refiner (it has no first text encoder)");
+    if (!textEncoder_) return {};
+    lora::LoraTargets t = lora::resolveLoras(chosen, unet_, *textEncoder_, textEncoder2_);
     if (loaded) checkMerged(t);
     return t;
   } catch (const lora::LoraError&) {

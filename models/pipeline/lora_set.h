@@ -16,7 +16,7 @@ class LoraSet {
  public:
   // The model's weights the LoRAs adapt (textEncoder2: SDXL's second text encoder, else null); `params` holds the
   // networks they merge into.
-  LoraSet(nn::ParameterStore& params, const models::WeightSource& unet, const models::WeightSource& textEncoder,
+  LoraSet(nn::ParameterStore& params, const models::WeightSource& unet, const models::WeightSource* textEncoder,
           const models::WeightSource* textEncoder2, std::string loraDir);
 
   // Before the networks load: registers the LoRA components and the initial targets their load merges.
@@ -42,7 +42,7 @@ class LoraSet {
 
   nn::ParameterStore& params_;
   const models::WeightSource& unet_;
-  const models::WeightSource& textEncoder_;
+  const models::WeightSource* textEncoder_;  // null: the SDXL refiner (text_encoder_2 alone)
   const models::WeightSource* textEncoder2_;
   lora::LoraLibrary library_;
   std::vector<lora::LoraSpec> base_, merged_;  // asked for (without prompt tags); merged now

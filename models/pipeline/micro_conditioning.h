@@ -5,6 +5,7 @@
 #include <array>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace sdgen::pipeline {
 
@@ -13,6 +14,9 @@ struct SdxlMicroConditioning {
   // The unconditional half's (diffusers' negative_original_size, negative_crops_coords_top_left,
   // negative_target_size): used when both sizes are given, else that half takes the ids above.
   std::optional<std::pair<int, int>> negativeOriginalSize, negativeCropTopLeft, negativeTargetSize;
+  // The SDXL refiner's aesthetic scores (diffusers' aesthetic_score and negative_aesthetic_score, defaults 6.0 and
+  // 2.5; ignored by other models).
+  float aestheticScore = 6.0f, negativeAestheticScore = 2.5f;
   bool operator==(const SdxlMicroConditioning&) const = default;
 };
 
@@ -25,9 +29,16 @@ std::array<float, 6> sdxlTimeIds(const SdxlMicroConditioning& m, int width, int 
 // error (diffusers would silently ignore it).
 std::array<float, 6> sdxlNegativeTimeIds(const SdxlMicroConditioning& m, int width, int height);
 
+// Both halves' add_time_ids: six values each for SDXL base, five for the refiner.
 struct SdxlTimeIds {
-  std::array<float, 6> positive, negative;
+  std::vector<float> positive, negative;
 };
 SdxlTimeIds sdxlTimeIdPair(const SdxlMicroConditioning& m, int width, int height);
+
+// The refiner's (diffusers' _get_add_time_ids with requires_aesthetics_score): original_size +
+// crops_coords_top_left + (aesthetic_score,), and for the unconditional half negative_original_size (default the
+// original size) + negative_crops_coords_top_left (default (0, 0), not the crop) + (negative_aesthetic_score,).
+// The target sizes are not part of it.
+SdxlTimeIds sdxlRefinerTimeIdPair(const SdxlMicroConditioning& m, int width, int height);
 
 }  // namespace sdgen::pipeline

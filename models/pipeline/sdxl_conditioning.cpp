@@ -30,7 +30,17 @@ std::array<float, 6> sdxlNegativeTimeIds(const SdxlMicroConditioning& m, int wid
 }
 
 SdxlTimeIds sdxlTimeIdPair(const SdxlMicroConditioning& m, int width, int height) {
-  return {sdxlTimeIds(m, width, height), sdxlNegativeTimeIds(m, width, height)};
+  const std::array<float, 6> positive = sdxlTimeIds(m, width, height), negative = sdxlNegativeTimeIds(m, width, height);
+  return {{positive.begin(), positive.end()}, {negative.begin(), negative.end()}};
+}
+
+SdxlTimeIds sdxlRefinerTimeIdPair(const SdxlMicroConditioning& m, int width, int height) {
+  const auto [ow, oh] = m.originalSize.value_or(std::pair{width, height});
+  const auto [cx, cy] = m.cropTopLeft.value_or(std::pair{0, 0});
+  const auto [now, noh] = m.negativeOriginalSize.value_or(std::pair{ow, oh});
+  const auto [ncx, ncy] = m.negativeCropTopLeft.value_or(std::pair{0, 0});
+  return {{float(oh), float(ow), float(cy), float(cx), m.aestheticScore},
+          {float(noh), float(now), float(ncy), float(ncx), m.negativeAestheticScore}};
 }
 
 void buildSdxlTextGraph(nn::Builder& b, const networks::ClipTextEncoder& text1, const networks::ClipTextEncoder& text2,
@@ -45,6 +55,15 @@ void buildSdxlTextGraph(nn::Builder& b, const networks::ClipTextEncoder& text1, 
   graph::Value h2 = text2.hiddenState(b, ids2, n2 - 1 - clipSkip, final2);
   b.store(b.zip(h1, h2, [](const graph::Expr& x, const graph::Expr& y) { return graph::concat(x, y, 2); }),
           {"SDXL text context", context});
+}
+
+void buildSdxlRefinerTextGraph(nn::Builder& b, const networks::ClipTextEncoder& text2, const graph::TensorView& ids2,
+                               int clipSkip, graph::TensorId context, graph::TensorId final2) {
+  const int n2 = text2.config().numHiddenLayers;
+  if (clipSkip < 0 || clipSkip > n2 - 1)
+    throw Error("clip skip " + std::to_string(clipSkip) + " is out of range for the SDXL refiner's text encoder of " +
+                std::to_string(n2) + " layers");
+  b.store(text2.hiddenState(b, ids2, n2 - 1 - clipSkip, final2), {"SDXL refiner text context", context});
 }
 
 std::vector<float> sdxlAddedConditioning(const networks::ClipTextEncoder& text2, const networks::UNet& unet,

@@ -10,19 +10,24 @@
 
 namespace sdgen::pipeline {
 
-TextConditioning::TextConditioning(Context& ctx, const models::ModelFiles& files, const networks::ClipTextEncoder& text,
+TextConditioning::TextConditioning(Context& ctx, const models::ModelFiles& files, const networks::ClipTextEncoder* text,
                                    const networks::ClipTextEncoder* text2, DType dtype, ops::Conv2dScratch& scratch,
                                    graph::SharedArena* arena)
-    : ctx_(ctx), files_(files), text_(text), text2_(text2), dtype_(dtype), scratch_(scratch), arena_(arena) {}
+    : ctx_(ctx), files_(files), text_(text), text2_(text2), dtype_(dtype), scratch_(scratch), arena_(arena) {
+  if (!text_ && !text2_) throw Error("internal error: a text conditioning without a text encoder");
+}
 
 TextConditioning::Windows TextConditioning::tokenize(prompt::PromptSyntax syntax, std::string_view promptText,
                                                      std::string_view negativePrompt, bool guided) const {
-  Windows w{prompt::makeConditioningWindows(*files_.tokenizer, syntax, promptText, negativePrompt, guided), {}};
-  const int64_t seq = text_.sequenceLength();
+  const auto& tokenizer = text_ ? *files_.tokenizer : *files_.tokenizer2;
+  Windows w{prompt::makeConditioningWindows(tokenizer, syntax, promptText, negativePrompt, guided), {}};
+  const int64_t seq = contextEncoder().sequenceLength();
   if (int64_t(w.first.windowLength) != seq)
     throw Error("the tokenizer's windows of " + std::to_string(w.first.windowLength) +
                 " tokens do not match the text encoder's " + std::to_string(seq) + " positions");
-  if (text2_) {  // SDXL: the same windows through tokenizer_2, which differs in its padding
+  if (!text_) {  // the SDXL refiner: tokenizer_2's windows are all there is
+    w.second = w.first;
+  } else if (text2_) {  // SDXL: the same windows through tokenizer_2, which differs in its padding
     w.second = prompt::makeConditioningWindows(*files_.tokenizer2, syntax, promptText, negativePrompt, guided);
     if (w.second->chunks != w.first.chunks || w.second->windowLength != w.first.windowLength)
       throw Error("SDXL: the two tokenizers split the prompt into different windows");
@@ -33,7 +38,7 @@ TextConditioning::Windows TextConditioning::tokenize(prompt::PromptSyntax syntax
 TextConditioning::Stage& TextConditioning::stage(int windows) {
   auto it = stages_.find(windows);
   if (it != stages_.end()) return it->second;
-  const int64_t seq = text_.sequenceLength(), d = width();
+  const int64_t seq = contextEncoder().sequenceLength(), d = width();
   Stage st;
   // Token ids in host-visible memory: written by the host before each encode, no upload submission.
   st.ids = ctx_.memory().allocate(MemoryKind::Params, uint64_t(windows) * seq * 4, "token ids");
@@ -54,7 +59,7 @@ graph::CompiledGraph& TextConditioning::encoder(const Windows& w, int clipSkip) 
   Stage& st = stage(batch);
   auto it = st.encoders.find(clipSkip);
   if (it != st.encoders.end()) return *it->second;
-  const int64_t seq = text_.sequenceLength(), d = width();
+  const int64_t seq = contextEncoder().sequenceLength(), d = width();
   graph::Graph g;
   graph::TensorId out = g.output("text embeddings", {batch, seq, d}, dtype_);
   std::map<graph::TensorId, graph::TensorView> bindings{{out, graph::view(st.embeddings, dtype_, {batch, seq, d})}};
@@ -63,10 +68,13 @@ graph::CompiledGraph& TextConditioning::encoder(const Windows& w, int clipSkip) 
     const int64_t d2 = files_.textEncoder2Config.hiddenSize;
     graph::TensorId final2 = g.output("text encoder 2 final hidden state", {batch, seq, d2}, dtype_);
     bindings.emplace(final2, graph::view(st.final2, dtype_, {batch, seq, d2}));
-    buildSdxlTextGraph(b, text_, *text2_, graph::indexView(st.ids, {batch, seq}),
-                       graph::indexView(st.ids2, {batch, seq}), clipSkip, out, final2);
+    if (text_)
+      buildSdxlTextGraph(b, *text_, *text2_, graph::indexView(st.ids, {batch, seq}),
+                         graph::indexView(st.ids2, {batch, seq}), clipSkip, out, final2);
+    else
+      buildSdxlRefinerTextGraph(b, *text2_, graph::indexView(st.ids2, {batch, seq}), clipSkip, out, final2);
   } else {
-    text_.build(b, graph::indexView(st.ids, {batch, seq}), clipSkip, out);
+    text_->build(b, graph::indexView(st.ids, {batch, seq}), clipSkip, out);
   }
   auto compiled = std::make_unique<graph::CompiledGraph>(ctx_, g, bindings, false, arena_);
   return *st.encoders.emplace(clipSkip, std::move(compiled)).first->second;

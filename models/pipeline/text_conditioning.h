@@ -23,12 +23,13 @@ namespace sdgen::pipeline {
 
 class TextConditioning {
  public:
-  // text2: SDXL's second encoder, or null.
-  TextConditioning(Context& ctx, const models::ModelFiles& files, const networks::ClipTextEncoder& text,
+  // text2: SDXL's second encoder, or null. text: the first encoder, null for the SDXL refiner (text2 alone).
+  TextConditioning(Context& ctx, const models::ModelFiles& files, const networks::ClipTextEncoder* text,
                    const networks::ClipTextEncoder* text2, DType dtype, ops::Conv2dScratch& scratch,
                    graph::SharedArena* arena = nullptr);
 
-  // The windows of both tokenizers (the second only for SDXL: the same windows, padded its way).
+  // The windows of both tokenizers (the second only for SDXL: the same windows, padded its way). The refiner:
+  // tokenizer_2's windows in both (the context and the pooled embedding come from its one encoder).
   struct Windows {
     prompt::ConditioningWindows first;
     std::optional<prompt::ConditioningWindows> second;
@@ -65,8 +66,9 @@ class TextConditioning {
 
   Context& ctx_;
   const models::ModelFiles& files_;
-  const networks::ClipTextEncoder& text_;
+  const networks::ClipTextEncoder* text_;  // null: the SDXL refiner
   const networks::ClipTextEncoder* text2_;
+  const networks::ClipTextEncoder& contextEncoder() const { return text_ ? *text_ : *text2_; }
   DType dtype_;
   ops::Conv2dScratch& scratch_;
   graph::SharedArena* arena_;  // the encoders' intermediates (null: each graph its own)

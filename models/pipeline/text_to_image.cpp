@@ -15,6 +15,7 @@
 #include "models/networks/unet.h"
 #include "models/networks/vae_decoder.h"
 #include "models/pipeline/decoded_image.h"
+#include "models/pipeline/denoising_range.h"
 #include "models/pipeline/image_encoding.h"
 #include "models/pipeline/latent_decoding.h"
 #include "models/pipeline/lora_set.h"
@@ -51,8 +52,6 @@ double msSince(std::chrono::steady_clock::time_point t0) {
 Value external(const graph::TensorView& v) {
   return {v.shape, {}, [v](const graph::Resolver&) { return graph::buffer(v); }, 0};
 }
-
-std::string sizeString(int width, int height) { return std::to_string(width) + "x" + std::to_string(height); }
 
 void uploadFloats(Context& ctx, const Allocation& dst, const std::vector<float>& values) {
   ctx.upload(dst, 0, {reinterpret_cast<const uint8_t*>(values.data()), values.size() * 4});
@@ -120,7 +119,7 @@ struct TextToImage::Impl {
         vaeDtype(o.precision),
         scratch(c, "pipeline conv scratch"),
         arena(c, "pipeline graph arena"),
-        loras(params, *files.unetWeights, *files.textEncoderWeights, files.textEncoder2Weights.get(), o.loraDir) {
+        loras(params, *files.unetWeights, files.textEncoderWeights.get(), files.textEncoder2Weights.get(), o.loraDir) {
     params.setConvTuner(&tuner);
     loras.beginLoad(o.loras);
     if (files.isSdxl() && files.vaeConfig.forceUpcast && dtype == DType::F16) {
@@ -129,17 +128,23 @@ struct TextToImage::Impl {
     }
     auto bytes = [&] { return params.bytes() + (upcastVaeParams ? upcastVaeParams->bytes() : 0); };
     const auto loadStart = std::chrono::steady_clock::now();
-    const int count = 3 + (files.isSdxl() ? 1 : 0) + (o.taesdPath.empty() ? 0 : 1);
+    const int count = 3 + (files.isSdxl() ? 1 : 0) - (files.isSdxlRefiner() ? 1 : 0) + (o.taesdPath.empty() ? 0 : 1);
+    int loaded = 0;  // components loaded so far (the refiner's empty first row is not one)
     auto load = [&](const char* name, auto make) {
       const auto t0 = std::chrono::steady_clock::now();
-      if (o.progress) o.progress({name, int(components.size()) + 1, count, msSince(loadStart), false});
+      if (o.progress) o.progress({name, ++loaded, count, msSince(loadStart), false});
       const uint64_t before = bytes();
       make();
       components.push_back({name, bytes() - before, 0, 0, msSince(t0)});
     };
-    load("text encoder", [&] {
-      text = std::make_unique<networks::ClipTextEncoder>(params, files.textEncoderConfig, *files.textEncoderWeights);
-    });
+    // The SDXL refiner has no first text encoder: its row of the memory report stays (empty), as memoryReport
+    // indexes the first three components by position.
+    if (files.textEncoderWeights)
+      load("text encoder", [&] {
+        text = std::make_unique<networks::ClipTextEncoder>(params, files.textEncoderConfig, *files.textEncoderWeights);
+      });
+    else
+      components.push_back({"text encoder (none: SDXL refiner)", 0, 0, 0, 0});
     load("UNet", [&] { unet = std::make_unique<networks::UNet>(params, files.unetConfig, *files.unetWeights); });
     load("VAE decoder",
          [&] { vae = std::make_unique<networks::VaeDecoder>(vaeParams(), files.vaeConfig, *files.vaeWeights); });
@@ -154,7 +159,7 @@ struct TextToImage::Impl {
         taesd = std::make_unique<TaesdCoding>(ctx, params, models::openTaesd(o.taesdPath), dtype, scratch, &arena);
       });
     loras.finishLoad(o.loras);
-    textConditioning = std::make_unique<TextConditioning>(ctx, files, *text, text2.get(), dtype, scratch, &arena);
+    textConditioning = std::make_unique<TextConditioning>(ctx, files, text.get(), text2.get(), dtype, scratch, &arena);
     if (o.progress) o.progress({"", count, count, msSince(loadStart), true});
   }
 
@@ -312,24 +317,6 @@ struct TextToImage::Impl {
     return st.steps.emplace(key, std::move(sg)).first->second;
   }
 
-  // The init image and mask against the output size (docs/img2img.md: no resizing; -W/-H, when given, must
-  // equal the init image's size). Returns the output size.
-  std::pair<int, int> checkImageInputs(const GenerationRequest& req) const {
-    const RgbImage& init = *req.initImage;
-    checkRgbImage(init, "the init image");
-    if ((req.width && req.width != init.width) || (req.height && req.height != init.height))
-      throw Error("the init image is " + sizeString(init.width, init.height) + " but the output size asked for is " +
-                  sizeString(req.width ? req.width : init.width, req.height ? req.height : init.height) +
-                  "; sdgen does not resize: give an init image of the output size, or leave the size out");
-    if (req.mask) {
-      checkRgbImage(*req.mask, "the mask");
-      if (req.mask->width != init.width || req.mask->height != init.height)
-        throw Error("the mask is " + sizeString(req.mask->width, req.mask->height) + " but the init image is " +
-                    sizeString(init.width, init.height) + "; they must be the same size");
-    }
-    return {init.width, init.height};
-  }
-
   // What the denoising loop starts from, host-side, NHWC. blendMask is set for inpainting with an ordinary UNet:
   // the latent mask (1 = repaint) and the image latents and noise the kept region is re-noised from.
   struct Start {
@@ -353,6 +340,13 @@ struct TextToImage::Impl {
     const int c = int(latentChannels()), h = int(ss.h), w = int(ss.w);
     const size_t n = size_t(c) * h * w;
     Start start;
+    if (req.denoisingStart) {  // the refiner continues the base's latents as they are (diffusers: add_noise False)
+      if (req.startLatents.size() != n)
+        throw Error("the latents to refine hold " + std::to_string(req.startLatents.size()) + " values; " +
+                    std::to_string(width) + "x" + std::to_string(height) + " needs " + std::to_string(n));
+      start.latents = nchwToNhwc(req.startLatents, c, h, w);
+      return start;
+    }
     if (!req.initImage) {  // text to image: torch.randn([1, C, h, w]) * init_noise_sigma
       std::vector<float> noise = generator.randn(n);
       for (float& v : noise) v *= sampler.initNoiseSigma();
@@ -420,7 +414,10 @@ struct TextToImage::Impl {
     timings = StageTimings{timings.loadMs};
     const int scale = vae->upscale();
     int width = req.width ? req.width : defaultWidth(), height = req.height ? req.height : defaultHeight();
-    if (req.initImage) std::tie(width, height) = checkImageInputs(req);
+    if (req.initImage && !req.denoisingStart)
+      std::tie(width, height) = checkImageInputSizes(*req.initImage, req.mask, req.width, req.height);
+    if (req.denoisingStart && (!req.width || !req.height))
+      throw Error("refining latents (denoising start) needs the image size they were made at");
     if (inpaintingUNet() && !req.mask)
       throw Error("'" + files.name + "' is an inpainting model (its UNet takes " +
                   std::to_string(files.unetConfig.inChannels) +
@@ -432,7 +429,9 @@ struct TextToImage::Impl {
     if (req.steps < 1) throw Error("steps must be at least 1, got " + std::to_string(req.steps));
     checkTaesdUse(req, hooks);
     // SDXL: both halves' time ids (a partial negative micro-conditioning is refused before anything compiles).
-    const SdxlTimeIds timeIds = unet->hasAddedConditioning() ? sdxlTimeIdPair(req.micro, width, height) : SdxlTimeIds{};
+    const SdxlTimeIds timeIds = files.isSdxlRefiner()           ? sdxlRefinerTimeIdPair(req.micro, width, height)
+                                : unet->hasAddedConditioning() ? sdxlTimeIdPair(req.micro, width, height)
+                                                               : SdxlTimeIds{};
     const bool guided = req.cfgScale > 1.f;  // as diffusers: guidance_scale <= 1 runs the conditional half only
     const int batch = guided ? 2 : 1;
     Image image;
@@ -472,8 +471,12 @@ struct TextToImage::Impl {
     if (req.exponential) schedule.useExponentialSigmas = true;
     else if (karras) schedule.useExponentialSigmas = false;
     auto sampler = sampling::Sampler::create(schedule, {req.sampler, karras}, req.steps, kFirstSamplerSlot);
-    // Image to image starts where strength puts it (diffusers' get_timesteps and set_begin_index).
-    const int firstStep = req.initImage ? firstStepForStrength(req.steps, req.strength) : 0;
+    // Image to image starts where strength puts it (diffusers' get_timesteps and set_begin_index), a refiner
+    // where denoising start does; the base of an ensemble stops where denoising end does.
+    const DenoisingSteps range = denoisingSteps(*sampler, schedule.numTrainTimesteps, req.denoisingStart,
+                                                req.denoisingEnd, req.initImage ? std::optional(req.strength)
+                                                                                : std::nullopt);
+    const int firstStep = range.firstStep;
     sampler->beginAt(firstStep);
     // The windows' embeddings [batch * chunks, 77, d] are, in memory, the context [batch, chunks * 77, d].
     const int64_t contextLength = int64_t(windows.contextLength());
@@ -497,7 +500,7 @@ struct TextToImage::Impl {
     sampling::TorchCpuGenerator generator(req.seed);
     auto drawStart = [&] { return startingLatents(req, *sampler, firstStep, generator, ss, width, height, plan); };
     std::future<Start> drawnStart;
-    if (!req.initImage) drawnStart = std::async(std::launch::async, drawStart);
+    if (!req.initImage || req.denoisingStart) drawnStart = std::async(std::launch::async, drawStart);
 
     auto encodeStart = std::chrono::steady_clock::now();
     // SDXL: diffusers' force_zeros_for_empty_prompt zeroes the unconditional half when no negative prompt is given.
@@ -529,8 +532,7 @@ struct TextToImage::Impl {
     std::vector<float> currentLatents;
     // One replay per UNet evaluation (multi-evaluation samplers run several per step); progress and previews after
     // each step's last evaluation, the inpainting blend after every evaluation (as diffusers after every step()).
-    const int steps = sampler->steps(), run = steps - firstStep;
-    const int firstEvaluation = sampler->firstEvaluation(firstStep), evaluations = sampler->evaluations();
+    const int run = range.stepsRun, firstEvaluation = range.firstEvaluation, evaluations = range.endEvaluation;
     auto stepStart = std::chrono::steady_clock::now();
     for (int e = firstEvaluation; e < evaluations; ++e) {
       const int i = sampler->stepOfEvaluation(e);
@@ -556,12 +558,16 @@ struct TextToImage::Impl {
       }
     }
     checkCancel(run, run);
+    image.width = width;
+    image.height = height;
+    if (req.denoisingEnd) {  // the refiner decodes
+      image.latents = nhwcToNchw(downloadFloats(ctx, ss.latents, size_t(h * w * c), DType::F32), int(c), int(h), int(w));
+      return image;
+    }
 
     auto decodeStart = std::chrono::steady_clock::now();
     const int64_t oc = files.vaeConfig.outChannels;
     if (oc != 3) throw Error("VAE has " + std::to_string(oc) + " output channels; images need 3");
-    image.width = width;
-    image.height = height;
     image.vaeTiled = plan.tiled;
     image.pixels = decoding->decode(plan, ss.latents, h, w, taesd.get());
     timings.decodeRunMs = msSince(decodeStart);
@@ -624,6 +630,10 @@ int TextToImage::defaultWidth() const { return impl_->defaultWidth(); }
 int TextToImage::defaultHeight() const { return impl_->defaultHeight(); }
 bool TextToImage::isInpaintingModel() const { return impl_->inpaintingUNet(); }
 bool TextToImage::isSdxlModel() const { return impl_->files.isSdxl(); }
+bool TextToImage::isSdxlRefiner() const { return impl_->files.isSdxlRefiner(); }
+int TextToImage::latentChannels() const { return int(impl_->latentChannels()); }
+int TextToImage::vaeScaleFactor() const { return impl_->vae->upscale(); }
+float TextToImage::vaeScalingFactor() const { return impl_->files.vaeConfig.scalingFactor; }
 
 std::string TextToImage::taesdPreviewProblem() const {
   GenerationRequest req;

@@ -97,8 +97,14 @@ struct GenerationRequest {
   ImageDecoder decoder = ImageDecoder::Vae;
   // What GenerationHooks::preview gets: the latent-to-RGB projection (Approx) or TAESD's decode at full size.
   PreviewDecoder preview = PreviewDecoder::Approx;
-  // SDXL's size and crop conditioning (ignored by SD 1.x/2.x models).
+  // SDXL's size and crop conditioning (ignored by SD 1.x/2.x models); the refiner's aesthetic scores.
   SdxlMicroConditioning micro;
+  // The base + refiner ensemble (diffusers' denoising_end / denoising_start, denoising_range.h; samplers of one
+  // evaluation per step). denoisingEnd: stop where the refiner takes over and return Image::latents undecoded.
+  // denoisingStart: continue `startLatents` (NCHW [1, C, h, w], the base's Image::latents; width and height must
+  // be given) from that point, without noising them; strength and initImage do not apply.
+  std::optional<double> denoisingEnd, denoisingStart;
+  std::vector<float> startLatents;
 };
 
 struct Image {
@@ -107,6 +113,9 @@ struct Image {
   std::vector<float> pixels;  // the same as floats in [0, 1] before quantization (diffusers' output_type="np")
   std::vector<std::string> warnings;  // e.g. a plain-syntax prompt longer than the encoder's 77 tokens, cut off
   bool vaeTiled = false;  // decoded (and encoded) in tiles
+  // GenerationRequest::denoisingEnd: the latents where the schedule stopped, NCHW [1, C, h, w]; rgb and pixels
+  // are then empty (nothing is decoded).
+  std::vector<float> latents;
 };
 
 // Wall-clock milliseconds of the stages of the last generate() (and of loading).
@@ -188,7 +197,13 @@ class TextToImage {
   // Why TAESD cannot decode this model's previews (no TAESD loaded, other latent channels or scale, taesdxl), or
   // empty when it can: the GUI then falls back to the latent-to-RGB preview instead of failing.
   std::string taesdPreviewProblem() const;
-  bool isSdxlModel() const;  // two text encoders and text_time added conditioning
+  bool isSdxlModel() const;  // two text encoders and text_time added conditioning (or the refiner's one)
+  bool isSdxlRefiner() const;  // text_encoder_2 alone, aesthetic-score conditioning
+  // The latent space, which a refiner must share with the base model it continues: channels, the VAE's scale
+  // factor (pixels per latent) and scaling_factor.
+  int latentChannels() const;
+  int vaeScaleFactor() const;
+  float vaeScalingFactor() const;
 
   // The LoRAs of every later generation (replacing LoadOptions::loras; prompt tags add to them). Checked now
   // (unreadable files, LoRAs for another model: sdgen::Error, the current set stays); merged by the next

@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 
+#include "engine/error.h"
 #include "engine/tensor_io.h"
 #include "graph/executor.h"
 #include "models/networks/clip_text_encoder.h"
@@ -32,6 +33,8 @@ uint64_t devicePeak(Context& ctx) { return ctx.memory().pool(MemoryKind::Device)
 
 ComponentOutput runTextEncoder(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& ids,
                                int64_t batch, int64_t seq) {
+  if (!m.textEncoderWeights)
+    throw Error("'" + m.path + "' is an SDXL refiner: sdgen_model_check does not check refiners");
   nn::ParameterStore params(ctx, dtype);
   networks::ClipTextEncoder encoder(params, m.textEncoderConfig, *m.textEncoderWeights);
   std::vector<int32_t> idData(ids.begin(), ids.end());
@@ -51,6 +54,8 @@ ComponentOutput runTextEncoder(Context& ctx, const models::ModelFiles& m, DType 
 SdxlTextOutputs runSdxlTextEncoders(Context& ctx, const models::ModelFiles& m, DType dtype,
                                     const std::vector<float>& ids, const std::vector<float>& ids2, int64_t batch,
                                     int64_t seq) {
+  if (!m.textEncoderWeights)
+    throw Error("'" + m.path + "' is an SDXL refiner: sdgen_model_check does not check refiners");
   nn::ParameterStore params(ctx, dtype);
   networks::ClipTextEncoder text1(params, m.textEncoderConfig, *m.textEncoderWeights);
   networks::ClipTextEncoder text2(params, m.textEncoder2Config, *m.textEncoder2Weights, true);

@@ -1,6 +1,6 @@
 // SDXL's configs on the CPU: model_index.json with text_encoder_2/tokenizer_2 (and force_zeros_for_empty_prompt),
-// the refiner's refusal, the UNet's text_time fields, the checks between the two text encoders and the UNet, and
-// diffusers' add_time_ids from the request's micro-conditioning.
+// the refiner's index (text_encoder_2 alone), the UNet's text_time fields, the checks between the two text encoders
+// and the UNet, and diffusers' add_time_ids from the request's micro-conditioning.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -91,13 +91,24 @@ TEST(SdxlConfig, ModelIndex) {
   });
   EXPECT_NE(msg.find("T5EncoderModel"), std::string::npos) << msg;
   // stable-diffusion-xl-refiner-1.0: no first text encoder, aesthetic-score conditioning.
-  json refiner = with(with(with(kXlIndex, "_class_name", "StableDiffusionXLImg2ImgPipeline"), "text_encoder",
-                           {nullptr, nullptr}),
+  // Accepted (sdxl_refiner_test.cpp runs it); a first text encoder beside requires_aesthetics_score is refused.
+  json refiner = with(with(with(with(kXlIndex, "_class_name", "StableDiffusionXLImg2ImgPipeline"), "text_encoder",
+                                {nullptr, nullptr}),
+                           "tokenizer", {nullptr, nullptr}),
                       "requires_aesthetics_score", true);
-  msg = errorOf([&] { parseModelIndex(refiner.dump(), "refiner/model_index.json"); });
+  ModelIndex r = parseModelIndex(with(refiner, "force_zeros_for_empty_prompt", false).dump(), "refiner/model_index.json");
+  EXPECT_TRUE(r.sdxl);
+  EXPECT_TRUE(r.requiresAestheticsScore);
+  EXPECT_FALSE(r.forceZerosForEmptyPrompt);
+  EXPECT_FALSE(r.components.contains("text_encoder"));
+  msg = errorOf([&] {
+    parseModelIndex(with(refiner, "text_encoder", {"transformers", "CLIPTextModel"}).dump(), "refiner/model_index.json");
+  });
   EXPECT_NE(msg.find("refiner/model_index.json"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("SDXL refiner"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("not implemented"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("text_encoder"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[null, null] in an SDXL refiner"), std::string::npos) << msg;
+  msg = errorOf([&] { parseModelIndex(with(refiner, "tokenizer_2", nullptr).dump(), "refiner/model_index.json"); });
+  EXPECT_NE(msg.find("tokenizer_2"), std::string::npos) << msg;
 }
 
 TEST(SdxlConfig, UNetTextTime) {

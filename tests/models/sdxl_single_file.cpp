@@ -19,11 +19,12 @@ namespace {
 
 using nlohmann::json;
 
-void writeFromMap(const std::string& path) {
-  const json map = json::parse(std::ifstream(dataPath("fixtures/ldm_map_sdxl.json")));
+// mapFile: fixtures/<mapFile>; folder: the tests/data folder its components are read from.
+void writeFromMap(const std::string& mapFile, const std::string& folder, const std::string& path) {
+  const json map = json::parse(std::ifstream(dataPath("fixtures/" + mapFile)));
   std::map<std::string, models::SafetensorsFile> files;
   for (const auto& [component, rel] : map.at("components").items())
-    files.emplace(component, models::SafetensorsFile::open(dataPath("tiny-sdxl/" + rel.get<std::string>())));
+    files.emplace(component, models::SafetensorsFile::open(dataPath(folder + "/" + rel.get<std::string>())));
   SafetensorsWriter out;
   for (const json& e : map.at("tensors")) {
     const std::string key = e.at("key"), op = e.at("op");
@@ -51,7 +52,7 @@ void writeFromMap(const std::string& path) {
       shape.push_back(1);
       shape.push_back(1);
     } else if (op != "copy") {
-      throw Error("ldm_map_sdxl.json: unknown op '" + op + "' for '" + key + "'");
+      throw Error(mapFile + ": unknown op '" + op + "' for '" + key + "'");
     }
     out.add(key, shape, v, "F16");
   }
@@ -79,7 +80,17 @@ const std::string& tinySdxlSingleFile() {
   static const TempDir dir;
   static const std::string path = [] {
     const std::string p = dir.file("tiny-sdxl-ldm.safetensors");
-    writeFromMap(p);
+    writeFromMap("ldm_map_sdxl.json", "tiny-sdxl", p);
+    return p;
+  }();
+  return path;
+}
+
+const std::string& tinySdxlRefinerSingleFile() {
+  static const TempDir dir;
+  static const std::string path = [] {
+    const std::string p = dir.file("tiny-sdxl-refiner-ldm.safetensors");
+    writeFromMap("ldm_map_sdxl_refiner.json", "tiny-sdxl-refiner", p);
     return p;
   }();
   return path;

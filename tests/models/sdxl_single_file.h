@@ -10,5 +10,8 @@ namespace sdgen::test {
 
 // The file's path, written on the first call (into a temporary folder removed at process exit).
 const std::string& tinySdxlSingleFile();
+// tests/data/tiny-sdxl-refiner as an SDXL refiner single file (conditioner.embedders.0.model.*), from
+// fixtures/ldm_map_sdxl_refiner.json (tests/reference/sdxl_refiner_fixtures.py) in the same way.
+const std::string& tinySdxlRefinerSingleFile();
 
 }  // namespace sdgen::test

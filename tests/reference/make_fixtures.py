@@ -3,7 +3,7 @@
 
   python3 tests/reference/make_fixtures.py --out DIR
       [--only rng,schedulers,models,components,pipelines,realsched,tf5text,prompts,img2img,inpaint,samplers,
-              samplerpipes,lora,vaetiling,taesd,sdxl,sdxlimg2img,sdxlnegmicro,lorasdxl]
+              samplerpipes,lora,vaetiling,taesd,sdxl,sdxlimg2img,sdxlnegmicro,sdxlrefiner,lorasdxl]
 
 DIR receives tiny-sd1/, tiny-sd2/ (diffusers folders), tiny-sd1-ldm.safetensors, tiny-sd2-ldm.safetensors and
 fixtures/*.{json,safetensors} (realsched and tf5text: real_checkpoints.py, which also writes tiny-clip-tf5/;
@@ -13,8 +13,9 @@ sampler_fixtures.py, the samplers of issue 21; lora: lora_fixtures.py, LoRA file
 load_lora_weights + fuse_lora, needs peft; vaetiling: vae_tiling_fixtures.py, diffusers' tiled VAE decode and
 encode; taesd: taesd_fixtures.py, random-weight AutoencoderTiny models (tiny-taesd*/), their outputs and tiny-sd1
 pipelines decoding and encoding with one; sdxl: sdxl_fixtures.py, tiny-sdxl/ and SDXL / SDXL-Turbo / SD-Turbo
-references; lorasdxl: lora_sdxl_fixtures.py, SDXL LoRA files (kohya, PEFT) and diffusers' images with them, needs
-peft);
+references; sdxlrefiner: sdxl_refiner_fixtures.py, tiny-sdxl-refiner/ and the refiner's img2img and base + refiner
+ensemble references; lorasdxl: lora_sdxl_fixtures.py, SDXL LoRA files (kohya, PEFT) and diffusers' images with
+them, needs peft);
 docs/reference-fixtures.md says what each holds. It is run on the device machine
 by scripts/device/make-fixtures.sh (this machine has no torch). 'components' and 'pipelines' read the model
 folders that 'models' wrote into DIR; every section logs its progress, a failing section does not stop the
@@ -42,7 +43,7 @@ import tiny_models  # noqa: E402
 T0 = time.time()
 SECTIONS = ["rng", "schedulers", "models", "components", "pipelines", "realsched", "tf5text", "prompts", "img2img",
             "inpaint", "samplers", "samplerpipes", "lora", "vaetiling", "taesd", "sdxl", "sdxlimg2img",
-            "sdxlnegmicro", "lorasdxl"]
+            "sdxlnegmicro", "sdxlrefiner", "lorasdxl"]
 
 
 def log(msg):
@@ -611,6 +612,7 @@ def main():
     import real_checkpoints
     import sampler_fixtures
     import sdxl_fixtures
+    import sdxl_refiner_fixtures
     import taesd_fixtures
     import vae_tiling_fixtures
     here = sys.modules[__name__]
@@ -629,6 +631,7 @@ def main():
              "sdxl": lambda out: sdxl_fixtures.make_sdxl_fixtures(out, here),
              "sdxlimg2img": lambda out: image_to_image.make_sdxl_img2img_fixtures(out, here),
              "sdxlnegmicro": lambda out: sdxl_fixtures.make_negative_microcond_refs(out, here),
+             "sdxlrefiner": lambda out: sdxl_refiner_fixtures.make_refiner_fixtures(out, here),
              "lorasdxl": lambda out: lora_sdxl_fixtures.make_lora_sdxl_fixtures(out, here)}
     failed = []
     for s in SECTIONS:
