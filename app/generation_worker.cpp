@@ -76,6 +76,20 @@ std::string cacheKey(const GenerationJob& job) {
 }
 }  // namespace
 
+pipeline::LoadOptions GenerationWorker::loadOptions(const GenerationJob& job) {
+  pipeline::LoadOptions options;
+  options.modelPath = job.modelPath;
+  options.precision = resolvePrecision(PrecisionChoice::Auto, ctx_.info());
+  options.loras = job.loras;  // merged while the weights stream in
+  options.loraDir = job.loraDir;
+  options.taesdPath = job.taesdPath;
+  options.progress = [this](const pipeline::LoadProgress& p) {  // the GUI's status line names the component
+    std::lock_guard lock(mutex_);
+    progress_.phase = p.done ? "loading model" : "loading model: " + p.component;
+  };
+  return options;
+}
+
 pipeline::TextToImage& GenerationWorker::model(const GenerationJob& job, ModelCacheReport& report) {
   const auto t0 = std::chrono::steady_clock::now();
   auto load = [&] {
@@ -83,17 +97,7 @@ pipeline::TextToImage& GenerationWorker::model(const GenerationJob& job, ModelCa
       std::lock_guard lock(mutex_);
       progress_.phase = "loading model";
     }
-    pipeline::LoadOptions options;
-    options.modelPath = job.modelPath;
-    options.precision = resolvePrecision(PrecisionChoice::Auto, ctx_.info());
-    options.loras = job.loras;  // merged while the weights stream in
-    options.loraDir = job.loraDir;
-    options.taesdPath = job.taesdPath;
-    options.progress = [this](const pipeline::LoadProgress& p) {  // the GUI's status line names the component
-      std::lock_guard lock(mutex_);
-      progress_.phase = p.done ? "loading model" : "loading model: " + p.component;
-    };
-    return std::make_unique<pipeline::TextToImage>(ctx_, options);
+    return std::make_unique<pipeline::TextToImage>(ctx_, loadOptions(job));
   };
   ModelCache<pipeline::TextToImage>::Acquired got;
   try {
@@ -109,6 +113,25 @@ pipeline::TextToImage& GenerationWorker::model(const GenerationJob& job, ModelCa
   report.evicted.insert(report.evicted.end(), got.evicted.begin(), got.evicted.end());
   if (!got.hit) report.loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return *got.model;
+}
+
+std::unique_ptr<RefinerPass> GenerationWorker::refinerPass(const GenerationJob& job, pipeline::TextToImage& base,
+                                                           ModelCacheReport& report) {
+  const RefinerNames names{job.refinerLabel, job.refinerLabel + " needs an SDXL base model"};
+  RefinerPass::checkBase(names, base);  // before the refiner loads
+  auto load = [&] {
+    {
+      std::lock_guard lock(mutex_);
+      progress_.phase = "loading refiner";
+    }
+    return std::make_unique<pipeline::TextToImage>(ctx_, RefinerPass::refinerLoadOptions(loadOptions(job), job.refinerPath));
+  };
+  auto got = models_.acquire(job.refinerPath, modelFileBytes(job.refinerPath), load, {cacheKey(job)});
+  report.evicted.insert(report.evicted.end(), got.evicted.begin(), got.evicted.end());
+  // The same model may have run as a base with LoRAs: the refiner runs without them (they are the base's).
+  got.model->setLoraDirectory("");
+  got.model->setLoras({});
+  return std::make_unique<RefinerPass>(*got.model, names, job.refinerStart, base);
 }
 
 void GenerationWorker::post(WorkerEvent event) {
@@ -151,6 +174,8 @@ void GenerationWorker::runJob(const GenerationJob& job) {
     // A changed LoRA set is re-merged into the loaded weights by the next generation, not reloaded.
     textToImage->setLoraDirectory(job.loraDir);
     textToImage->setLoras(job.loras);
+    std::unique_ptr<RefinerPass> refiner;
+    if (!job.refinerPath.empty()) refiner = refinerPass(job, *textToImage, report);
     // TAESD previews that cannot work with this model (another latent space or scale): the approximate ones, and
     // a note with the result, rather than a failed job.
     std::string previewNote;
@@ -189,7 +214,8 @@ void GenerationWorker::runJob(const GenerationJob& job) {
         };
       }
       auto t0 = std::chrono::steady_clock::now();
-      pipeline::Image image = textToImage->generate(request, hooks);
+      pipeline::Image image = textToImage->generate(refiner ? refiner->baseRequest(request) : request, hooks);
+      if (refiner) image = refiner->refine(request, image, hooks);  // the last steps, and the decode
       GenerationResult result;
       result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       GenerationParams& p = result.params;
@@ -209,6 +235,11 @@ void GenerationWorker::runJob(const GenerationJob& job) {
       p.promptSyntax = request.promptSyntax;
       if (request.initImage) p.denoisingStrength = request.strength;
       if (textToImage->isSdxlModel()) p.micro = request.micro;  // what conditioned it (docs/sdxl.md)
+      if (refiner) {
+        p.refinerName = refiner->modelName();
+        p.refinerSwitchAt = refiner->start();
+      }
+      p.aestheticScores = refiner || textToImage->isSdxlRefiner();
       p.version = std::string("sdgen ") + SDGEN_VERSION;
       std::string warnings = previewNote;
       if (request.micro != pipeline::SdxlMicroConditioning{} && !textToImage->isSdxlModel())
@@ -218,12 +249,17 @@ void GenerationWorker::runJob(const GenerationJob& job) {
       result.image = std::move(image);
       post(WorkerEvent{WorkerEvent::Kind::Result, std::move(result), warnings});
     }
+    if (refiner) {  // measured after its job too; the base, measured next, is spared
+      auto evicted = models_.resize(job.refinerPath, deviceBytes(refiner->pipeline()), {cacheKey(job)});
+      report.evicted.insert(report.evicted.end(), evicted.begin(), evicted.end());
+    }
     finishReport(report, textToImage);
   } catch (const pipeline::Cancelled& e) {
     finishReport(report, nullptr);
     post(WorkerEvent{WorkerEvent::Kind::Cancelled, std::nullopt, e.what()});
   } catch (const std::bad_alloc&) {
     models_.drop(cacheKey(job));
+    if (!job.refinerPath.empty()) models_.drop(job.refinerPath);
     finishReport(report, nullptr);
     post(WorkerEvent{WorkerEvent::Kind::Error, std::nullopt, "out of host memory"});
   } catch (const lora::LoraError& e) {  // a bad LoRA set leaves the model as it was: keep it loaded
@@ -231,6 +267,7 @@ void GenerationWorker::runJob(const GenerationJob& job) {
     post(WorkerEvent{WorkerEvent::Kind::Error, std::nullopt, e.what()});
   } catch (const std::exception& e) {
     models_.drop(cacheKey(job));
+    if (!job.refinerPath.empty()) models_.drop(job.refinerPath);
     finishReport(report, nullptr);
     post(WorkerEvent{WorkerEvent::Kind::Error, std::nullopt, e.what()});
   }

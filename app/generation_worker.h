@@ -16,6 +16,7 @@
 
 #include "app/generation_params.h"
 #include "app/model_cache.h"
+#include "app/refiner_pass.h"
 #include "engine/context.h"
 #include "models/pipeline/text_to_image.h"
 
@@ -32,6 +33,12 @@ struct GenerationJob {
   // TAESD weights (docs/taesd.md) loaded with the model: request.preview / request.decoder may then use them.
   std::string taesdPath;
   bool previews = true;  // live previews cost one latent readback per step  // for the parameters text (request.clipSkip = webuiClipSkip - 1)
+  // An SDXL refiner for the last steps (docs/sdxl.md "Refiner"; app/refiner_pass.h): its resolved path (empty:
+  // none), the switch (diffusers' denoising_end / denoising_start) and how errors name it ("refiner_checkpoint
+  // 'NAME'"). It is cached beside the base model, without LoRAs or TAESD.
+  std::string refinerPath;
+  double refinerStart = 0.8;
+  std::string refinerLabel;
 };
 
 struct GenerationResult {
@@ -96,7 +103,11 @@ class GenerationWorker {
   void post(WorkerEvent event);
 
   Context& ctx_;
+  pipeline::LoadOptions loadOptions(const GenerationJob& job);
   pipeline::TextToImage& model(const GenerationJob& job, ModelCacheReport& report);
+  // The job's refiner pass: the base checked, the refiner from the cache (loaded beside the base, which it spares).
+  std::unique_ptr<RefinerPass> refinerPass(const GenerationJob& job, pipeline::TextToImage& base,
+                                           ModelCacheReport& report);
   void finishReport(ModelCacheReport& report, const pipeline::TextToImage* measured);
 
   ModelCache<pipeline::TextToImage> models_;  // kept between jobs; a model is dropped after its job's error

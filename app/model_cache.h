@@ -1,8 +1,9 @@
 #pragma once
 // The loaded models one engine keeps (GenerationWorker): least recently used first out, within a memory budget.
 // sdgen serve sizes it with --model-cache-mb, so switching A -> B -> A does not load A twice; sdgen-gui keeps
-// one model (budget 0). The model a job is using is never evicted: only `acquire` and `resize` evict, both
-// on the engine's one worker thread, and both spare the model they were called for.
+// one model (budget 0). The models a job is using are never evicted: only `acquire` and `resize` evict, both
+// on the engine's one worker thread, and both spare the model they were called for and the ones named in `spare`
+// (a base model while its job's SDXL refiner loads).
 //
 // Sizes: before a load, what the model's files take on disk (an upper bound of its weights, which the engine
 // may store in fp16); after a job, what it holds on the device (weights, arenas, scratch: measured).
@@ -31,9 +32,10 @@ class ModelCache {
     std::vector<std::string> evicted;  // keys evicted to make room, oldest first
   };
 
-  // The model for `key`, loaded by `load` on a miss after evicting the least recently used others until
-  // `estimateBytes` more fit the budget. `load` may throw; the cache is then as it was, minus the evictions.
-  Acquired acquire(const std::string& key, uint64_t estimateBytes, const std::function<std::unique_ptr<Model>()>& load) {
+  // The model for `key`, loaded by `load` on a miss after evicting the least recently used others (but `spare`)
+  // until `estimateBytes` more fit the budget. `load` may throw; the cache is then as it was, minus the evictions.
+  Acquired acquire(const std::string& key, uint64_t estimateBytes, const std::function<std::unique_ptr<Model>()>& load,
+                   const std::vector<std::string>& spare = {}) {
     Acquired a;
     if (auto it = find(key); it != entries_.end()) {
       entries_.splice(entries_.begin(), entries_, it);  // most recently used first
@@ -41,16 +43,17 @@ class ModelCache {
       a.hit = true;
       return a;
     }
-    a.evicted = evictFor(key, estimateBytes);
+    a.evicted = evictFor(key, estimateBytes, spare);
     entries_.push_front(Entry{key, load(), estimateBytes});
     a.model = entries_.front().model.get();
     return a;
   }
 
-  // After a job: `key`'s measured size; evicts the least recently used others until the budget holds.
-  std::vector<std::string> resize(const std::string& key, uint64_t bytes) {
+  // After a job: `key`'s measured size; evicts the least recently used others (but `spare`) until the budget
+  // holds.
+  std::vector<std::string> resize(const std::string& key, uint64_t bytes, const std::vector<std::string>& spare = {}) {
     if (auto it = find(key); it != entries_.end()) it->bytes = bytes;
-    return evictFor(key, 0);
+    return evictFor(key, 0, spare);
   }
 
   // After a failure: the next job for `key` loads it afresh.
@@ -83,13 +86,13 @@ class ModelCache {
     return std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.key == key; });
   }
 
-  // Evicts from the least recently used end, sparing `keep`, until totalBytes() + extra fits the budget.
-  std::vector<std::string> evictFor(const std::string& keep, uint64_t extra) {
+  // Evicts from the least recently used end, sparing `keep` and `spare`, until totalBytes() + extra fits the budget.
+  std::vector<std::string> evictFor(const std::string& keep, uint64_t extra, const std::vector<std::string>& spare) {
     std::vector<std::string> evicted;
     auto it = entries_.end();
     while (totalBytes() + extra > budget_ && it != entries_.begin()) {
       --it;
-      if (it->key == keep) continue;
+      if (it->key == keep || std::find(spare.begin(), spare.end(), it->key) != spare.end()) continue;
       evicted.push_back(it->key);
       it = entries_.erase(it);  // the model is freed here, before the next one loads
     }

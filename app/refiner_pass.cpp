@@ -28,9 +28,21 @@ void checkRefinerPath(const std::string& path) {
 RefinerPass::RefinerPass(Context& ctx, const pipeline::LoadOptions& baseLoad, const std::string& refinerPath,
                          double start, const pipeline::TextToImage& base)
     : start_(start) {
-  if (!base.isSdxlModel() || base.isSdxlRefiner())
-    throw Error("--refiner needs an SDXL base model as -m/--model; '" + base.modelName() + "' is " +
-                (base.isSdxlRefiner() ? "itself an SDXL refiner" : "not an SDXL model (SD 1.x/2.x)"));
+  const RefinerNames names{"--refiner '" + refinerPath + "'", "--refiner needs an SDXL base model as -m/--model"};
+  checkBase(names, base);  // before the refiner loads
+  owned_ = std::make_unique<pipeline::TextToImage>(ctx, refinerLoadOptions(baseLoad, refinerPath));
+  refiner_ = owned_.get();
+  check(names, base);
+}
+
+RefinerPass::RefinerPass(pipeline::TextToImage& refiner, const RefinerNames& names, double start,
+                         const pipeline::TextToImage& base)
+    : refiner_(&refiner), start_(start) {
+  check(names, base);
+}
+
+pipeline::LoadOptions RefinerPass::refinerLoadOptions(const pipeline::LoadOptions& baseLoad,
+                                                      const std::string& refinerPath) {
   pipeline::LoadOptions load = baseLoad;
   load.modelPath = refinerPath;
   load.tokenizerPath.clear();
@@ -38,13 +50,23 @@ RefinerPass::RefinerPass(Context& ctx, const pipeline::LoadOptions& baseLoad, co
   load.loras.clear();
   load.loraDir.clear();
   load.taesdPath.clear();
-  refiner_ = std::make_unique<pipeline::TextToImage>(ctx, load);
+  return load;
+}
+
+void RefinerPass::checkBase(const RefinerNames& names, const pipeline::TextToImage& base) {
+  if (!base.isSdxlModel() || base.isSdxlRefiner())
+    throw Error(names.needsBase + "; '" + base.modelName() + "' is " +
+                (base.isSdxlRefiner() ? "itself an SDXL refiner" : "not an SDXL model (SD 1.x/2.x)"));
+}
+
+void RefinerPass::check(const RefinerNames& names, const pipeline::TextToImage& base) const {
+  checkBase(names, base);
   if (!refiner_->isSdxlRefiner())
-    throw Error("--refiner '" + refinerPath + "' is not an SDXL refiner (one text encoder, text_encoder_2, and "
+    throw Error(names.refiner + " is not an SDXL refiner (one text encoder, text_encoder_2, and "
                 "aesthetic-score conditioning: model_index.json's requires_aesthetics_score, or a single file with "
                 "conditioner.embedders.0.model only)");
   if (latentSpace(*refiner_) != latentSpace(base))
-    throw Error("--refiner '" + refinerPath + "': its VAE's latent space (" + latentSpace(*refiner_) +
+    throw Error(names.refiner + ": its VAE's latent space (" + latentSpace(*refiner_) +
                 ") is not the base model's '" + base.modelName() + "' (" + latentSpace(base) +
                 "); the refiner cannot continue its latents");
 }

@@ -16,6 +16,12 @@ namespace sdgen::app {
 // Before the device is touched: --refiner's path exists (an error naming the flag and the path).
 void checkRefinerPath(const std::string& path);
 
+// How errors name the refiner and the base: the CLI's flags, or the server's fields.
+struct RefinerNames {
+  std::string refiner;    // e.g. "--refiner 'PATH'"
+  std::string needsBase;  // e.g. "--refiner needs an SDXL base model as -m/--model"
+};
+
 class RefinerPass {
  public:
   // Loads the refiner with the base's load options (precision, autotune, progress; its own path, no LoRAs, no
@@ -23,6 +29,15 @@ class RefinerPass {
   // the latent space (channels, scale, scaling_factor). Errors name --refiner, -m and the files.
   RefinerPass(Context& ctx, const pipeline::LoadOptions& baseLoad, const std::string& refinerPath, double start,
               const pipeline::TextToImage& base);
+  // A refiner loaded elsewhere (the generation worker's model cache), checked as above; `refiner` must outlive
+  // this pass. Errors name what `names` says.
+  RefinerPass(pipeline::TextToImage& refiner, const RefinerNames& names, double start,
+              const pipeline::TextToImage& base);
+  // Throws unless `base` is an SDXL base model (not SD 1.x/2.x, not itself a refiner).
+  static void checkBase(const RefinerNames& names, const pipeline::TextToImage& base);
+  // The load options of a refiner run after a base loaded with `baseLoad`: its own path; no LoRAs (they are the
+  // base's), TAESD, tokenizer or config overrides.
+  static pipeline::LoadOptions refinerLoadOptions(const pipeline::LoadOptions& baseLoad, const std::string& refinerPath);
 
   // The base's request for its part: up to the switch, latents out.
   pipeline::GenerationRequest baseRequest(pipeline::GenerationRequest request) const;
@@ -36,7 +51,10 @@ class RefinerPass {
   double start() const { return start_; }
 
  private:
-  std::unique_ptr<pipeline::TextToImage> refiner_;
+  void check(const RefinerNames& names, const pipeline::TextToImage& base) const;
+
+  std::unique_ptr<pipeline::TextToImage> owned_;  // the CLI's: loaded by this pass
+  pipeline::TextToImage* refiner_ = nullptr;
   double start_;
 };
 

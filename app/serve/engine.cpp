@@ -112,6 +112,11 @@ void Engine::run(const std::shared_ptr<Job>& job) {
   g.loraDir = loraDir_;  // the prompt's LoRA tags: re-merged into the loaded model when they change
   g.batchCount = r.images();
   g.webuiClipSkip = r.clipSkip;
+  if (r.refiner) {
+    g.refinerPath = r.refiner->path;
+    g.refinerStart = r.refinerSwitchAt;
+    g.refinerLabel = "refiner_checkpoint '" + r.refiner->title + "'";
+  }
   pipeline::GenerationRequest& q = g.request;
   q.prompt = r.prompt;
   q.negativePrompt = r.negativePrompt;

@@ -211,8 +211,23 @@ void parseCommonFields(const json& body, std::vector<FieldError>& errors, ImageR
   f.unsupported("enable_hr", isFalse, "hires fix (enable_hr)");
   f.unsupported("restore_faces", isFalse, "face restoration");
   f.unsupported("tiling", isFalse, "tiling");
-  // webui 1.6's SDXL refiner switch: null or "" (its default) means none; a model name would be ignored silently.
-  f.unsupported("refiner_checkpoint", isEmpty, "the SDXL refiner (refiner_checkpoint)");
+  // webui 1.6's SDXL refiner: null, "" (its default) or "None" (its UI's) means none; else a model of the list.
+  if (auto name = f.string("refiner_checkpoint", 1024); name && !name->empty() && *name != "None") {
+    if (auto m = models.find(*name)) {
+      r.refiner = *m;
+    } else {
+      std::string accepted;
+      for (const auto& m : models.list()) accepted += (accepted.empty() ? "'" : ", '") + shorten(m.title, 60) + "'";
+      f.fail("refiner_checkpoint", "refiner_checkpoint: unknown model '" + shorten(*name) + "'; accepted: " +
+                                       shorten(accepted, 600), "value_error", f.get("refiner_checkpoint"));
+    }
+  }
+  if (auto v = f.number("refiner_switch_at", 0.0, 1.0)) {
+    if (*v <= 0.0 || *v >= 1.0)
+      f.fail("refiner_switch_at", "refiner_switch_at: expected a number between 0 and 1, exclusive", "value_error",
+             f.get("refiner_switch_at"));
+    else r.refinerSwitchAt = *v;
+  }
   f.unsupported("subseed_strength", isZero, "variation seeds (subseed_strength)");
   f.unsupported("seed_resize_from_w", isNoResize, "seed resize");
   f.unsupported("seed_resize_from_h", isNoResize, "seed resize");
@@ -262,6 +277,8 @@ json requestParameters(const ImageRequest& r) {
   pair("negative_original_size", r.micro.negativeOriginalSize);
   pair("negative_crop", r.micro.negativeCropTopLeft);
   pair("negative_target_size", r.micro.negativeTargetSize);
+  p["refiner_checkpoint"] = r.refiner ? json(r.refiner->title) : json(nullptr);
+  p["refiner_switch_at"] = r.refiner ? json(r.refinerSwitchAt) : json(nullptr);
   if (r.img2img) addImg2ImgParameters(*r.img2img, p);
   return p;
 }

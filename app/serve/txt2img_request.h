@@ -44,6 +44,10 @@ struct ImageRequest {
   // SDXL's micro-conditioning (sdgen's fields original_size, crop, target_size and their negative_ forms, as the
   // CLI's flags; docs/serve.md); other models ignore it, as the CLI does.
   pipeline::SdxlMicroConditioning micro;
+  // webui's refiner_checkpoint and refiner_switch_at: an SDXL refiner from the model list continues the last steps
+  // (docs/serve.md; the switch as diffusers' denoising_end / denoising_start, docs/sdxl.md "Refiner").
+  std::optional<ModelEntry> refiner;
+  double refinerSwitchAt = 0.8;
 
   // img2img's init image, mask and strength; null for txt2img. Shared: the job and the engine read it, nobody
   // writes it after validation.

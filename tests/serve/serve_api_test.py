@@ -25,6 +25,7 @@ from serve_support import Server, wait_idle
 
 SDGEN, TINY_SD1, WORKDIR = sys.argv[1:4]
 TINY_SDXL = os.path.join(os.path.dirname(os.path.abspath(TINY_SD1)), "tiny-sdxl")
+TINY_REFINER = os.path.join(os.path.dirname(os.path.abspath(TINY_SD1)), "tiny-sdxl-refiner")
 PROMPT = "a large red circle in the center on a blue background"
 FAST = {"prompt": PROMPT, "steps": 2, "width": 32, "height": 32}  # ~1 s on lavapipe
 
@@ -92,6 +93,8 @@ class ServeApi(unittest.TestCase):
             os.symlink(os.path.abspath(TINY_SD1), os.path.join(models, "tiny-sd1"))
         if not os.path.exists(os.path.join(models, "tiny-sdxl")):
             os.symlink(TINY_SDXL, os.path.join(models, "tiny-sdxl"))
+        if not os.path.exists(os.path.join(models, "tiny-sdxl-refiner")):
+            os.symlink(TINY_REFINER, os.path.join(models, "tiny-sdxl-refiner"))
         with open(os.path.join(models, "broken.safetensors"), "wb") as f:
             f.write(b"\x08\x00\x00\x00\x00\x00\x00\x00not json")
         loras = os.path.join(WORKDIR, "loras")
@@ -197,6 +200,47 @@ class ServeApi(unittest.TestCase):
         self.assertEqual(bad.status_code, 422)
         self.assertEqual(bad.json()["detail"][0]["loc"], ["body", "crop"])
 
+    def test_sdxl_refiner(self):
+        # webui's refiner_checkpoint / refiner_switch_at (docs/serve.md): the image and parameters of the CLI's
+        # --refiner / --refiner-start (the switch as diffusers' denoising_end / denoising_start); a refiner with
+        # an SD 1.x base fails naming the field; unknown names, switches outside (0, 1) and masks are 422s.
+        body = {"prompt": PROMPT, "negative_prompt": "blurry", "seed": 3, "steps": 4, "width": 24, "height": 16,
+                "sampler_name": "Euler", "cfg_scale": 5, "override_settings": {"sd_model_checkpoint": "tiny-sdxl"},
+                "refiner_checkpoint": "tiny-sdxl-refiner", "refiner_switch_at": 0.5}
+        r = txt2img(self.server, body, timeout=900)
+        self.assertEqual(r.status_code, 200, r.text)
+        self.assertIn("Model: tiny-sdxl, Refiner: tiny-sdxl-refiner, Refiner switch at: 0.5, Aesthetic score: 6, "
+                      "Negative aesthetic score: 2.5", info(r)["infotexts"][0])
+        self.assertEqual(r.json()["parameters"]["refiner_checkpoint"], "tiny-sdxl-refiner")
+        self.assertEqual(r.json()["parameters"]["refiner_switch_at"], 0.5)
+        cli = os.path.join(WORKDIR, "sdxl-refiner.png")
+        subprocess.run([SDGEN, "-m", TINY_SDXL, "--refiner", TINY_REFINER, "--refiner-start", "0.5", "-p", PROMPT,
+                        "-n", "blurry", "-s", "3", "--steps", "4", "-W", "24", "-H", "16", "--sampler", "euler",
+                        "--cfg-scale", "5", "-o", cli], check=True, capture_output=True)
+
+        def pixels(png):
+            return Image.open(io.BytesIO(png)).convert("RGB").tobytes()
+        self.assertEqual(pixels(pngs(r)[0]), pixels(read(cli)))
+        plain = txt2img(self.server, dict(body, refiner_checkpoint=None))
+        self.assertEqual(plain.status_code, 200, plain.text)
+        self.assertNotIn("Refiner", info(plain)["infotexts"][0])
+        self.assertIsNone(plain.json()["parameters"]["refiner_checkpoint"])
+        self.assertNotEqual(pixels(pngs(plain)[0]), pixels(pngs(r)[0]))
+        sd1 = txt2img(self.server, dict(body, override_settings={"sd_model_checkpoint": "tiny-sd1"}))
+        self.assertEqual(sd1.status_code, 500)
+        self.assertIn("refiner_checkpoint 'tiny-sdxl-refiner' needs an SDXL base model; 'tiny-sd1' is not an SDXL "
+                      "model", sd1.text)
+        for field, value, words in (("refiner_checkpoint", "nope", "unknown model"),
+                                    ("refiner_switch_at", 1.0, "between 0 and 1, exclusive"),
+                                    ("refiner_switch_at", "x", "")):
+            bad = txt2img(self.server, dict(body, **{field: value}))
+            self.assertEqual(bad.status_code, 422, bad.text)
+            self.assertEqual(bad.json()["detail"][0]["loc"], ["body", field])
+            self.assertIn(words, bad.json()["detail"][0]["msg"])
+        again = txt2img(self.server, body)  # after the failed job: the same image again
+        self.assertEqual(again.status_code, 200, again.text)
+        self.assertEqual(pixels(pngs(again)[0]), pixels(pngs(r)[0]))
+
     def test_lora_prompt_tags(self):
         # docs/lora.md: the tag is merged into the engine's model (and out again), the infotext keeps it.
         s = self.server
@@ -276,7 +320,7 @@ class ServeApi(unittest.TestCase):
         self.assert_422({"override_settings": {"sd_model_checkpoint": "nope"}},
                         ["body", "override_settings", "sd_model_checkpoint"], "unknown model")
         self.assert_422({"enable_hr": True}, ["body", "enable_hr"], "not supported")
-        self.assert_422({"refiner_checkpoint": "sd_xl_refiner_1.0"}, ["body", "refiner_checkpoint"], "not supported")
+        self.assert_422({"refiner_checkpoint": "sd_xl_refiner_1.0"}, ["body", "refiner_checkpoint"], "unknown model")
         self.assert_422({"prompt": "x" * 20000}, ["body", "prompt"], "too long")
         big = b'{"prompt": "' + b"x" * (50 << 20) + b'"}'
         try:

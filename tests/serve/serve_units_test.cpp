@@ -154,6 +154,33 @@ TEST_F(ServeTxt2Img, SdxlMicroConditioningFields) {
   EXPECT_EQ(errors(R"({"negative_crop": [0, 0]})").at(0).loc, (std::vector<json>{"body", "negative_crop"}));
 }
 
+// webui's SDXL refiner fields: a model of the list and the switch, echoed in the parameters; "", null and "None"
+// mean none; unknown names and switches outside (0, 1) are reported per field.
+TEST_F(ServeTxt2Img, SdxlRefinerFields) {
+  auto r = parse(R"({"refiner_checkpoint": "tiny-sdxl-refiner", "refiner_switch_at": 0.7})");
+  ASSERT_TRUE(r.refiner);
+  EXPECT_EQ(r.refiner->title, "tiny-sdxl-refiner");
+  EXPECT_NE(r.refiner->path.find("tests/data/tiny-sdxl-refiner"), std::string::npos) << r.refiner->path;
+  EXPECT_DOUBLE_EQ(r.refinerSwitchAt, 0.7);
+  const json p = requestParameters(r);
+  EXPECT_EQ(p.at("refiner_checkpoint"), "tiny-sdxl-refiner");
+  EXPECT_EQ(p.at("refiner_switch_at"), 0.7);
+  EXPECT_DOUBLE_EQ(parse(R"({"refiner_checkpoint": "tiny-sdxl-refiner"})").refinerSwitchAt, 0.8);  // webui's default
+  for (const char* none : {R"({"refiner_checkpoint": ""})", R"({"refiner_checkpoint": null})",
+                           R"({"refiner_checkpoint": "None", "refiner_switch_at": 0.5})"}) {
+    EXPECT_FALSE(parse(none).refiner) << none;
+    EXPECT_TRUE(requestParameters(parse(none)).at("refiner_checkpoint").is_null()) << none;
+  }
+  auto e = errors(R"({"refiner_checkpoint": "nope", "refiner_switch_at": 1})");
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].loc, (std::vector<json>{"body", "refiner_checkpoint"}));
+  EXPECT_NE(e[0].msg.find("unknown model 'nope'; accepted: 'sdgen-tiny'"), std::string::npos) << e[0].msg;
+  EXPECT_EQ(e[1].loc, (std::vector<json>{"body", "refiner_switch_at"}));
+  EXPECT_EQ(e[1].msg, "refiner_switch_at: expected a number between 0 and 1, exclusive");
+  EXPECT_EQ(errors(R"({"refiner_switch_at": 0})").size(), 1u);
+  EXPECT_EQ(errors(R"({"refiner_switch_at": "0.5"})").at(0).loc, (std::vector<json>{"body", "refiner_switch_at"}));
+}
+
 TEST_F(ServeTxt2Img, EveryBadFieldIsReportedWithItsRange) {
   auto e = errors(R"({"steps": "20", "width": 30, "height": 100000, "sampler_name": "LMS Exponential", "tiling": true})");
   ASSERT_EQ(e.size(), 5u);
@@ -284,6 +311,17 @@ TEST(ServeModelCache, LeastRecentlyUsedOutFirstWithinTheBudget) {
   app::ModelCache<FakeModel> one(0);
   one.acquire("A", 1, loader(1));
   EXPECT_EQ(one.acquire("B", 1, loader(2)).evicted, std::vector<std::string>{"A"});
+  EXPECT_EQ(one.keys(), std::vector<std::string>{"B"});
+  // A job's SDXL refiner loads beside its base, which it spares (both over the budget until the job ends); then
+  // the base's measured size evicts neither while the refiner is spared.
+  auto refiner = one.acquire("R", 1, loader(3), {"B"});
+  EXPECT_TRUE(refiner.evicted.empty());
+  EXPECT_EQ(one.keys(), (std::vector<std::string>{"R", "B"}));
+  EXPECT_TRUE(one.resize("B", 1, {"R"}).empty());
+  EXPECT_EQ(one.keys(), (std::vector<std::string>{"R", "B"}));
+  // The next job without a refiner: the others go.
+  EXPECT_EQ(one.acquire("B", 1, loader(2)).evicted, std::vector<std::string>{});
+  EXPECT_EQ(one.resize("B", 1), std::vector<std::string>{"R"});
   EXPECT_EQ(one.keys(), std::vector<std::string>{"B"});
 }
 
