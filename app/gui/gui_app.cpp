@@ -58,6 +58,8 @@ GuiApp::GuiApp(const GuiOptions& options)
     size_.height = options.height.value_or(size_.height);
   }
   size_.micro = app::MicroConditioningFields::from(options.micro);
+  refiner_.path = options.refinerPath;
+  if (options.refinerStart) refiner_.start = *options.refinerStart;
   if (!options.initImagePath.empty()) {
     initPanel_.strength = options.strength.value_or(initPanel_.strength);
     std::string err = initPanel_.openInitImage(options.initImagePath);
@@ -177,6 +179,7 @@ void GuiApp::startGeneration(GenerationWorker& worker) {
   GenerationJob job;
   try {
     job.modelPath = app::resolveModelPath(modelPath_);
+    refiner_.apply(job);
   } catch (const std::exception& e) {
     addMessage(Message::Kind::Error, e.what());
     scriptFailed_ = true;
@@ -235,6 +238,7 @@ void GuiApp::applyParams(const app::GenerationParams& p) {
   size_.width = p.width;
   size_.height = p.height;
   size_.micro = app::MicroConditioningFields::from(p.micro);
+  if (p.refinerSwitchAt) refiner_.start = *p.refinerSwitchAt;  // the refiner's path is not in the parameters
   sampler_ = p.sampler;
   karras_ = p.karras;
   clipSkip_ = p.clipSkip;
@@ -358,6 +362,7 @@ void GuiApp::drawControls(GenerationWorker& worker) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("A new random seed, kept for the next generations");
   ImGui::Checkbox("New random seed for every Generate", &randomSeed_);
   size_.draw();
+  refiner_.draw();
   ImGui::Checkbox("Tiled VAE", &vaeTiling_);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Decode (and encode) large images in blended tiles, as diffusers' enable_tiling();\n"

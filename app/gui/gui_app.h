@@ -15,6 +15,7 @@
 #include "app/gui/gui_options.h"
 #include "app/gui/gui_texture.h"
 #include "app/gui/init_image_panel.h"
+#include "app/gui/refiner_panel.h"
 #include "app/gui/size_panel.h"
 #include "app/gui/model_browser.h"
 
@@ -82,6 +83,7 @@ class GuiApp {
   uint64_t seed_ = 0;
   bool randomSeed_ = true, karras_ = false;
   SizePanel size_;  // the model's default size or width x height; SDXL's micro-conditioning
+  RefinerPanel refiner_;  // SDXL: a refiner model for the last steps
   bool vaeTiling_ = false;  // on: --vae-tiling; off: automatic (docs/vae-tiling.md)
   bool webuiSyntax_ = true;  // --prompt-syntax webui (else plain)
   std::string lorasText_, loraDir_;  // FILE[:SCALE] per line; the folder of the prompt's <lora:NAME> tags

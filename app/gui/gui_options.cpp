@@ -71,7 +71,15 @@ GuiOptions parseGuiCommandLine(const std::vector<std::string>& args) {
     else if (flag == "--negative-crop") o.micro.negativeCropTopLeft = app::parseIntPairFlag(flag, next(), 0, "X,Y");
     else if (flag == "--negative-target-size")
       o.micro.negativeTargetSize = app::parseIntPairFlag(flag, next(), 1, "W,H");
-    else if (flag == "--lora") {
+    else if (flag == "--refiner") {
+      o.refinerPath = next();
+      if (o.refinerPath.empty()) throw UsageError(flag + ": expected an SDXL refiner (a diffusers folder or .safetensors file)");
+    } else if (flag == "--refiner-start") {
+      std::string v = next();
+      o.refinerStart = parseNumber<double>(flag, v, 0, 1);
+      if (*o.refinerStart <= 0 || *o.refinerStart >= 1)
+        throw UsageError(flag + ": '" + v + "' is out of range; expected a number between 0 and 1, exclusive");
+    } else if (flag == "--lora") {
       o.loras.push_back(next());
       try {
         lora::parseLoraArgument(o.loras.back(), flag);
@@ -117,6 +125,7 @@ GuiOptions parseGuiCommandLine(const std::vector<std::string>& args) {
       (m.negativeCropTopLeft && !m.negativeOriginalSize))
     throw UsageError("--negative-original-size, --negative-target-size (and --negative-crop): SDXL's negative "
                      "micro-conditioning is used only when both negative sizes are given");
+  if (o.refinerStart && o.refinerPath.empty()) throw UsageError("--refiner-start needs --refiner PATH");
   if (o.exitAfter && !o.autoGenerate) throw UsageError("--exit-after needs --auto-generate");
   if ((!o.screenshotPath.empty() || !o.saveImagePath.empty() || !o.previewScreenshotPath.empty()) && !o.autoGenerate)
     throw UsageError("--screenshot, --preview-screenshot and --save-image need --auto-generate");
@@ -133,6 +142,7 @@ std::string guiUsageText() {
          "  --batch-count N  --device N  --window-size WxH (default 1280x800)\n"
          "  -i, --init-img FILE  --strength X  --mask FILE   image to image / inpainting (docs/img2img.md)\n"
          "  --lora FILE[:SCALE] (repeatable)  --lora-dir DIR (for <lora:NAME:SCALE> in the prompt; docs/lora.md)\n"
+         "  --refiner PATH  --refiner-start F   an SDXL refiner for the last steps (docs/sdxl.md \"Refiner\")\n"
          "  --taesd PATH                TAESD weights for the live preview (docs/taesd.md)\n"
          "  --original-size W,H  --crop X,Y  --target-size W,H   SDXL micro-conditioning (docs/sdxl.md)\n"
          "  --negative-original-size W,H  --negative-crop X,Y  --negative-target-size W,H\n"

@@ -27,6 +27,9 @@ struct GuiOptions {
   std::string taesdPath;
   // SDXL's micro-conditioning (as sdgen's --original-size W,H, --crop X,Y, --target-size W,H).
   pipeline::SdxlMicroConditioning micro;
+  // An SDXL refiner for the last steps (as sdgen's --refiner PATH --refiner-start F).
+  std::string refinerPath;
+  std::optional<double> refinerStart;
   std::optional<sampling::SamplerKind> sampler;
   std::optional<uint32_t> device;
   int windowWidth = 1280, windowHeight = 800;

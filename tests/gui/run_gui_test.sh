@@ -155,3 +155,19 @@ fi
   "Original size: 96x64, Crop: 8x0, Target size: 64x64," "Seed: 9," \
   "Negative original size: 48x48, Negative crop: 0x8, Negative target size: 64x64" || exit 1
 echo "ok: SDXL micro-conditioning from the form reaches the image and its parameters"
+
+# The SDXL refiner (docs/sdxl.md "Refiner"): the form's "SDXL refiner" fields take --refiner and --refiner-start;
+# the worker runs the base to the switch and the refiner after it, as the command line does (the same PNG), and the
+# parameters text names the refiner and the switch.
+rm -f "$out/refiner-result.png" "$out/refiner-cli.png"
+gui_case refiner "SDXL refiner" --prompt "$prompt5" -m "$data/tiny-sdxl" --refiner "$data/tiny-sdxl-refiner" \
+  --refiner-start 0.5 -W 64 -H 64 --seed 9 --steps 4 --save-image "$out/refiner-result.png"
+if ! "$cli" -m "$data/tiny-sdxl" --refiner "$data/tiny-sdxl-refiner" --refiner-start 0.5 -p "$prompt5" -W 64 -H 64 \
+  -s 9 --steps 4 -o "$out/refiner-cli.png"; then
+  echo "FAILED: sdgen (the command line) could not make the refiner reference"
+  exit 1
+fi
+# shellcheck disable=SC2086
+"$check" "$out/refiner-screenshot.png" "$out/refiner-result.png" $rect "$out/refiner-cli.png" "$prompt5" \
+  "Refiner: tiny-sdxl-refiner, Refiner switch at: 0.5, Aesthetic score: 6, Negative aesthetic score: 2.5" || exit 1
+echo "ok: the SDXL refiner from the form reaches the image and its parameters"
