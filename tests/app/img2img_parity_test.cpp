@@ -23,6 +23,7 @@
 #include "models/pipeline/image_inputs.h"
 #include "models/pipeline/text_to_image.h"
 #include "models/safetensors.h"
+#include "tests/models/diffusers_request.h"
 #include "tests/test_support.h"
 
 namespace sdgen {
@@ -95,12 +96,7 @@ void expectRunsMatch(pipeline::TextToImage& t2i, const Fixture& fx, const pipeli
   for (const json& run : fx.meta.at("runs")) {
     if (onlyFirst && done++ == onlyFirst) break;
     const std::string id = run.at("id");
-    pipeline::GenerationRequest req;
-    req.prompt = args.at("prompt");
-    req.negativePrompt = args.at("negative_prompt");
-    req.steps = args.at("num_inference_steps");
-    req.cfgScale = args.at("guidance_scale");
-    req.seed = args.at("seed");
+    pipeline::GenerationRequest req = test::diffusersRequest(args);
     req.sampler = samplerOf(run.at("sampler"));
     req.strength = run.at("strength").get<float>();
     req.initImage = init;

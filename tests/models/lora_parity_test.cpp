@@ -17,6 +17,7 @@
 
 #include "models/pipeline/text_to_image.h"
 #include "models/safetensors.h"
+#include "tests/models/diffusers_request.h"
 #include "tests/models/network_fixture.h"
 #include "tests/test_support.h"
 
@@ -38,14 +39,7 @@ class LoraParity : public test::VulkanTest {
     auto fx = models::SafetensorsFile::open(test::dataPath("fixtures/" + stem + ".safetensors"));
     EXPECT_EQ(meta.at("scheduler"), "euler");
     const auto& a = meta.at("args");
-    pipeline::GenerationRequest req;
-    req.prompt = a.at("prompt");
-    req.negativePrompt = a.at("negative_prompt");
-    req.steps = a.at("num_inference_steps");
-    req.cfgScale = a.at("guidance_scale");
-    req.seed = a.at("seed");
-    req.width = a.at("width");
-    req.height = a.at("height");
+    pipeline::GenerationRequest req = test::diffusersRequest(a);
     req.sampler = sampling::SamplerKind::Euler;
     std::vector<std::string> ids;
     for (const auto& run : meta.at("runs")) {

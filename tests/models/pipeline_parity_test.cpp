@@ -9,6 +9,7 @@
 
 #include "models/pipeline/text_to_image.h"
 #include "models/safetensors.h"
+#include "tests/models/diffusers_request.h"
 #include "tests/models/network_fixture.h"
 #include "tests/test_support.h"
 
@@ -37,14 +38,7 @@ TEST_P(PipelineParity, EverySchedulerMatchesDiffusers) {
   const auto& args = meta.at("args");
   pipeline::TextToImage t2i(ctx(), {.modelPath = test::dataPath("tiny-" + which)});
   for (const SchedulerCase& s : kSchedulers) {
-    pipeline::GenerationRequest req;
-    req.prompt = args.at("prompt");
-    req.negativePrompt = args.at("negative_prompt");
-    req.steps = args.at("num_inference_steps");
-    req.cfgScale = args.at("guidance_scale");
-    req.seed = args.at("seed");
-    req.width = args.at("width");
-    req.height = args.at("height");
+    pipeline::GenerationRequest req = test::diffusersRequest(args);
     req.sampler = s.kind;
     req.karras = s.karras;
     int progressCalls = 0;

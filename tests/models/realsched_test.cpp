@@ -16,6 +16,7 @@
 #include "models/formats/model_files.h"
 #include "models/pipeline/text_to_image.h"
 #include "models/safetensors.h"
+#include "tests/models/diffusers_request.h"
 #include "tests/models/models_test_util.h"
 #include "tests/models/network_fixture.h"
 #include "tests/models/sampling_test_util.h"
@@ -122,14 +123,7 @@ TEST_F(RealSchedulerImages, EverySamplerMatchesDiffusers) {
     for (const json& run : c.at("runs")) {
       const std::string id = name + "." + run.at("run").get<std::string>();
       const sampling::SamplerOptions options = sampling::test::optionsFromName(run.at("run"));
-      pipeline::GenerationRequest req;
-      req.prompt = args.at("prompt");
-      req.negativePrompt = args.at("negative_prompt");
-      req.steps = args.at("num_inference_steps");
-      req.cfgScale = args.at("guidance_scale");
-      req.seed = args.at("seed");
-      req.width = args.at("width");
-      req.height = args.at("height");
+      pipeline::GenerationRequest req = test::diffusersRequest(args);
       req.sampler = options.kind;
       req.karras = options.karras;  // the from_config keyword; the file's use_karras_sigmas applies by itself
       const pipeline::Image img = t2i.generate(req);

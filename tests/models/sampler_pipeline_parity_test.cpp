@@ -11,6 +11,7 @@
 
 #include "models/pipeline/text_to_image.h"
 #include "models/safetensors.h"
+#include "tests/models/diffusers_request.h"
 #include "tests/models/network_fixture.h"
 #include "tests/test_support.h"
 
@@ -32,14 +33,7 @@ TEST_F(SamplerPipelineParity, EveryNewSamplerMatchesDiffusers) {
   for (const auto& run : meta.at("runs")) {
     std::string name = run.at("sampler");
     SCOPED_TRACE(name);
-    pipeline::GenerationRequest req;
-    req.prompt = args.at("prompt");
-    req.negativePrompt = args.at("negative_prompt");
-    req.steps = args.at("num_inference_steps");
-    req.cfgScale = args.at("guidance_scale");
-    req.seed = args.at("seed");
-    req.width = args.at("width");
-    req.height = args.at("height");
+    pipeline::GenerationRequest req = test::diffusersRequest(args);
     if (name.ends_with("_karras")) {
       req.karras = true;
       name.resize(name.size() - 7);

@@ -19,6 +19,7 @@
 #include "models/networks/vae_decoder.h"
 #include "models/pipeline/text_to_image.h"
 #include "ops/conv2d_scratch.h"
+#include "tests/models/diffusers_request.h"
 #include "tests/models/network_fixture.h"
 #include "tests/models/sdxl_single_file.h"
 #include "tests/test_support.h"
@@ -245,14 +246,7 @@ std::optional<std::pair<int, int>> swapped(const json& args, const char* key) {
 // A fixture run's StableDiffusionXLPipeline arguments as sdgen's request (negative micro-conditioning included).
 pipeline::GenerationRequest requestOf(const json& run) {
   const json& args = run.at("args");
-  pipeline::GenerationRequest req;
-  req.prompt = args.at("prompt");
-  req.negativePrompt = args.at("negative_prompt").is_null() ? "" : args.at("negative_prompt").get<std::string>();
-  req.steps = args.at("num_inference_steps");
-  req.cfgScale = args.at("guidance_scale");
-  req.seed = args.at("seed");
-  req.width = args.at("width");
-  req.height = args.at("height");
+  pipeline::GenerationRequest req = test::diffusersRequest(args);
   req.sampler = samplerOf(run.at("sampler"));
   req.micro = {swapped(args, "original_size"), swapped(args, "crops_coords_top_left"), swapped(args, "target_size"),
                swapped(args, "negative_original_size"), swapped(args, "negative_crops_coords_top_left"),

@@ -24,6 +24,7 @@
 #include "models/pipeline/text_to_image.h"
 #include "models/safetensors.h"
 #include "models/sampling/sampler.h"
+#include "tests/models/diffusers_request.h"
 #include "tests/models/network_fixture.h"
 #include "tests/models/sdxl_single_file.h"
 #include "tests/test_support.h"
@@ -184,12 +185,8 @@ TEST_P(SdxlRefinerParity, RefinerAloneMatchesStableDiffusionXLImg2ImgPipeline) {
   for (const json& run : meta.at("img2img_runs")) {
     const std::string id = run.at("id");
     const json& kw = run.at("kwargs");
-    pipeline::GenerationRequest req;
-    req.prompt = args.at("prompt");
+    pipeline::GenerationRequest req = test::diffusersRequest(args);
     req.negativePrompt = run.at("negative_prompt").is_null() ? "" : run.at("negative_prompt").get<std::string>();
-    req.steps = args.at("num_inference_steps");
-    req.cfgScale = args.at("guidance_scale");
-    req.seed = args.at("seed");
     req.sampler = *sampling::parseSamplerKind(run.at("sampler").get<std::string>());
     req.strength = run.at("strength").get<float>();
     req.initImage = init;
@@ -214,14 +211,7 @@ TEST_P(SdxlRefinerParity, BaseAndRefinerEnsembleMatchesDiffusers) {
   const json& args = meta.at("ensemble_args");
   for (const json& run : meta.at("ensemble_runs")) {
     const std::string id = run.at("id"), key = "ensemble." + id;
-    pipeline::GenerationRequest req;
-    req.prompt = args.at("prompt");
-    req.negativePrompt = args.at("negative_prompt");
-    req.steps = args.at("num_inference_steps");
-    req.cfgScale = args.at("guidance_scale");
-    req.seed = args.at("seed");
-    req.width = args.at("width");
-    req.height = args.at("height");
+    pipeline::GenerationRequest req = test::diffusersRequest(args);
     req.sampler = *sampling::parseSamplerKind(run.at("sampler").get<std::string>());
     req.denoisingEnd = run.at("switch").get<double>();
     if (!run.at("strength").is_null()) {  // an image-to-image base (StableDiffusionXLImg2ImgPipeline)

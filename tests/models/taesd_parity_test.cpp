@@ -17,6 +17,7 @@
 #include "models/networks/taesd.h"
 #include "models/pipeline/text_to_image.h"
 #include "ops/conv2d_scratch.h"
+#include "tests/models/diffusers_request.h"
 #include "tests/models/formats_synthetic.h"
 #include "tests/models/models_test_util.h"
 #include "tests/models/network_fixture.h"
@@ -172,14 +173,7 @@ TEST_F(TaesdPipeline, TextToImageAndPreviewsMatchDiffusers) {
   const models::SafetensorsFile fx = openFixture("taesd_pipeline_sd1.safetensors");
   ASSERT_EQ(m.at("sampler"), "euler");
   const auto& a = m.at("txt2img_args");
-  pipeline::GenerationRequest req;
-  req.prompt = a.at("prompt");
-  req.negativePrompt = a.at("negative_prompt");
-  req.steps = a.at("num_inference_steps");
-  req.cfgScale = a.at("guidance_scale");
-  req.seed = a.at("seed");
-  req.width = a.at("width");
-  req.height = a.at("height");
+  pipeline::GenerationRequest req = test::diffusersRequest(a);
   req.sampler = sampling::SamplerKind::Euler;
   req.decoder = pipeline::ImageDecoder::Taesd;
   req.preview = pipeline::PreviewDecoder::Taesd;
@@ -225,12 +219,7 @@ TEST_F(TaesdPipeline, ImageToImageEncodesWithTaesdWithoutADraw) {
   image.width = int(init.shape[3]);
   const std::vector<float> nhwc = test::nchwToNhwc(init.values, init.shape);
   for (float v : nhwc) image.rgb.push_back(uint8_t(std::lround((v + 1.f) / 2.f * 255.f)));
-  pipeline::GenerationRequest req;
-  req.prompt = a.at("prompt");
-  req.negativePrompt = a.at("negative_prompt");
-  req.steps = a.at("num_inference_steps");
-  req.cfgScale = a.at("guidance_scale");
-  req.seed = a.at("seed");
+  pipeline::GenerationRequest req = test::diffusersRequest(a);
   req.strength = a.at("strength");
   req.sampler = sampling::SamplerKind::Euler;
   req.initImage = image;

@@ -494,3 +494,14 @@ def apply_ldm_map(entries, components):
             raise KeyError(f"two entries for '{e['key']}'")
         out[e["key"]] = t
     return out
+
+
+def check_ldm_map(entries, components, extras, ldm):
+    """The map (with the `extras` it does not make) rebuilds exactly the checkpoint `ldm`: same names, dtypes, values."""
+    import torch
+    rebuilt = dict(apply_ldm_map(entries, components), **extras)
+    if set(rebuilt) != set(ldm):
+        raise AssertionError(f"ldm map: names differ: {sorted(set(rebuilt) ^ set(ldm))[:8]}")
+    bad = [k for k in ldm if rebuilt[k].dtype != ldm[k].dtype or not torch.equal(rebuilt[k], ldm[k])]
+    if bad:
+        raise AssertionError(f"ldm map: tensors differ: {bad[:5]}")

@@ -133,20 +133,20 @@ def write_lora(path, tensors, h):
         raise RuntimeError(f"{path} is {size} bytes, over the 1 MiB budget")
 
 
-def weights_of(pipe):
-    """{'unet.X' / 'text_encoder.X': weight} of every Linear/Conv2d, cloned (names without PEFT's base_layer)."""
+def weights_of(pipe, components=("unet", "text_encoder")):
+    """{'<component>.X': weight} of every Linear/Conv2d, cloned (names without PEFT's base_layer)."""
     out = {}
-    for component in ("unet", "text_encoder"):
+    for component in components:
         for name, p in getattr(pipe, component).named_parameters():
             if name.endswith(".weight") and "lora_" not in name:
                 out[f"{component}.{name[:-len('.weight')].replace('.base_layer', '')}"] = p.detach().clone()
     return out
 
 
-def check_fused(pipe, before, expected, run):
+def check_fused(pipe, before, expected, run, components=("unet", "text_encoder")):
     """Every module: fused - before == sum of scale * alpha / rank * delta over the LoRAs that target it; every
     other weight unchanged."""
-    after = weights_of(pipe)
+    after = weights_of(pipe, components)
     worst = 0.0
     for key, w0 in before.items():
         want = w0.clone()

@@ -79,33 +79,6 @@ def make_file(kind, pipe, seed):
     return tensors, applied
 
 
-def weights_of(pipe):
-    """{'<component>.X': weight} of every parameter named *.weight, cloned (without PEFT's base_layer)."""
-    out = {}
-    for component in COMPONENTS:
-        for name, p in getattr(pipe, component).named_parameters():
-            if name.endswith(".weight") and "lora_" not in name:
-                out[f"{component}.{name[:-len('.weight')].replace('.base_layer', '')}"] = p.detach().clone()
-    return out
-
-
-def check_fused(pipe, before, expected, run):
-    after = weights_of(pipe)
-    worst = 0.0
-    for key, w0 in before.items():
-        want = w0.clone()
-        for down, up, alpha, scale in expected.get(key, []):
-            want = want + scale * alpha / lora_fixtures.RANK * lora_fixtures.delta_of(down, up)
-        err = float((after[key] - want).abs().max())
-        if err > 1e-5 * (1 + float(want.abs().max())):
-            raise AssertionError(f"lora sdxl {run}: {key} differs from W + scale*alpha/rank*up@down by {err}")
-        worst = max(worst, err)
-    missing = set(expected) - set(before)
-    if missing:
-        raise AssertionError(f"lora sdxl {run}: modules not in the model: {sorted(missing)[:5]}")
-    return worst
-
-
 @torch.no_grad()
 def make_lora_sdxl_fixtures(out, h):
     folder = base_folder(out, sdxl_fixtures.FOLDER)
@@ -122,7 +95,7 @@ def make_lora_sdxl_fixtures(out, h):
     for run, loras in RUNS:
         pipe = sdxl_fixtures.load_pipeline(folder)
         pipe.scheduler = h.make_scheduler(SCHEDULER, dict(pipe.scheduler.config))
-        before = weights_of(pipe)
+        before = lora_fixtures.weights_of(pipe, COMPONENTS)
         expected, names = {}, []
         for kind, scale in loras:
             pipe.load_lora_weights(str(out / "fixtures" / FILES[kind]), adapter_name=kind)
@@ -134,7 +107,7 @@ def make_lora_sdxl_fixtures(out, h):
         elif loras:
             pipe.set_adapters(names, adapter_weights=[s for _, s in loras])
             pipe.fuse_lora(components=list(COMPONENTS), lora_scale=1.0, adapter_names=names)
-        worst = check_fused(pipe, before, expected, run)
+        worst = lora_fixtures.check_fused(pipe, before, expected, f"sdxl {run}", COMPONENTS)
         result = pipe(args["prompt"], negative_prompt=args["negative_prompt"], height=args["height"],
                       width=args["width"], num_inference_steps=STEPS, guidance_scale=GUIDANCE,
                       generator=torch.Generator("cpu").manual_seed(args["seed"]), output_type="np")

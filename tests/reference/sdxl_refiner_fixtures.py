@@ -318,12 +318,7 @@ def write_ldm(out, h, folder):
     entries = ldm_names.sdxl_ldm_map(comps["unet"], unet_cfg, comps["vae"], vae_cfg, {}, comps["text_encoder_2"])
     for e in entries:
         e["key"] = as_refiner_key(e["key"])
-    rebuilt = dict(ldm_names.apply_ldm_map(entries, comps), **extras)
-    if set(rebuilt) != set(ldm):
-        raise AssertionError(f"ldm map: names differ: {sorted(set(rebuilt) ^ set(ldm))[:8]}")
-    bad = [k for k in ldm if rebuilt[k].dtype != ldm[k].dtype or not torch.equal(rebuilt[k], ldm[k])]
-    if bad:
-        raise AssertionError(f"ldm map: tensors differ: {bad[:5]}")
+    ldm_names.check_ldm_map(entries, comps, extras, ldm)
     h.write_json(out / "fixtures" / "ldm_map_sdxl_refiner.json", {
         "about": ("tiny-sdxl-refiner as one SDXL refiner single-file checkpoint (conditioner.embedders.0.model.* "
                   "OpenCLIP names): every tensor of tiny-sdxl-refiner-ldm.safetensors as made from the folder's "
