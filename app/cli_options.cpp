@@ -592,9 +592,6 @@ CliOptions parseCommandLine(const std::vector<std::string>& args) {
   checkTaesdFlags(o, state.previewEveryGiven);
   if (state.refinerStartGiven && o.refinerPath.empty())
     throw UsageError("--refiner-start needs --refiner PATH (the SDXL refiner that runs the last steps)");
-  if (!o.refinerPath.empty() && !o.maskPath.empty())
-    throw UsageError("--refiner and --mask cannot be combined: the refiner continues text-to-image and image-to-image "
-                     "base runs, not inpainting");
   if (!o.refinerPath.empty() && (o.vae == pipeline::ImageDecoder::Taesd || o.preview == pipeline::PreviewDecoder::Taesd))
     throw UsageError("--refiner and TAESD (--vae taesd, --preview taesd) cannot be combined");
   return o;

@@ -82,8 +82,9 @@ pipeline::Image RefinerPass::refine(const pipeline::GenerationRequest& request, 
   r.denoisingEnd.reset();
   r.denoisingStart = start_;
   r.startLatents = baseOutput.latents;
-  r.initImage.reset();  // an image-to-image base's: its latents are what the refiner continues
-  r.mask.reset();
+  // An image-to-image base's image: its latents are what the refiner continues. An inpainting base's mask stays:
+  // the refiner blends the kept region from those latents (StableDiffusionXLInpaintPipeline with denoising_start).
+  r.initImage.reset();
   r.width = baseOutput.width;
   r.height = baseOutput.height;
   // The prompt's LoRA tags were the base's (a LoRA for the base does not fit the refiner's networks): the refiner

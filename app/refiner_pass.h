@@ -4,7 +4,9 @@
 // (StableDiffusionXLImg2ImgPipeline with requires_aesthetics_score) continues them with denoising_start = F,
 // without noising them again, and decodes. Both use the same prompt, seed (a fresh generator each, as two
 // pipeline calls with generator=torch.Generator().manual_seed(seed) do), sampler, steps and guidance. The base
-// may be image to image (-i, --strength: StableDiffusionXLImg2ImgPipeline with denoising_end).
+// may be image to image (-i, --strength: StableDiffusionXLImg2ImgPipeline with denoising_end) or inpainting (-i,
+// --mask: StableDiffusionXLInpaintPipeline with denoising_end; the refiner then is one too, with the base's latents
+// as its image and the same mask, blending the kept region from them).
 #include <memory>
 #include <string>
 
@@ -41,8 +43,8 @@ class RefinerPass {
 
   // The base's request for its part: up to the switch, latents out.
   pipeline::GenerationRequest baseRequest(pipeline::GenerationRequest request) const;
-  // The refiner's part on the base's output (baseRequest(request)'s image), decoded. The prompt's LoRA tags are
-  // the base's: the refiner reads the prompt without them (with a warning).
+  // The refiner's part on the base's output (baseRequest(request)'s image), decoded; with request's mask when the
+  // base inpainted. The prompt's LoRA tags are the base's: the refiner reads the prompt without them (a warning).
   pipeline::Image refine(const pipeline::GenerationRequest& request, const pipeline::Image& baseOutput,
                          const pipeline::GenerationHooks& hooks);
 

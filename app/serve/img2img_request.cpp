@@ -124,9 +124,6 @@ ImageRequest parseImg2ImgRequest(const json& body, const ModelRegistry& models, 
   ImageRequest r;
   const InitImageSize size{in->initImage.width, in->initImage.height};
   parseCommonFields(body, errors, r, models, limits, defaultClipSkip, imageOk ? &size : nullptr);
-  if (r.refiner && in->mask)  // as the CLI's --refiner with --mask: the refiner does not inpaint
-    f.fail("refiner_checkpoint", "refiner_checkpoint: the SDXL refiner cannot be combined with a mask (inpainting)",
-           "value_error", f.get("refiner_checkpoint"));
   // The steps the strength leaves must be at least one (the CLI's rule, app/image_inputs: int(steps * strength)).
   if (strength || !f.get("denoising_strength")) {
     try {

@@ -39,6 +39,13 @@ std::pair<int, int> checkImageInputSizes(const RgbImage& init, const std::option
   return {init.width, init.height};
 }
 
+void checkMaskSize(const RgbImage& mask, int width, int height, const std::string& what) {
+  checkRgbImage(mask, "the mask");
+  if (mask.width != width || mask.height != height)
+    throw Error("the mask is " + sizeString(mask.width, mask.height) + " but " + what + " are of a " +
+                sizeString(width, height) + " image; they must be the same size");
+}
+
 std::vector<float> normalizedPixels(const RgbImage& image) {
   std::vector<float> out(image.rgb.size());
   for (size_t i = 0; i < out.size(); ++i) {
@@ -86,6 +93,20 @@ std::vector<float> maskedPixels(const std::vector<float>& pixels, const std::vec
   for (size_t i = 0; i < mask.size(); ++i)
     for (int c = 0; c < 3; ++c) out[3 * i + c] = mask[i] < 0.5f ? pixels[3 * i + c] : 0.0f;
   return out;
+}
+
+void blendKeptRegion(std::vector<float>& latents, const std::vector<float>& mask, const std::vector<float>& imageLatents,
+                     const std::vector<float>& noise, double signal, double noiseScale, bool unnoised) {
+  const size_t n = latents.size(), c = mask.empty() ? 0 : n / mask.size();
+  if (c == 0 || c * mask.size() != n || imageLatents.size() != n || (!unnoised && noise.size() != n))
+    throw Error("blendKeptRegion: " + std::to_string(n) + " latents, " + std::to_string(imageLatents.size()) +
+                " image latents and " + std::to_string(noise.size()) + " noise values for a mask of " +
+                std::to_string(mask.size()));
+  for (size_t i = 0; i < n; ++i) {
+    const float m = mask[i / c];
+    const float kept = unnoised ? imageLatents[i] : float(signal) * imageLatents[i] + float(noiseScale) * noise[i];
+    latents[i] = (1.0f - m) * kept + m * latents[i];
+  }
 }
 
 int firstStepForStrength(int steps, float strength) {

@@ -25,6 +25,9 @@ void checkRgbImage(const RgbImage& image, const std::string& what);
 std::pair<int, int> checkImageInputSizes(const RgbImage& init, const std::optional<RgbImage>& mask, int width,
                                          int height);
 
+// A mask for `what` (e.g. latents to refine) of a width x height image: throws sdgen::Error naming the sizes.
+void checkMaskSize(const RgbImage& mask, int width, int height, const std::string& what);
+
 // VaeImageProcessor.preprocess of an RGB image: v / 255 (float32) then 2x - 1; NHWC [H, W, 3].
 std::vector<float> normalizedPixels(const RgbImage& image);
 
@@ -40,6 +43,12 @@ std::vector<float> downsampleNearest(const std::vector<float>& mask, int height,
 
 // init * (mask < 0.5) on the normalized pixels: repainted pixels become 0 (grey). NHWC [H, W, 3].
 std::vector<float> maskedPixels(const std::vector<float>& pixels, const std::vector<float>& mask);
+
+// Inpainting with an ordinary UNet, after a scheduler step (diffusers' 4-channel branch): latents = (1 - mask) *
+// kept + mask * latents, kept = signal * imageLatents + noise * noise (add_noise), or the image latents themselves
+// after the last step (`unnoised`). latents, imageLatents and noise NHWC [h, w, C]; mask [h, w] (1 = repaint).
+void blendKeptRegion(std::vector<float>& latents, const std::vector<float>& mask, const std::vector<float>& imageLatents,
+                     const std::vector<float>& noise, double signal, double noiseScale, bool unnoised);
 
 // diffusers' get_timesteps: init_timestep = min(int(steps * strength), steps); the first step run is
 // steps - init_timestep. Throws sdgen::Error when strength is outside [0, 1] or no step would run.

@@ -345,6 +345,12 @@ struct TextToImage::Impl {
         throw Error("the latents to refine hold " + std::to_string(req.startLatents.size()) + " values; " +
                     std::to_string(width) + "x" + std::to_string(height) + " needs " + std::to_string(n));
       start.latents = nchwToNhwc(req.startLatents, c, h, w);
+      if (req.mask) {  // StableDiffusionXLInpaintPipeline, image = these latents: the image latents of the blend,
+        // its noise drawn first (prepare_latents' add_noise False branch)
+        start.noise = nchwToNhwc(generator.randn(n), c, h, w);
+        start.imageLatents = start.latents;
+        start.blendMask = downsampleNearest(binaryMask(*req.mask), height, width, vae->upscale());
+      }
       return start;
     }
     if (!req.initImage) {  // text to image: torch.randn([1, C, h, w]) * init_noise_sigma
@@ -387,21 +393,13 @@ struct TextToImage::Impl {
     return start;
   }
 
-  // Inpainting with an ordinary UNet, after evaluation `evaluation` (diffusers' StableDiffusionInpaintPipeline with
-  // 4 input channels, after every scheduler.step call): latents = (1 - mask) * add_noise(image latents, noise,
-  // next timestep) + mask * latents, the image latents unnoised after the last one. On the host: one latent
-  // readback and upload per evaluation.
-  void blendKeptLatents(const Start& start, const sampling::Sampler& sampler, int evaluation, SizeStage& ss) {
-    const size_t c = size_t(latentChannels()), n = start.imageLatents.size();
-    std::vector<float> latents = downloadFloats(ctx, ss.latents, n, DType::F32);
-    const bool last = evaluation + 1 == sampler.evaluations();
+  // Inpainting with an ordinary UNet, after each evaluation (diffusers' 4-channel branch, after scheduler.step):
+  // add_noise at the next timestep, the image latents unnoised after the run's `last` (diffusers' i == len(timesteps)
+  // - 1: with denoising_end the base's last). On the host: one latent readback and upload per evaluation.
+  void blendKeptLatents(const Start& start, const sampling::Sampler& sampler, int evaluation, bool last, SizeStage& ss) {
+    std::vector<float> latents = downloadFloats(ctx, ss.latents, start.imageLatents.size(), DType::F32);
     const sampling::NoiseLevel level = last ? sampling::NoiseLevel{1, 0} : sampler.noisingAfter(evaluation);
-    for (size_t i = 0; i < n; ++i) {
-      const float m = start.blendMask[i / c];
-      const float kept = last ? start.imageLatents[i]
-                              : float(level.signal) * start.imageLatents[i] + float(level.noise) * start.noise[i];
-      latents[i] = (1.0f - m) * kept + m * latents[i];
-    }
+    blendKeptRegion(latents, start.blendMask, start.imageLatents, start.noise, level.signal, level.noise, last);
     uploadFloats(ctx, ss.latents, latents);
   }
 
@@ -418,6 +416,10 @@ struct TextToImage::Impl {
       std::tie(width, height) = checkImageInputSizes(*req.initImage, req.mask, req.width, req.height);
     if (req.denoisingStart && (!req.width || !req.height))
       throw Error("refining latents (denoising start) needs the image size they were made at");
+    if (req.denoisingStart && req.mask) {  // refining inpainted latents (diffusers' 4-channel branch only)
+      checkMaskSize(*req.mask, width, height, "the latents to refine");
+      if (inpaintingUNet()) throw Error("'" + files.name + "' (9 input channels) cannot refine latents with a mask");
+    }
     if (inpaintingUNet() && !req.mask)
       throw Error("'" + files.name + "' is an inpainting model (its UNet takes " +
                   std::to_string(files.unetConfig.inChannels) +
@@ -544,7 +546,7 @@ struct TextToImage::Impl {
         std::memcpy(ss.noise.mapped(), n.data(), n.size() * 4);  // the previous step has finished reading it
       }
       step.run();
-      if (!start.blendMask.empty()) blendKeptLatents(start, *sampler, e, ss);
+      if (!start.blendMask.empty()) blendKeptLatents(start, *sampler, e, e + 1 == evaluations, ss);
       const bool stepDone = e + 1 == evaluations || sampler->stepOfEvaluation(e + 1) != i;
       if (!stepDone) continue;
       timings.stepMs.push_back(msSince(stepStart));

@@ -171,3 +171,22 @@ fi
 "$check" "$out/refiner-screenshot.png" "$out/refiner-result.png" $rect "$out/refiner-cli.png" "$prompt5" \
   "Refiner: tiny-sdxl-refiner, Refiner switch at: 0.5, Aesthetic score: 6, Negative aesthetic score: 2.5" || exit 1
 echo "ok: the SDXL refiner from the form reaches the image and its parameters"
+
+# The refiner after inpainting: the init image and mask (-i, --mask) with the refiner's fields; the worker's refiner
+# keeps the mask, as the command line's does (the same PNG).
+rm -f "$out/refiner-inpaint-result.png" "$out/refiner-inpaint-cli.png"
+inpaint="-i $data/fixtures/i2i_init.png --mask $data/fixtures/i2i_mask.png --strength 1"
+# shellcheck disable=SC2086 # $inpaint is three flags with their values
+gui_case refiner-inpaint "SDXL refiner after inpainting" --prompt "$prompt5" -m "$data/tiny-sdxl" \
+  --refiner "$data/tiny-sdxl-refiner" --refiner-start 0.5 $inpaint --seed 9 --steps 4 \
+  --save-image "$out/refiner-inpaint-result.png"
+# shellcheck disable=SC2086
+if ! "$cli" -m "$data/tiny-sdxl" --refiner "$data/tiny-sdxl-refiner" --refiner-start 0.5 $inpaint -p "$prompt5" \
+  -s 9 --steps 4 -o "$out/refiner-inpaint-cli.png"; then
+  echo "FAILED: sdgen (the command line) could not make the inpainting refiner reference"
+  exit 1
+fi
+# shellcheck disable=SC2086
+"$check" "$out/refiner-inpaint-screenshot.png" "$out/refiner-inpaint-result.png" $rect "$out/refiner-inpaint-cli.png" \
+  "$prompt5" "Denoising strength: 1, Refiner: tiny-sdxl-refiner, Refiner switch at: 0.5" || exit 1
+echo "ok: the SDXL refiner after inpainting from the form gives the command line's image"

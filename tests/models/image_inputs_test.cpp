@@ -71,5 +71,23 @@ TEST(ImageInputs, BadImagesAreNamed) {
   test::expectErrorContaining([] { checkRgbImage(pixels(0, 2, {}), "the mask"); }, "the mask: the image size 0x2");
 }
 
+// diffusers' 4-channel inpainting blend: (1 - mask) * add_noise(image latents, noise) + mask * latents, the image
+// latents as they are after the last step; the mask [h, w] covers every channel of the NHWC latents.
+TEST(ImageInputs, KeptRegionBlendsImageLatentsOutsideTheMask) {
+  std::vector<float> latents = {1, 2, 3, 4};  // h = 1, w = 2, C = 2
+  const std::vector<float> mask = {0, 1}, image = {10, 20, 30, 40}, noise = {-1, -2, -3, -4};
+  blendKeptRegion(latents, mask, image, noise, 0.5, 2.0, false);
+  EXPECT_EQ(latents, (std::vector<float>{0.5f * 10 - 2, 0.5f * 20 - 4, 3, 4}));
+  latents = {1, 2, 3, 4};
+  blendKeptRegion(latents, mask, image, {}, 0.5, 2.0, true);  // unnoised: no noise needed
+  EXPECT_EQ(latents, (std::vector<float>{10, 20, 3, 4}));
+  test::expectErrorContaining([&] { blendKeptRegion(latents, {0, 1, 1}, image, noise, 1, 0, false); },
+                              "blendKeptRegion: 4 latents");
+  // The refiner's mask must be of the image the latents were made at.
+  test::expectErrorContaining([] { checkMaskSize(pixels(2, 1, std::vector<uint8_t>(6)), 4, 2, "the latents"); },
+                              "the mask is 2x1 but the latents are of a 4x2 image; they must be the same size");
+  checkMaskSize(pixels(4, 2, std::vector<uint8_t>(24)), 4, 2, "the latents");
+}
+
 }  // namespace
 }  // namespace sdgen::pipeline

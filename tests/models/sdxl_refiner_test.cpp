@@ -7,7 +7,8 @@
 //     negative prompt), and the ensemble with tiny-sdxl as the base (denoising_end / denoising_start, Euler,
 //     Euler a, DPM++ 2M, DDIM, Heun, DPM2 a at 0.8 and 0.5; twice with an image-to-image base): the base's
 //     latents at the switch within 1e-3 and every image
-//     within 1/255 mean absolute difference, from the diffusers folders and from single files.
+//     within 1/255 mean absolute difference, from the diffusers folders and from single files;
+//   - the refiner after inpainting (StableDiffusionXLInpaintPipeline twice, fixtures/refiner_inpaint_sdxl.*).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -157,19 +158,32 @@ Models modelsOf(bool singleFile) {
           test::dataPath("tiny-sdxl-refiner")};
 }
 
-// The img2img init PNG's pixels, stored by the fixture script as int64.
-pipeline::RgbImage initImage(const json& meta, const models::SafetensorsFile& fx) {
-  const json& args = meta.at("img2img_args");
-  pipeline::RgbImage init{args.at("width"), args.at("height"), {}};
-  const models::TensorInfo& pixels = fx.get("init_rgb");
-  if (pixels.dtype != models::TensorDType::I64) throw Error("refiner_sdxl: init_rgb is not int64");
+// A PNG's pixels, stored by the fixture script as int64: `name` RGB ([h, w, 3]) or grey ([h, w], as R = G = B,
+// whose luma is the grey value itself).
+pipeline::RgbImage pngPixels(const json& args, const models::SafetensorsFile& fx, const std::string& name = "init_rgb") {
+  pipeline::RgbImage image{args.at("width"), args.at("height"), {}};
+  const models::TensorInfo& pixels = fx.get(name);
+  if (pixels.dtype != models::TensorDType::I64) throw Error(name + " is not int64");
   const auto bytes = fx.bytes(pixels);
+  const int copies = pixels.elementCount() == size_t(image.width) * image.height ? 3 : 1;
   for (size_t i = 0; i < pixels.elementCount(); ++i) {
     int64_t v;
     std::memcpy(&v, bytes.data() + 8 * i, 8);
-    init.rgb.push_back(uint8_t(v));
+    image.rgb.insert(image.rgb.end(), copies, uint8_t(v));
   }
-  return init;
+  return image;
+}
+pipeline::RgbImage initImage(const json& meta, const models::SafetensorsFile& fx) {
+  return pngPixels(meta.at("img2img_args"), fx);
+}
+
+double latentsError(const std::vector<float>& got, const std::vector<float>& want) {
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    worst = std::max(worst, std::abs(double(got[i]) - want[i]));
+    scale = std::max(scale, std::abs(double(want[i])));
+  }
+  return worst / scale;
 }
 
 class SdxlRefinerParity : public test::VulkanTest, public testing::WithParamInterface<bool> {};
@@ -228,14 +242,10 @@ TEST_P(SdxlRefinerParity, BaseAndRefinerEnsembleMatchesDiffusers) {
     EXPECT_TRUE(latents.rgb.empty()) << id;
     const std::vector<float> want = fx.readAsF32(key + ".base_latents");
     ASSERT_EQ(latents.latents.size(), want.size()) << id;
-    double worst = 0, scale = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      worst = std::max(worst, std::abs(double(latents.latents[i]) - want[i]));
-      scale = std::max(scale, std::abs(double(want[i])));
-    }
+    const double error = latentsError(latents.latents, want);
     std::printf("[parity] ensemble %-10s base latents at the switch: max |difference| / max |reference| %.3g\n",
-                id.c_str(), worst / scale);
-    EXPECT_LE(worst / scale, 1e-3) << id;
+                id.c_str(), error);
+    EXPECT_LE(error, 1e-3) << id;
 
     req.denoisingEnd.reset();
     req.initImage.reset();
@@ -258,6 +268,58 @@ TEST_P(SdxlRefinerParity, BaseAndRefinerEnsembleMatchesDiffusers) {
   req.denoisingStart = 0.8;
   req.startLatents = std::vector<float>(10, 0.f);
   test::expectErrorContaining([&] { refiner.generate(req); }, "the latents to refine hold 10 values");
+}
+
+// The refiner after inpainting (fixtures/refiner_inpaint_sdxl, tests/reference/sdxl_refiner_inpaint_fixtures.py):
+// tiny-sdxl as StableDiffusionXLInpaintPipeline with denoising_end, the refiner as one too with the base's latents as
+// its image and the same mask, its noise drawn first and the kept region blended from those latents.
+TEST_P(SdxlRefinerParity, RefinerAfterInpaintingMatchesStableDiffusionXLInpaintPipeline) {
+  const json meta = json::parse(std::ifstream(test::dataPath("fixtures/refiner_inpaint_sdxl.json")));
+  const models::SafetensorsFile fx = models::SafetensorsFile::open(test::dataPath("fixtures/refiner_inpaint_sdxl.safetensors"));
+  const Models m = modelsOf(GetParam());
+  pipeline::TextToImage base(ctx(), {.modelPath = m.base, .configPath = m.baseConfig});
+  pipeline::TextToImage refiner(ctx(), {.modelPath = m.refiner, .configPath = m.refinerConfig});
+  const json& args = meta.at("args");
+  const pipeline::RgbImage init = pngPixels(args, fx), mask = pngPixels(args, fx, "mask_as_l");
+  for (const json& run : meta.at("runs")) {
+    const std::string id = run.at("id");
+    pipeline::GenerationRequest req = test::diffusersRequest(args);
+    req.sampler = *sampling::parseSamplerKind(run.at("sampler").get<std::string>());
+    req.initImage = init;
+    req.mask = mask;
+    req.strength = run.at("strength").get<float>();
+    req.denoisingEnd = run.at("switch").get<double>();
+    int baseSteps = 0;
+    const pipeline::Image latents = base.generate(req, [&](int, int steps) { baseSteps = steps; });
+    EXPECT_EQ(baseSteps, int(run.at("base_timesteps").size())) << id;
+    const std::vector<float> wantLatents = fx.readAsF32(id + ".base_latents");
+    ASSERT_EQ(latents.latents.size(), wantLatents.size()) << id;
+    const double error = latentsError(latents.latents, wantLatents);
+    std::printf("[parity] inpaint %-18s base latents at the switch: max |difference| / max |reference| %.3g\n",
+                id.c_str(), error);
+    EXPECT_LE(error, 1e-3) << id;
+
+    req.denoisingEnd.reset();
+    req.initImage.reset();
+    req.denoisingStart = run.at("switch").get<double>();
+    req.startLatents = latents.latents;
+    expectTimeIds(req, fx, id);
+    int refinerSteps = 0;
+    const pipeline::Image image = refiner.generate(req, [&](int, int steps) { refinerSteps = steps; });
+    EXPECT_EQ(refinerSteps, int(run.at("refiner_timesteps").size())) << id;
+    const std::vector<float> want = fx.readAsF32(id + ".image");
+    expectSameImage(image, want, std::string(GetParam() ? "single file " : "folder ") + "inpaint " + id);
+    // The mask moves diffusers' image by 0.7-8.6/255 from the refiner's without it: sdgen's must be far closer.
+    EXPECT_LT(4 * meanAbsDifference(image.pixels, want), meanAbsDifference(image.pixels, fx.readAsF32(id + ".unmasked_image")))
+        << id << ": the image is not nearer diffusers' with the refiner's mask than without it";
+  }
+  // The refiner's mask must be of the image's size, and an inpainting (9-channel) model cannot refine with one.
+  pipeline::GenerationRequest req = test::diffusersRequest(args);
+  req.denoisingStart = 0.8;
+  req.startLatents = std::vector<float>(4 * 8 * 12, 0.f);
+  req.mask = pipeline::RgbImage{12, 8, std::vector<uint8_t>(12 * 8 * 3, 255)};
+  test::expectErrorContaining([&] { refiner.generate(req); },
+                              "the mask is 12x8 but the latents to refine are of a 24x16 image");
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, SdxlRefinerParity, testing::Values(false, true),

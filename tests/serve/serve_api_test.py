@@ -203,7 +203,8 @@ class ServeApi(unittest.TestCase):
     def test_sdxl_refiner(self):
         # webui's refiner_checkpoint / refiner_switch_at (docs/serve.md): the image and parameters of the CLI's
         # --refiner / --refiner-start (the switch as diffusers' denoising_end / denoising_start); a refiner with
-        # an SD 1.x base fails naming the field; unknown names, switches outside (0, 1) and masks are 422s.
+        # an SD 1.x base fails naming the field; unknown names and switches outside (0, 1) are 422s; inpainting
+        # (img2img with a mask) with the refiner gives the CLI's image too.
         body = {"prompt": PROMPT, "negative_prompt": "blurry", "seed": 3, "steps": 4, "width": 24, "height": 16,
                 "sampler_name": "Euler", "cfg_scale": 5, "override_settings": {"sd_model_checkpoint": "tiny-sdxl"},
                 "refiner_checkpoint": "tiny-sdxl-refiner", "refiner_switch_at": 0.5}
@@ -240,6 +241,20 @@ class ServeApi(unittest.TestCase):
         again = txt2img(self.server, body)  # after the failed job: the same image again
         self.assertEqual(again.status_code, 200, again.text)
         self.assertEqual(pixels(pngs(again)[0]), pixels(pngs(r)[0]))
+        # Inpainting with the refiner (img2img with a mask): the CLI's -i --mask --refiner image.
+        fixtures = os.path.join(os.path.dirname(TINY_REFINER), "fixtures")
+        init, mask = os.path.join(fixtures, "i2i_init.png"), os.path.join(fixtures, "i2i_mask.png")
+        inpaint = {k: v for k, v in body.items() if k not in ("width", "height")}
+        inpaint.update({"init_images": [base64.b64encode(read(init)).decode()], "denoising_strength": 1,
+                        "mask": base64.b64encode(read(mask)).decode(), "mask_blur": 0})
+        r = requests.post(self.server.api("/sdapi/v1/img2img"), json=inpaint, timeout=900)
+        self.assertEqual(r.status_code, 200, r.text)
+        self.assertIn("Denoising strength: 1, Refiner: tiny-sdxl-refiner, Refiner switch at: 0.5",
+                      info(r)["infotexts"][0])
+        subprocess.run([SDGEN, "-m", TINY_SDXL, "--refiner", TINY_REFINER, "--refiner-start", "0.5", "-p", PROMPT,
+                        "-n", "blurry", "-s", "3", "--steps", "4", "-i", init, "--mask", mask, "--strength", "1",
+                        "--sampler", "euler", "--cfg-scale", "5", "-o", cli], check=True, capture_output=True)
+        self.assertEqual(pixels(pngs(r)[0]), pixels(read(cli)))
 
     def test_lora_prompt_tags(self):
         # docs/lora.md: the tag is merged into the engine's model (and out again), the infotext keeps it.

@@ -158,8 +158,6 @@ class ServeImg2Img(unittest.TestCase):
         self.assert_422({"init_images": init, "mask": mask, "inpaint_full_res": True}, ["body", "inpaint_full_res"],
                         "not supported")
         self.assert_422({"init_images": init, "mask": mask, "mask_blur": 4}, ["body", "mask_blur"], "not supported")
-        self.assert_422({"init_images": init, "mask": mask, "refiner_checkpoint": "sdgen-tiny"},
-                        ["body", "refiner_checkpoint"], "cannot be combined with a mask")
         self.assert_422({"init_images": init, "mask": mask, "inpainting_fill": 0}, ["body", "inpainting_fill"],
                         "not supported")
         self.assert_422({"init_images": init, "enable_hr": True, "steps": 0}, ["body", "steps"], "out of range")
