@@ -152,8 +152,14 @@ void expectTimeIds(const pipeline::GenerationRequest& req, const models::Safeten
 struct Models {
   std::string base, baseConfig, refiner, refinerConfig;
 };
-Models modelsOf(bool singleFile) {
-  if (!singleFile) return {test::dataPath("tiny-sdxl"), "", test::dataPath("tiny-sdxl-refiner"), ""};
+// nineChannelBase: tiny-sdxl-inpaint (a 9-channel SDXL inpainting UNet) as the base.
+Models modelsOf(bool singleFile, bool nineChannelBase = false) {
+  if (!singleFile)
+    return {nineChannelBase ? test::tinySdxlInpaintFolder() : test::dataPath("tiny-sdxl"), "",
+            test::dataPath("tiny-sdxl-refiner"), ""};
+  if (nineChannelBase)
+    return {test::tinySdxlInpaintSingleFile(), test::tinySdxlInpaintFolder(), test::tinySdxlRefinerSingleFile(),
+            test::dataPath("tiny-sdxl-refiner")};
   return {test::tinySdxlSingleFile(), test::dataPath("tiny-sdxl"), test::tinySdxlRefinerSingleFile(),
           test::dataPath("tiny-sdxl-refiner")};
 }
@@ -272,17 +278,19 @@ TEST_P(SdxlRefinerParity, BaseAndRefinerEnsembleMatchesDiffusers) {
 
 // The refiner after inpainting (fixtures/refiner_inpaint_sdxl, tests/reference/sdxl_refiner_inpaint_fixtures.py):
 // tiny-sdxl as StableDiffusionXLInpaintPipeline with denoising_end, the refiner as one too with the base's latents as
-// its image and the same mask, its noise drawn first and the kept region blended from those latents.
-TEST_P(SdxlRefinerParity, RefinerAfterInpaintingMatchesStableDiffusionXLInpaintPipeline) {
-  const json meta = json::parse(std::ifstream(test::dataPath("fixtures/refiner_inpaint_sdxl.json")));
-  const models::SafetensorsFile fx = models::SafetensorsFile::open(test::dataPath("fixtures/refiner_inpaint_sdxl.safetensors"));
-  const Models m = modelsOf(GetParam());
-  pipeline::TextToImage base(ctx(), {.modelPath = m.base, .configPath = m.baseConfig});
-  pipeline::TextToImage refiner(ctx(), {.modelPath = m.refiner, .configPath = m.refinerConfig});
+// its image and the same mask, its noise drawn first and the kept region blended from those latents; and
+// (fixtures/refiner_inpaint9_sdxl, sdxl_inpaint9_fixtures.py) the same after tiny-sdxl-inpaint's 9-channel base.
+void expectRefinerAfterInpainting(Context& ctx, const std::string& fixture, bool singleFile, bool nineChannelBase) {
+  const json meta = json::parse(std::ifstream(test::dataPath("fixtures/" + fixture + ".json")));
+  const models::SafetensorsFile fx = models::SafetensorsFile::open(test::dataPath("fixtures/" + fixture + ".safetensors"));
+  const Models m = modelsOf(singleFile, nineChannelBase);
+  pipeline::TextToImage base(ctx, {.modelPath = m.base, .configPath = m.baseConfig});
+  ASSERT_EQ(base.isInpaintingModel(), nineChannelBase);
+  pipeline::TextToImage refiner(ctx, {.modelPath = m.refiner, .configPath = m.refinerConfig});
   const json& args = meta.at("args");
   const pipeline::RgbImage init = pngPixels(args, fx), mask = pngPixels(args, fx, "mask_as_l");
   for (const json& run : meta.at("runs")) {
-    const std::string id = run.at("id");
+    const std::string id = run.at("id"), what = fixture + (singleFile ? " single file " : " folder ") + id;
     pipeline::GenerationRequest req = test::diffusersRequest(args);
     req.sampler = *sampling::parseSamplerKind(run.at("sampler").get<std::string>());
     req.initImage = init;
@@ -291,13 +299,13 @@ TEST_P(SdxlRefinerParity, RefinerAfterInpaintingMatchesStableDiffusionXLInpaintP
     req.denoisingEnd = run.at("switch").get<double>();
     int baseSteps = 0;
     const pipeline::Image latents = base.generate(req, [&](int, int steps) { baseSteps = steps; });
-    EXPECT_EQ(baseSteps, int(run.at("base_timesteps").size())) << id;
+    EXPECT_EQ(baseSteps, int(run.at("base_timesteps").size())) << what;
     const std::vector<float> wantLatents = fx.readAsF32(id + ".base_latents");
-    ASSERT_EQ(latents.latents.size(), wantLatents.size()) << id;
+    ASSERT_EQ(latents.latents.size(), wantLatents.size()) << what;
     const double error = latentsError(latents.latents, wantLatents);
-    std::printf("[parity] inpaint %-18s base latents at the switch: max |difference| / max |reference| %.3g\n",
-                id.c_str(), error);
-    EXPECT_LE(error, 1e-3) << id;
+    std::printf("[parity] %-50s base latents at the switch: max |difference| / max |reference| %.3g\n",
+                what.c_str(), error);
+    EXPECT_LE(error, 1e-3) << what;
 
     req.denoisingEnd.reset();
     req.initImage.reset();
@@ -306,12 +314,20 @@ TEST_P(SdxlRefinerParity, RefinerAfterInpaintingMatchesStableDiffusionXLInpaintP
     expectTimeIds(req, fx, id);
     int refinerSteps = 0;
     const pipeline::Image image = refiner.generate(req, [&](int, int steps) { refinerSteps = steps; });
-    EXPECT_EQ(refinerSteps, int(run.at("refiner_timesteps").size())) << id;
+    EXPECT_EQ(refinerSteps, int(run.at("refiner_timesteps").size())) << what;
     const std::vector<float> want = fx.readAsF32(id + ".image");
-    expectSameImage(image, want, std::string(GetParam() ? "single file " : "folder ") + "inpaint " + id);
-    // The mask moves diffusers' image by 0.7-8.6/255 from the refiner's without it: sdgen's must be far closer.
+    expectSameImage(image, want, what);
+    // The mask moves diffusers' image by 0.55-10.6/255 from the refiner's without it: sdgen's must be far closer.
     EXPECT_LT(4 * meanAbsDifference(image.pixels, want), meanAbsDifference(image.pixels, fx.readAsF32(id + ".unmasked_image")))
-        << id << ": the image is not nearer diffusers' with the refiner's mask than without it";
+        << what << ": the image is not nearer diffusers' with the refiner's mask than without it";
+  }
+  if (nineChannelBase) {  // a 9-channel model cannot refine masked latents (diffusers has no masked image latents)
+    pipeline::GenerationRequest req = test::diffusersRequest(args);
+    req.denoisingStart = 0.8;
+    req.startLatents = std::vector<float>(4 * 8 * 12, 0.f);
+    req.mask = mask;
+    test::expectErrorContaining([&] { base.generate(req); }, "(9 input channels) cannot refine latents with a mask");
+    return;
   }
   // The refiner's mask must be of the image's size, and an inpainting (9-channel) model cannot refine with one.
   pipeline::GenerationRequest req = test::diffusersRequest(args);
@@ -320,6 +336,14 @@ TEST_P(SdxlRefinerParity, RefinerAfterInpaintingMatchesStableDiffusionXLInpaintP
   req.mask = pipeline::RgbImage{12, 8, std::vector<uint8_t>(12 * 8 * 3, 255)};
   test::expectErrorContaining([&] { refiner.generate(req); },
                               "the mask is 12x8 but the latents to refine are of a 24x16 image");
+}
+
+TEST_P(SdxlRefinerParity, RefinerAfterInpaintingMatchesStableDiffusionXLInpaintPipeline) {
+  expectRefinerAfterInpainting(ctx(), "refiner_inpaint_sdxl", GetParam(), false);
+}
+
+TEST_P(SdxlRefinerParity, RefinerAfterANineChannelInpaintingBaseMatchesDiffusers) {
+  expectRefinerAfterInpainting(ctx(), "refiner_inpaint9_sdxl", GetParam(), true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, SdxlRefinerParity, testing::Values(false, true),

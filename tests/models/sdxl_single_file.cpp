@@ -19,12 +19,17 @@ namespace {
 
 using nlohmann::json;
 
-// mapFile: fixtures/<mapFile>; folder: the tests/data folder its components are read from.
-void writeFromMap(const std::string& mapFile, const std::string& folder, const std::string& path) {
+// mapFile: fixtures/<mapFile>; folder: the tests/data folder its components are read from, or for a component
+// named in `folders`, that folder.
+void writeFromMap(const std::string& mapFile, const std::string& folder, const std::string& path,
+                  const std::map<std::string, std::string>& folders = {}) {
   const json map = json::parse(std::ifstream(dataPath("fixtures/" + mapFile)));
   std::map<std::string, models::SafetensorsFile> files;
-  for (const auto& [component, rel] : map.at("components").items())
-    files.emplace(component, models::SafetensorsFile::open(dataPath(folder + "/" + rel.get<std::string>())));
+  for (const auto& [component, rel] : map.at("components").items()) {
+    const auto other = folders.find(component);
+    const std::string from = other == folders.end() ? folder : other->second;
+    files.emplace(component, models::SafetensorsFile::open(dataPath(from + "/" + rel.get<std::string>())));
+  }
   SafetensorsWriter out;
   for (const json& e : map.at("tensors")) {
     const std::string key = e.at("key"), op = e.at("op");
@@ -91,6 +96,31 @@ const std::string& tinySdxlRefinerSingleFile() {
   static const std::string path = [] {
     const std::string p = dir.file("tiny-sdxl-refiner-ldm.safetensors");
     writeFromMap("ldm_map_sdxl_refiner.json", "tiny-sdxl-refiner", p);
+    return p;
+  }();
+  return path;
+}
+
+const std::string& tinySdxlInpaintFolder() {
+  static const TempDir dir;
+  static const std::string path = [] {
+    namespace fs = std::filesystem;
+    const fs::path folder = dir.file("tiny-sdxl-inpaint"), inpaint = dataPath("tiny-sdxl-inpaint");
+    const fs::path base = dataPath("tiny-sdxl");
+    fs::create_directories(folder);
+    for (const char* part : {"unet", "scheduler", "model_index.json"}) fs::create_symlink(inpaint / part, folder / part);
+    for (const char* part : {"text_encoder", "text_encoder_2", "tokenizer", "tokenizer_2", "vae"})
+      fs::create_symlink(base / part, folder / part);
+    return folder.string();
+  }();
+  return path;
+}
+
+const std::string& tinySdxlInpaintSingleFile() {
+  static const TempDir dir;
+  static const std::string path = [] {
+    const std::string p = dir.file("tiny-sdxl-inpaint-ldm.safetensors");
+    writeFromMap("ldm_map_sdxl.json", "tiny-sdxl", p, {{"unet", "tiny-sdxl-inpaint"}});
     return p;
   }();
   return path;

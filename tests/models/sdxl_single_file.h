@@ -13,5 +13,11 @@ const std::string& tinySdxlSingleFile();
 // tests/data/tiny-sdxl-refiner as an SDXL refiner single file (conditioner.embedders.0.model.*), from
 // fixtures/ldm_map_sdxl_refiner.json (tests/reference/sdxl_refiner_fixtures.py) in the same way.
 const std::string& tinySdxlRefinerSingleFile();
+// tiny-sdxl's single file with tests/data/tiny-sdxl-inpaint's 9-channel UNet (the same map: the UNet's names and
+// ops do not depend on its input channels; tests/reference/sdxl_inpaint9_fixtures.py checks that).
+const std::string& tinySdxlInpaintSingleFile();
+// A complete diffusers folder of that model: tiny-sdxl-inpaint's unet/, scheduler/ and model_index.json with
+// tiny-sdxl's text encoders, tokenizers and VAE linked beside them (written on the first call).
+const std::string& tinySdxlInpaintFolder();
 
 }  // namespace sdgen::test

@@ -58,7 +58,7 @@ STRENGTHS = [0.75, 0.5]
 # (sampler, strength) per inpainting fixture; the mask each one uses
 INPAINT_RUNS = [("ddim", 1.0), ("euler_a", 0.75), ("dpmpp_2m", 0.6)]
 INPAINT9_RUNS = [("euler_a", 1.0), ("ddim", 0.75), ("dpmpp_2m", 1.0)]
-INPAINT_MASK = {"sd1": "rgb", "sd2": "grey", "sd1_unet9": "grey", "sdxl": "grey"}
+INPAINT_MASK = {"sd1": "rgb", "sd2": "grey", "sd1_unet9": "grey", "sdxl": "grey", "sdxl_unet9": "grey"}
 
 INPUT_FILES = {"init": "i2i_init.png", "grey": "i2i_mask.png", "rgb": "i2i_mask_rgb.png"}
 
@@ -350,13 +350,15 @@ def make_inpaint_fixtures(out, h):
 
 
 @torch.no_grad()
-def make_inpaint_case(case, out, h):
+def make_inpaint_case(case, out, h, unet=None, model=None, single_file=None):
+    """unet, model, single_file: sdxl_inpaint9_fixtures' 9-channel SDXL UNet and how the json names its files."""
     from diffusers import StableDiffusionInpaintPipeline, StableDiffusionXLInpaintPipeline
     key = case.split("_")[0]
     nine = case.endswith("unet9")
     spec, base = load_base(key, out, h)
     if key == "sdxl":
-        pipe = StableDiffusionXLInpaintPipeline(**base.components, requires_aesthetics_score=False)
+        pipe = StableDiffusionXLInpaintPipeline(**dict(base.components, **({"unet": unet} if unet else {})),
+                                                requires_aesthetics_score=False)
         pipeline_name = "diffusers StableDiffusionXLInpaintPipeline, fp32, CPU, requires_aesthetics_score False"
     else:
         components = dict(base.components)
@@ -425,9 +427,10 @@ def make_inpaint_case(case, out, h):
     name = f"inpaint9_{key}" if nine else f"inpaint_{key}"
     h.write_tensors(out / "fixtures" / f"{name}.safetensors", t)
     h.write_json(out / "fixtures" / f"{name}.json", {
-        "model": (f"tests/data/{inpaint_folder_name(key)} (unet, scheduler) + tests/data/{spec['folder']} "
-                  "(text_encoder, tokenizer, vae)") if nine else f"tests/data/{spec['folder']}",
-        "single_file_unet": f"tests/data/{inpaint_folder_name(key)}-unet-ldm.safetensors" if nine else None,
+        "model": model or ((f"tests/data/{inpaint_folder_name(key)} (unet, scheduler) + tests/data/{spec['folder']} "
+                            "(text_encoder, tokenizer, vae)") if nine else f"tests/data/{spec['folder']}"),
+        "single_file_unet": single_file or (f"tests/data/{inpaint_folder_name(key)}-unet-ldm.safetensors" if nine
+                                            else None),
         "unet_in_channels": 9 if nine else 4,
         "pipeline": pipeline_name,
         "about": __doc__,

@@ -1,10 +1,7 @@
 #!/usr/bin/env python3
 """Writes the reference fixtures of tests/data/ with diffusers and transformers (torch on the CPU, fp32/fp64).
 
-  python3 tests/reference/make_fixtures.py --out DIR
-      [--only rng,schedulers,models,components,pipelines,realsched,tf5text,prompts,img2img,inpaint,samplers,
-              samplerpipes,lora,vaetiling,taesd,sdxl,sdxlimg2img,sdxlnegmicro,sdxlrefiner,lorasdxl,
-              sdxlrefinerinpaint]
+  python3 tests/reference/make_fixtures.py --out DIR [--only SECTION,...]   (SECTIONS below; default: all)
 
 DIR receives tiny-sd1/, tiny-sd2/ (diffusers folders), tiny-sd1-ldm.safetensors, tiny-sd2-ldm.safetensors and
 fixtures/*.{json,safetensors} (realsched and tf5text: real_checkpoints.py, which also writes tiny-clip-tf5/;
@@ -16,7 +13,8 @@ encode; taesd: taesd_fixtures.py, random-weight AutoencoderTiny models (tiny-tae
 pipelines decoding and encoding with one; sdxl: sdxl_fixtures.py, tiny-sdxl/ and SDXL / SDXL-Turbo / SD-Turbo
 references; sdxlrefiner: sdxl_refiner_fixtures.py, tiny-sdxl-refiner/ and the refiner's img2img and base + refiner
 ensemble references; lorasdxl: lora_sdxl_fixtures.py, SDXL LoRA files (kohya, PEFT) and diffusers' images with
-them, needs peft; sdxlrefinerinpaint: sdxl_refiner_inpaint_fixtures.py, the refiner after inpainting);
+them, needs peft; sdxlrefinerinpaint: sdxl_refiner_inpaint_fixtures.py, the refiner after inpainting;
+sdxlinpaint9: sdxl_inpaint9_fixtures.py, tiny-sdxl-inpaint/, a 9-channel SDXL UNet, and its references);
 docs/reference-fixtures.md says what each holds. It is run on the device machine
 by scripts/device/make-fixtures.sh (this machine has no torch). 'components' and 'pipelines' read the model
 folders that 'models' wrote into DIR; every section logs its progress, a failing section does not stop the
@@ -44,7 +42,8 @@ import tiny_models  # noqa: E402
 T0 = time.time()
 SECTIONS = ["rng", "schedulers", "models", "components", "pipelines", "realsched", "tf5text", "prompts", "img2img",
             "inpaint", "samplers", "samplerpipes", "lora", "vaetiling", "taesd", "sdxl", "sdxlimg2img",
-            "sdxlnegmicro", "sdxlrefiner", "lorasdxl", "sdxlrefinerinpaint"]
+            "sdxlnegmicro", "sdxlrefiner", "lorasdxl", "sdxlrefinerinpaint",
+            "sdxlinpaint9"]
 
 
 def log(msg):
@@ -614,6 +613,7 @@ def main():
     import sampler_fixtures
     import sdxl_fixtures
     import sdxl_refiner_fixtures
+    import sdxl_inpaint9_fixtures
     import sdxl_refiner_inpaint_fixtures
     import taesd_fixtures
     import vae_tiling_fixtures
@@ -635,7 +635,8 @@ def main():
              "sdxlnegmicro": lambda out: sdxl_fixtures.make_negative_microcond_refs(out, here),
              "sdxlrefiner": lambda out: sdxl_refiner_fixtures.make_refiner_fixtures(out, here),
              "lorasdxl": lambda out: lora_sdxl_fixtures.make_lora_sdxl_fixtures(out, here),
-             "sdxlrefinerinpaint": lambda out: sdxl_refiner_inpaint_fixtures.make_refiner_inpaint_fixtures(out, here)}
+             "sdxlrefinerinpaint": lambda out: sdxl_refiner_inpaint_fixtures.make_refiner_inpaint_fixtures(out, here),
+             "sdxlinpaint9": lambda out: sdxl_inpaint9_fixtures.make_sdxl_inpaint9_fixtures(out, here)}
     failed = []
     for s in SECTIONS:
         if s not in wanted:

@@ -66,10 +66,13 @@ def load_inpaint_refiner(folder):
 
 
 @torch.no_grad()
-def make_refiner_inpaint_fixtures(out, h):
+def make_refiner_inpaint_fixtures(out, h, unet=None, runs_wanted=None, name="refiner_inpaint_sdxl", base_model=None):
+    """unet: a 9-channel UNet for the base (sdxl_inpaint9_fixtures: its runs, fixture name and base model)."""
     from diffusers import StableDiffusionXLInpaintPipeline
     base_sdxl = sdxl_fixtures.load_pipeline(base_folder(out, sdxl_fixtures.FOLDER))
-    base = StableDiffusionXLInpaintPipeline(**base_sdxl.components, requires_aesthetics_score=False)
+    base = StableDiffusionXLInpaintPipeline(**dict(base_sdxl.components, **({"unet": unet} if unet else {})),
+                                            requires_aesthetics_score=False)
+    nine = base.unet.config.in_channels == 9
     base.set_progress_bar_config(disable=True)
     refiner_dir = base_folder(out, refiner_fx.FOLDER)
     refiner = load_inpaint_refiner(refiner_dir)
@@ -83,7 +86,7 @@ def make_refiner_inpaint_fixtures(out, h):
     kept = (mask_latent < 0.5).expand(1, 4, HEIGHT // vsf, WIDTH // vsf)
     t = {"init_rgb": raw["init_rgb"], "mask_as_l": raw["mask_grey"], "mask_latent": mask_latent}
     runs = []
-    for rid, (sampler, strength, switch) in RUNS.items():
+    for rid, (sampler, strength, switch) in (runs_wanted or RUNS).items():
         base.scheduler = h.make_scheduler(sampler, base_config)
         refiner.scheduler = h.make_scheduler(sampler, base_config)
         refiner_i2i.scheduler = h.make_scheduler(sampler, base_config)
@@ -92,8 +95,8 @@ def make_refiner_inpaint_fixtures(out, h):
         base_prep = Capture(base, "prepare_latents")
         latents, _, base_t, _ = refiner_fx.run(base, SEED, image=pil["init"], mask_image=mask_pil, strength=strength,
                                                denoising_end=switch, output_type="latent", **common)
-        image_latents = base_prep.value[2]
-        if not torch.equal(latents[kept], image_latents[kept]):
+        image_latents = None if nine else base_prep.value[2]  # the 9-channel base does not blend
+        if image_latents is not None and not torch.equal(latents[kept], image_latents[kept]):
             raise AssertionError(f"{rid}: the base's latents at the switch do not hold the clean image latents "
                                  "outside the mask")
         prep = Capture(refiner, "prepare_latents")
@@ -123,9 +126,10 @@ def make_refiner_inpaint_fixtures(out, h):
         log(h, f"{rid}: base {base_t}, refiner {refiner_t}, image mean {float(image.mean()):.4f}, "
                f"{moved:.2f}/255 from the refiner without the mask")
     fx = out / "fixtures"
-    h.write_tensors(fx / "refiner_inpaint_sdxl.safetensors", t)
-    h.write_json(fx / "refiner_inpaint_sdxl.json", {
-        "model": f"tests/data/{refiner_fx.FOLDER}", "base_model": f"tests/data/{sdxl_fixtures.FOLDER}",
+    h.write_tensors(fx / f"{name}.safetensors", t)
+    h.write_json(fx / f"{name}.json", {
+        "model": f"tests/data/{refiner_fx.FOLDER}", "base_model": base_model or f"tests/data/{sdxl_fixtures.FOLDER}",
+        "base_unet_in_channels": base.unet.config.in_channels,
         "pipeline": "diffusers StableDiffusionXLInpaintPipeline, fp32, CPU: the base (requires_aesthetics_score "
                     "False) with denoising_end and output_type latent, the refiner (from its folder: "
                     "requires_aesthetics_score True) with denoising_start, image = the base's latents",
