@@ -25,7 +25,7 @@ fixtures/refiner_inpaint_sdxl.{json,safetensors}: per RUNS id (sampler, strength
 switch, the refiner's noise, its add_time_ids / add_neg_time_ids, both parts' timesteps and the image; and how far
 the image is from the refiner run without the mask (StableDiffusionXLImg2ImgPipeline on the same latents), that
 image too: the script fails unless the mask moves it by more than 0.3/255 (0.7/255 for Euler at 0.8, where the
-refiner runs 2 of 10 steps; 2.1-8.6/255 for the others), and the C++ tests require sdgen's image to be 4 times closer to the masked
+refiner runs 2 of 10 steps; 1.2-22.8/255 for the others), and the C++ tests require sdgen's image to be 4 times closer to the masked
 than to the unmasked one, so an sdgen that ignored the mask in the refiner would fail.
 """
 import torch
@@ -48,6 +48,10 @@ RUNS = {
     "euler_a.s100.f050": ("euler_a", 1.0, 0.5),
     "dpmpp_2m.s080.f050": ("dpmpp_2m", 0.8, 0.5),
     "euler.s09999.f070": ("euler", 0.9999, 0.7),
+    # order 2 (one timestep per UNet evaluation): the base stops after a step's first evaluation, its blend there
+    # unnoised; the refiner starts that step again (sdxl_refiner_fixtures' "+1")
+    "heun.s100.f080": ("heun", 1.0, 0.8),
+    "dpm2_a.s075.f050": ("dpm2_a", 0.75, 0.5),
 }
 
 
@@ -87,9 +91,9 @@ def make_refiner_inpaint_fixtures(out, h, unet=None, runs_wanted=None, name="ref
     t = {"init_rgb": raw["init_rgb"], "mask_as_l": raw["mask_grey"], "mask_latent": mask_latent}
     runs = []
     for rid, (sampler, strength, switch) in (runs_wanted or RUNS).items():
-        base.scheduler = h.make_scheduler(sampler, base_config)
-        refiner.scheduler = h.make_scheduler(sampler, base_config)
-        refiner_i2i.scheduler = h.make_scheduler(sampler, base_config)
+        base.scheduler = refiner_fx.make_scheduler(h, sampler, base_config)
+        refiner.scheduler = refiner_fx.make_scheduler(h, sampler, base_config)
+        refiner_i2i.scheduler = refiner_fx.make_scheduler(h, sampler, base_config)
         common = dict(prompt=PROMPT, negative_prompt=NEGATIVE, num_inference_steps=STEPS, guidance_scale=GUIDANCE,
                       height=HEIGHT, width=WIDTH)
         base_prep = Capture(base, "prepare_latents")
