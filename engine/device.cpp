@@ -146,10 +146,13 @@ Device::Device(Instance& instance, const DeviceOptions& options) : instance_(ins
     *tail = &bf16;
     tail = &bf16.pNext;
   }
-  if (info_.coopMatrix2Softmax) {
+  if (info_.coopMatrix2Softmax || info_.coopMatrixWorkgroupScope) {
     extensions.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
-    coop2.cooperativeMatrixReductions = VK_TRUE;
-    coop2.cooperativeMatrixConversions = VK_TRUE;
+    coop2.cooperativeMatrixReductions = info_.coopMatrix2Softmax;
+    coop2.cooperativeMatrixConversions = info_.coopMatrix2Softmax;
+    coop2.cooperativeMatrixWorkgroupScope = info_.coopMatrixWorkgroupScope;
+    coop2.cooperativeMatrixFlexibleDimensions = info_.coopMatrixWorkgroupScope;
+    coop2.cooperativeMatrixTensorAddressing = info_.coopMatrixWorkgroupScope;
     *tail = &coop2;
     tail = &coop2.pNext;
   }
@@ -193,7 +196,7 @@ Device::Device(Instance& instance, const DeviceOptions& options) : instance_(ins
                            {"Invalid capability operand: 6022",
                             "A SPIR-V Capability (Unhandled OpCapability) was declared that is not supported by Vulkan",
                             "A SPIR-V Extension (SPV_KHR_cooperative_matrix) was declared that is not supported"});
-  if (info_.coopMatrix2Softmax)
+  if (info_.coopMatrix2Softmax || info_.coopMatrixWorkgroupScope)
     tolerateNewerThanLayer(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME, VK_MAKE_API_VERSION(0, 1, 3, 303), 1000593000,
                            {"A SPIR-V Extension (SPV_NV_cooperative_matrix2) was declared that is not supported"});
   if (info_.bfloat16)

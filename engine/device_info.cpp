@@ -1,5 +1,7 @@
 #include "engine/device_info.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -119,6 +121,37 @@ DeviceInfo queryDeviceInfo(VkInstance instance, VkPhysicalDevice pd, uint32_t in
   info.bfloat16 = bf16Ext && bf16.shaderBFloat16Type;
   info.coopMatrix2Softmax = info.coopMatrixKHR && coop2Ext && coop2.cooperativeMatrixReductions &&
                             coop2.cooperativeMatrixConversions;
+  // Only on request (SDGEN_COOP_WORKGROUP_SCOPE=1, bench/wg_gemm_bench): no engine kernel uses workgroup-scope
+  // matrices (4-5x slower than gemm_coop.slang on the H200, docs/perf.md session 18), the driver reserves shared
+  // memory for them, and validation layers older than the extension reject its properties structure.
+  const char* wgScope = std::getenv("SDGEN_COOP_WORKGROUP_SCOPE");
+  info.coopMatrixWorkgroupScope = wgScope && std::strcmp(wgScope, "1") == 0 && info.coopMatrixKHR && coop2Ext &&
+                                  coop2.cooperativeMatrixWorkgroupScope && coop2.cooperativeMatrixFlexibleDimensions &&
+                                  coop2.cooperativeMatrixTensorAddressing;
+  if (info.coopMatrixWorkgroupScope) {
+    VkPhysicalDeviceCooperativeMatrix2PropertiesNV limits{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV};
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &limits};
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    info.coopMatrixWorkgroupMaxSize = limits.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+    info.coopMatrixFlexibleMaxDimension = limits.cooperativeMatrixFlexibleDimensionsMaxDimension;
+    info.coopMatrixWorkgroupReservedShared = limits.cooperativeMatrixWorkgroupScopeReservedSharedMemory;
+    auto* getFlexible = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV>(
+        vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV"));
+    if (getFlexible) {
+      uint32_t count = 0;
+      getFlexible(pd, &count, nullptr);
+      std::vector<VkCooperativeMatrixFlexibleDimensionsPropertiesNV> shapes(count);
+      for (auto& s : shapes) s = {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV};
+      getFlexible(pd, &count, shapes.data());
+      for (auto& s : shapes)
+        info.coopMatrixFlexibleShapes.push_back({s.MGranularity, s.NGranularity, s.KGranularity,
+                                                 componentName(s.AType), componentName(s.BType),
+                                                 componentName(s.CType), componentName(s.ResultType),
+                                                 scopeName(s.scope), s.workgroupInvocations});
+    }
+    if (info.coopMatrixFlexibleShapes.empty()) info.coopMatrixWorkgroupScope = false;
+  }
 
   if (info.coopMatrixKHR) {
     auto* getProps = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
@@ -162,6 +195,18 @@ bool DeviceInfo::hasCoopMatrix(uint32_t m, uint32_t n, uint32_t k, const std::st
   return false;
 }
 
+bool DeviceInfo::hasWorkgroupCoopMatrix(uint32_t m, uint32_t n, uint32_t k, const std::string& c,
+                                        uint32_t invocations) const {
+  if (!coopMatrixWorkgroupScope || std::max({m, n, k}) > coopMatrixFlexibleMaxDimension ||
+      invocations > coopMatrixWorkgroupMaxSize)
+    return false;
+  for (auto& s : coopMatrixFlexibleShapes)
+    if (s.scope == "workgroup" && s.invocations == invocations && s.aType == "f16" && s.bType == "f16" &&
+        s.cType == c && s.resultType == c && s.m && s.n && s.k && m % s.m == 0 && n % s.n == 0 && k % s.k == 0)
+      return true;
+  return false;
+}
+
 std::string DeviceInfo::describe() const {
   std::ostringstream o;
   auto mib = [](uint64_t b) { return std::to_string(b >> 20) + " MiB"; };
@@ -179,7 +224,8 @@ std::string DeviceInfo::describe() const {
   o << "  features: shaderFloat16=" << shaderFloat16 << " storage16=" << storage16Bit
     << " bufferDeviceAddress=" << bufferDeviceAddress << " subgroupSizeControl=" << subgroupSizeControl
     << " cooperativeMatrixKHR=" << coopMatrixKHR << " bfloat16=" << bfloat16
-    << " coopMatrix2Softmax=" << coopMatrix2Softmax << "\n";
+    << " coopMatrix2Softmax=" << coopMatrix2Softmax << " coopMatrixWorkgroupScope=" << coopMatrixWorkgroupScope
+    << "\n";
   if (!extensionsOfNote.empty()) {
     o << "  extensions of note:";
     for (const std::string& e : extensionsOfNote) o << " " << e;
@@ -190,6 +236,14 @@ std::string DeviceInfo::describe() const {
     for (auto& s : coopMatrixShapes)
       o << "    " << s.m << "x" << s.n << "x" << s.k << " " << s.aType << "/" << s.bType << " -> " << s.cType << "/"
         << s.resultType << ", " << s.scope << "\n";
+  }
+  if (!coopMatrixFlexibleShapes.empty()) {
+    o << "  flexible cooperative matrix granularities (MxNxK A/B -> C/Result, scope, invocations; max dimension "
+      << coopMatrixFlexibleMaxDimension << ", max workgroup " << coopMatrixWorkgroupMaxSize << ", reserved shared "
+      << coopMatrixWorkgroupReservedShared << " bytes):\n";
+    for (auto& s : coopMatrixFlexibleShapes)
+      o << "    " << s.m << "x" << s.n << "x" << s.k << " " << s.aType << "/" << s.bType << " -> " << s.cType << "/"
+        << s.resultType << ", " << s.scope << ", " << s.invocations << "\n";
   }
   return o.str();
 }

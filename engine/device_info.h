@@ -12,6 +12,7 @@ struct CoopMatrixShape {
   uint32_t m = 0, n = 0, k = 0;
   std::string aType, bType, cType, resultType;  // "f16", "f32", "bf16", "s8", ...
   std::string scope;                            // "subgroup", "workgroup", ...
+  uint32_t invocations = 0;  // flexible (VK_NV_cooperative_matrix2) shapes: the workgroup size they need, else 0
 };
 
 struct MemoryHeapInfo {
@@ -56,6 +57,13 @@ struct DeviceInfo {
   // VK_NV_cooperative_matrix2's row reductions and accumulator -> operand conversions (enabled together when
   // both are supported): the tensor-core attention keeps its softmax in accumulators (flash_coop2.slang).
   bool coopMatrix2Softmax = false;
+  // VK_NV_cooperative_matrix2's workgroup-scope matrices with flexible dimensions and tensor addressing, where
+  // the driver stages the operands through shared memory itself (shaders/linear/gemm_wg.slang): reported and
+  // enabled only under SDGEN_COOP_WORKGROUP_SCOPE=1 (engine/device_info.cpp says why). coopMatrixFlexibleShapes
+  // lists the granularities (m, n, k) per type combination, scope and workgroup size.
+  bool coopMatrixWorkgroupScope = false;
+  std::vector<CoopMatrixShape> coopMatrixFlexibleShapes;
+  uint32_t coopMatrixWorkgroupMaxSize = 0, coopMatrixFlexibleMaxDimension = 0, coopMatrixWorkgroupReservedShared = 0;
   // VK_KHR_pipeline_executable_properties, enabled only when SDGEN_PIPELINE_STATS asks for the driver's
   // per-kernel statistics (engine/pipeline_stats.h).
   bool pipelineStats = false;
@@ -68,6 +76,9 @@ struct DeviceInfo {
   // Multi-line human-readable description.
   std::string describe() const;
   bool hasCoopMatrix(uint32_t m, uint32_t n, uint32_t k, const std::string& ab, const std::string& c) const;
+  // Whether workgroup-scope matrices of m x k (A, fp16) times k x n (B, fp16) into m x n (`c`) run in workgroups of
+  // `invocations`: a flexible shape of that scope, types and size whose granularities divide m, n, k.
+  bool hasWorkgroupCoopMatrix(uint32_t m, uint32_t n, uint32_t k, const std::string& c, uint32_t invocations) const;
 };
 
 DeviceInfo queryDeviceInfo(VkInstance instance, VkPhysicalDevice pd, uint32_t index);

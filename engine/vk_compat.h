@@ -61,5 +61,37 @@ struct VkPhysicalDeviceCooperativeMatrix2FeaturesNV {
 };
 #endif
 
+// VK_NV_cooperative_matrix2's flexible dimensions (the workgroup-scope shapes) and limits; Debian's headers
+// (1.3.239) predate them. Guarded by the first enum of the newer headers' block.
+#ifndef VK_NV_COOPERATIVE_MATRIX_2_SPEC_VERSION
+constexpr VkStructureType VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV =
+    static_cast<VkStructureType>(1000593001);
+constexpr VkStructureType VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV =
+    static_cast<VkStructureType>(1000593002);
+struct VkCooperativeMatrixFlexibleDimensionsPropertiesNV {
+  VkStructureType sType;
+  void* pNext;
+  uint32_t MGranularity;
+  uint32_t NGranularity;
+  uint32_t KGranularity;
+  VkComponentTypeKHR AType;
+  VkComponentTypeKHR BType;
+  VkComponentTypeKHR CType;
+  VkComponentTypeKHR ResultType;
+  VkBool32 saturatingAccumulation;
+  VkScopeKHR scope;
+  uint32_t workgroupInvocations;
+};
+struct VkPhysicalDeviceCooperativeMatrix2PropertiesNV {
+  VkStructureType sType;
+  void* pNext;
+  uint32_t cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+  uint32_t cooperativeMatrixFlexibleDimensionsMaxDimension;
+  uint32_t cooperativeMatrixWorkgroupScopeReservedSharedMemory;
+};
+typedef VkResult(VKAPI_PTR* PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV)(
+    VkPhysicalDevice, uint32_t*, VkCooperativeMatrixFlexibleDimensionsPropertiesNV*);
+#endif
+
 // VkComponentTypeKHR value for bfloat16 (VK_KHR_shader_bfloat16).
 constexpr int kVkComponentTypeBFloat16 = 1000141000;

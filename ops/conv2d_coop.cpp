@@ -1,10 +1,15 @@
 // The convolution algorithm "coop": an implicit GEMM on tensor cores, run by the cooperative-matrix GEMM of
 // shaders/linear/gemm_coop.slang in its im2col mode (A_MODE 2). The input is read raw as fp16 NHWC; any other
 // input expression (group norm + SiLU, a skip-connection concat, an upsample) is first computed into fp16
-// scratch by one elementwise launch. Contract: docs/kernels-conv.md; selection: docs/dispatch-conv.md.
+// scratch by one elementwise launch -- a group norm (+ SiLU) of a raw input as silu(x * scale + shift) from a
+// per-channel table made by one tiny launch (ops/conv2d_input_affine.h), not from the statistics per element.
+// Contract: docs/kernels-conv.md; selection: docs/dispatch-conv.md.
+#include <optional>
+
 #include "engine/error.h"
 #include "graph/expr_nodes.h"
 #include "ops/conv2d_candidates.h"
+#include "ops/conv2d_input_affine.h"
 #include "ops/conv2d_kernels.h"
 #include "ops/elementwise.h"
 #include "ops/linear_gemm.h"
@@ -24,8 +29,16 @@ Expr coopConvInput(const ConvCall& c, Conv2dScratch* scratch, const std::string&
   if (!scratch) throw Error(c.label + ": internal error: " + what + " conv input needs staging but has no scratch");
   const ConvProblem& p = c.prob;
   const Shape shape{p.n, p.h, p.w, p.cin};
+  Expr value = c.input;
+  if (std::optional<ConvInputAffine> affine =
+          convInputTableWanted(p.n * p.h * p.w * p.cin) ? convInputAffineOf(c.input) : std::nullopt) {
+    // The statistics' per-element work (group index, mean, variance, rsqrt) once per (image, channel).
+    const std::string label = c.label + " " + what + " affine";
+    value = convInputThroughTable(c.ctx, c.seq, *affine, *scratch, label);
+    c.info.kernels.push_back(label);
+  }
   TensorView staged = view(scratch->acquire(uint64_t(numel(shape)) * 2), DType::F16, shape);
-  elementwise(c.ctx, c.seq, c.input, bufferSink(staged), {.label = c.label + " " + what + " input"});
+  elementwise(c.ctx, c.seq, value, bufferSink(staged), {.label = c.label + " " + what + " input"});
   c.info.kernels.push_back(c.label + " " + what + " input");
   return buffer(staged);
 }

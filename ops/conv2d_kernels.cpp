@@ -5,6 +5,7 @@
 #include "engine/error.h"
 #include "engine/param_block.h"
 #include "graph/expr_codegen.h"
+#include "ops/conv2d_input_affine.h"
 #include "ops/elementwise.h"
 
 namespace sdgen::ops {
@@ -127,16 +128,24 @@ void recordConvGemmV2(const ConvCall& c, const ConvTile& t) {
            rangesOf(tensorsWritten(c.out)));
 }
 
-void recordConvDirect(const ConvCall& c) {
+void recordConvDirect(const ConvCall& c, Conv2dScratch* scratch) {
   const ConvProblem& p = c.prob;
+  // A large group norm input (the VAE's conv_out) through its per-channel table (ops/conv2d_input_affine.h): the
+  // halo evaluates silu(x * scale + shift) instead of the statistics per element.
+  graph::Expr input = c.input;
+  if (scratch && convInputTableWanted(p.n * p.h * p.w * p.cin))
+    if (std::optional<ConvInputAffine> affine = convInputAffineOf(c.input)) {
+      input = convInputThroughTable(c.ctx, c.seq, *affine, *scratch, c.label + " direct affine");
+      c.info.kernels.push_back(c.label + " direct affine");
+    }
   ParamBlock params = convHeader(p, c.weights.gemm().address(), c.weights.bias().address());
   ExprCodegen gen(params, {true, false});  // Cin % 4 == 0: the halo is read 4 channels at a time
-  std::string e = gen.emit(c.input), s = gen.emit(c.out);
+  std::string e = gen.emit(input), s = gen.emit(c.out);
   c.info.nativeVectorNodes += gen.nativeVectorNodes();
   c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
   std::string src = convWrapper({"conv.conv_direct"}, "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
                             std::string("convDirectMain<E, S, ") + storageType(c.weights.storage()) + ">(group, local);");
-  auto reads = concat(rangesOf(tensorsRead(c.input)), rangesOf(tensorsRead(c.out)));
+  auto reads = concat(rangesOf(tensorsRead(input)), rangesOf(tensorsRead(c.out)));
   reads.push_back(rangeOf(c.weights.gemm()));
   reads.push_back(rangeOf(c.weights.bias()));
   dispatchConvKernel(c, src, "direct 16x16", {uint32_t((p.wo + 15) / 16), uint32_t((p.ho + 15) / 16), uint32_t(p.n)}, params,

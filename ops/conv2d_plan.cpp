@@ -277,6 +277,7 @@ struct ConvKernelPattern {
 };
 constexpr ConvKernelPattern kConvKernelPatterns[] = {
     {"coop-winograd input", ConvAlgo::CoopWinograd, ConvKernelRole::InputTransform, false},  // staged into fp16
+    {"coop-winograd affine", ConvAlgo::CoopWinograd, ConvKernelRole::InputTransform, false},  // a norm's table
     {"coop-winograd filter", ConvAlgo::CoopWinograd, ConvKernelRole::FilterTransform, false},
     {"coop-winograd output", ConvAlgo::CoopWinograd, ConvKernelRole::OutputTransform, false},
     {"coop-winograd gemm", ConvAlgo::CoopWinograd, ConvKernelRole::Gemm, true},
@@ -286,8 +287,10 @@ constexpr ConvKernelPattern kConvKernelPatterns[] = {
     {"gemm-v2", ConvAlgo::GemmV2, ConvKernelRole::Direct, true},
     {"general", ConvAlgo::General, ConvKernelRole::Direct, true},
     {"coop input", ConvAlgo::Coop, ConvKernelRole::InputTransform, false},  // the input staged into fp16
+    {"coop affine", ConvAlgo::Coop, ConvKernelRole::InputTransform, false},  // a group norm's [N, 2 Cin] table
     {"coop split-K sum", ConvAlgo::Coop, ConvKernelRole::SplitSum, false},
     {"coop", ConvAlgo::Coop, ConvKernelRole::Direct, true},
+    {"direct affine", ConvAlgo::Direct, ConvKernelRole::InputTransform, false},  // a group norm's table
     {"direct", ConvAlgo::Direct, ConvKernelRole::Direct, true},
 };
 

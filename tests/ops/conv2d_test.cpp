@@ -22,6 +22,7 @@
 #include "ops/conv2d_winograd_math.h"
 #include "tests/graph/tensor_fixture.h"
 #include "ops/linear_gemm.h"
+#include "ops/norm.h"
 #include "tests/ops/conv2d_reference.h"
 #include "tests/ops/gemm_coop_test_support.h"
 #include "tests/test_support.h"
@@ -143,8 +144,31 @@ class ConvTest : public test::TensorTest {
   // fp16 operands and a computed input is rounded to fp16 where the other algorithms keep it in fp32, so the bar
   // is relative to the output's scale, max |got - ref| / max |ref| <= 5e-3 (with K = 9 * 64 products of O(1)
   // terms an element near 0 carries O(1e-2) absolute rounding). `kernels` checks each run's launches.
+  // A group norm of x (+ SiLU) as a resnet block reads it: statistics computed on the host from x's values and
+  // uploaded (the reference reads them), groups of Cin / 4 channels (32 where Cin % 32 == 0: SD's).
+  Expr groupNormSilu(const Expr& x, uint32_t seed) {
+    const Shape& s = x.shape();
+    const int64_t cin = s[3], groups = cin % 32 == 0 ? 32 : cin / 4, cg = cin / groups;
+    const std::vector<double> xv = test::evalReference(x, mem_);
+    std::vector<float> stats(size_t(s[0] * groups * 2), 0.f);
+    for (int64_t i = 0; i < int64_t(xv.size()); ++i) {
+      const int64_t n = i / (s[1] * s[2] * cin), g = (i % cin) / cg;
+      stats[size_t((n * groups + g) * 2)] += float(xv[size_t(i)]);
+      stats[size_t((n * groups + g) * 2 + 1)] += float(xv[size_t(i)] * xv[size_t(i)]);
+    }
+    keep_.push_back(mem_.upload(ctx(), stats, DType::F32));
+    const TensorView st = view(keep_.back(), DType::F32, {s[0], groups, 2});
+    Expr gamma = input({cin}, seed, DType::F32, 0.5f, 1.5f), beta = input({cin}, seed + 1, DType::F32, -0.5f, 0.5f);
+    return silu(ops::groupNormFromStats(x, st, int(groups), 1e-5f, gamma, beta));
+  }
+
+  // The input modes of tensorCoreCase: x read raw, an expression staged into fp16 (silu(x) + shift), a group
+  // norm + SiLU of x (staged from a per-channel scale and shift table: ops/conv2d_input_affine.h).
+  enum InputMode { kRaw, kStaged, kGroupNorm };
+  static unsigned stagingLaunches(InputMode m) { return m == kRaw ? 0u : m == kStaged ? 1u : 2u; }
+
   bool tensorCoreCase(const Case& c, ConvAlgo algo, uint32_t& seed, int64_t bandTiles,
-                      const std::function<void(const ops::Conv2dInfo&, bool computed, const Shape&)>& kernels,
+                      const std::function<void(const ops::Conv2dInfo&, InputMode, const Shape&)>& kernels,
                       std::optional<ops::ConvCandidate> candidate = std::nullopt) {
     const bool coop = ops::gemmCoopSupported(ctx().info());
     const std::string name = ops::convAlgoName(algo);
@@ -156,8 +180,8 @@ class ConvTest : public test::TensorTest {
                   {forced.c_str(), coop ? "not stored in fp16" : "no 16x16x16 f16 x f16 -> f32 subgroup matrices"});
       return false;
     }
-    for (bool computed : {false, true}) {
-      Expr in = computed ? silu(x) + shift : x;
+    for (InputMode mode : {kRaw, kStaged, kGroupNorm}) {
+      Expr in = mode == kStaged ? silu(x) + shift : mode == kGroupNorm ? groupNormSilu(x, seed++) : x;
       const Shape os = ops::conv2dOutputShape(in.shape(), *l.gpu);
       Expr residual = input(os, seed++);
       auto ref = reference(in, l);
@@ -171,12 +195,15 @@ class ConvTest : public test::TensorTest {
         o.algo = ConvAlgo::Auto;
         o.candidate = candidate;
       }
+      // These inputs are below the size where the table pays off (ops/conv2d_coop.cpp): forced on here.
+      if (mode == kGroupNorm) setenv("SDGEN_CONV_FUSE_NORM", "1", 1);
       auto info = ops::conv2d(ctx(), seq, in, *l.gpu, residualAdd(bufferSink(out), residual), o);
+      unsetenv("SDGEN_CONV_FUSE_NORM");
       seq.run();
       EXPECT_EQ(info.algo, algo);
-      kernels(info, computed, os);
+      kernels(info, mode, os);
       const std::string what = name + " " + c.name + (candidate ? " " + candidate->name() : "") +
-                               (computed ? " staged" : " raw");
+                               (mode == kRaw ? " raw" : mode == kStaged ? " staged" : " group norm");
       const double err = test::errorOfScale(read(out), ref);
       EXPECT_LE(err, 5e-3) << what;
       double& worst = maxErrors()[name + " f16 (of max |ref|)"];
@@ -353,6 +380,28 @@ TEST_P(ConvTest, DirectFusedAndContract) {
   expectError([&] { check(input({1, 8, 8, 6}, 49), odd, ConvAlgo::Direct); }, {"algorithm direct", "Cin = 6"});
 }
 
+// A group norm + SiLU input (the VAE's conv_out) read through its per-channel table where x is raw fp16 (forced
+// here: the default takes it from 4 M elements, ops/conv2d_input_affine.h), two images, against float64.
+TEST_P(ConvTest, DirectReadsGroupNormThroughItsTable) {
+  Expr x = input({2, 18, 20, 16}, 60);
+  Expr in = groupNormSilu(x, 61);
+  Layer l = layer(3, 16, k3, 62);
+  auto ref = reference(in, l);
+  TensorView out = output({2, 18, 20, 3});
+  CommandSequence seq(ctx());
+  setenv("SDGEN_CONV_FUSE_NORM", "1", 1);
+  auto info = ops::conv2d(ctx(), seq, in, *l.gpu, bufferSink(out), options(ConvAlgo::Direct));
+  unsetenv("SDGEN_CONV_FUSE_NORM");
+  seq.run();
+  EXPECT_EQ(info.algo, ConvAlgo::Direct);
+  const bool table = dt() == DType::F16;  // the table's expression reads x raw as fp16
+  ASSERT_EQ(info.kernels.size(), table ? 2u : 1u);
+  if (table) {
+    EXPECT_NE(info.kernels[0].find("direct affine"), std::string::npos) << info.kernels[0];
+  }
+  compare(read(out), ref, "direct group norm");
+}
+
 TEST_P(ConvTest, FusedInputAndResidualSink) {
   // in = silu(x) + per-channel shift; out = conv(in) + residual.
   Expr x = input({1, 6, 7, 8}, 20), shift = input({8}, 21), residual = input({1, 6, 7, 12}, 22);
@@ -432,7 +481,8 @@ TEST_P(ConvTest, ChainedWinogradConvsShareScratch) {
 }
 
 // Tensor cores (algorithm coop, fp16 weights): 3x3 stride 1 and 2, 1x1, partial tiles, a computed input
-// (staged into fp16 scratch) and a plain one (read raw), a residual sink, against float64 (tensorCoreCase).
+// (staged into fp16 scratch), a group norm + SiLU (staged from its per-channel table) and a plain one (read
+// raw), a residual sink, against float64 (tensorCoreCase).
 TEST_P(ConvTest, CoopWhereSupported) {
   const Case cases[] = {{"3x3", 2, 9, 11, 16, 24, k3},
                         {"3x3 stride 2", 1, 13, 10, 8, 40, Conv2dParams::square(3, 2)},
@@ -444,9 +494,14 @@ TEST_P(ConvTest, CoopWhereSupported) {
                         {"3x5 d2x1 s1x2 Cin 40", 1, 11, 13, 40, 24, geometry(3, 5, 1, 2, 2, 2, 2, 1)}};
   uint32_t seed = 700;
   for (const Case& c : cases) {
-    const bool ran = tensorCoreCase(c, ConvAlgo::Coop, seed, 0, [&](const ops::Conv2dInfo& info, bool computed, const Shape&) {
+    const bool ran = tensorCoreCase(c, ConvAlgo::Coop, seed, 0, [&](const ops::Conv2dInfo& info, InputMode mode, const Shape&) {
       const bool split = info.kernels.back().find("coop split-K sum") != std::string::npos;
-      EXPECT_EQ(info.kernels.size(), (computed ? 2u : 1u) + (split ? 1u : 0u));
+      EXPECT_EQ(info.kernels.size(), 1u + stagingLaunches(mode) + (split ? 1u : 0u));
+      // A group norm is staged from its per-channel table (one small launch first), any other expression directly.
+      if (mode != kRaw) {
+        EXPECT_NE(info.kernels[0].find(mode == kGroupNorm ? "coop affine" : "coop input"), std::string::npos)
+            << info.kernels[0];
+      }
       if (std::string(c.name) == "3x3 deep") {
         EXPECT_TRUE(split);
       }
@@ -462,7 +517,7 @@ TEST_P(ConvTest, CoopBigTileSplitKWhereSupported) {
   uint32_t seed = 800;
   for (int parts : {2, 4}) {
     const ops::ConvCandidate cand{ConvAlgo::Coop, ops::ConvTile{128, 128, 0, 0}, parts};
-    const bool ran = tensorCoreCase(c, ConvAlgo::Coop, seed, 0, [&](const ops::Conv2dInfo& info, bool, const Shape&) {
+    const bool ran = tensorCoreCase(c, ConvAlgo::Coop, seed, 0, [&](const ops::Conv2dInfo& info, InputMode, const Shape&) {
       EXPECT_EQ(info.candidate, cand.name());
       EXPECT_NE(info.kernels.back().find("coop split-K sum"), std::string::npos) << info.kernels.back();
     }, cand);
@@ -486,11 +541,11 @@ TEST_P(ConvTest, CoopWinogradWhereSupported) {
   for (const WinoCase& wc : cases) {
     const Case& c = wc.c;
     const bool ran = tensorCoreCase(c, ConvAlgo::CoopWinograd, seed, wc.bandTiles,
-                                    [&](const ops::Conv2dInfo& info, bool computed, const Shape& os) {
+                                    [&](const ops::Conv2dInfo& info, InputMode mode, const Shape& os) {
       const int64_t tiles = int64_t(c.n) * ((os[1] + 1) / 2) * ((os[2] + 1) / 2);
       const int64_t bands = wc.bandTiles ? (tiles + wc.bandTiles - 1) / wc.bandTiles : 1;
       // [staged input,] filter transform, then a GEMM and an output transform per band.
-      EXPECT_EQ(info.kernels.size(), size_t((computed ? 2 : 1) + 2 * bands)) << c.name;
+      EXPECT_EQ(info.kernels.size(), size_t(1 + stagingLaunches(mode) + 2 * bands)) << c.name;
     });
     if (!ran) return;
   }

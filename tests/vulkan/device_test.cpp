@@ -33,6 +33,26 @@ TEST(DeviceChoice, ExplicitIndexWinsAndIsRangeChecked) {
   EXPECT_THROW(chooseDevice({}, {}), Error);
 }
 
+// The H200's list (VK_NV_cooperative_matrix2, 2026-11-29): granularity 32x32x16 at 256 invocations, 32x16x16 at
+// 128, max dimension 1024, max workgroup 256.
+TEST(DeviceInfoFlexible, WorkgroupScopeShapesFollowGranularityTypesAndSize) {
+  DeviceInfo d;
+  d.coopMatrixWorkgroupScope = true;
+  d.coopMatrixFlexibleMaxDimension = 1024;
+  d.coopMatrixWorkgroupMaxSize = 256;
+  d.coopMatrixFlexibleShapes = {{32, 32, 16, "f16", "f16", "f32", "f32", "workgroup", 256},
+                                {32, 16, 16, "f16", "f16", "f16", "f16", "workgroup", 128}};
+  EXPECT_TRUE(d.hasWorkgroupCoopMatrix(128, 128, 32, "f32", 256));
+  EXPECT_TRUE(d.hasWorkgroupCoopMatrix(64, 96, 16, "f32", 256));
+  EXPECT_FALSE(d.hasWorkgroupCoopMatrix(128, 128, 8, "f32", 256));     // K not a multiple of 16
+  EXPECT_FALSE(d.hasWorkgroupCoopMatrix(48, 128, 32, "f32", 256));     // M not a multiple of 32
+  EXPECT_FALSE(d.hasWorkgroupCoopMatrix(128, 128, 32, "f32", 128));    // no f32 shape at 128 invocations
+  EXPECT_TRUE(d.hasWorkgroupCoopMatrix(128, 16, 32, "f16", 128));
+  EXPECT_FALSE(d.hasWorkgroupCoopMatrix(2048, 128, 32, "f32", 256));   // over the max dimension
+  d.coopMatrixWorkgroupScope = false;                                 // not enabled on this device
+  EXPECT_FALSE(d.hasWorkgroupCoopMatrix(128, 128, 32, "f32", 256));
+}
+
 class DeviceInfoTest : public test::VulkanTest {};
 
 TEST_F(DeviceInfoTest, RecordIsFilledIn) {
