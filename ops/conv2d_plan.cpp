@@ -262,6 +262,7 @@ const char* convKernelRoleName(ConvKernelRole r) {
     case ConvKernelRole::OutputTransform: return "output transform";
     case ConvKernelRole::SplitSum: return "split-K sum";
     case ConvKernelRole::FilterTransform: return "filter transform";
+    case ConvKernelRole::NormTable: return "norm table";
   }
   return "?";
 }
@@ -277,7 +278,7 @@ struct ConvKernelPattern {
 };
 constexpr ConvKernelPattern kConvKernelPatterns[] = {
     {"coop-winograd input", ConvAlgo::CoopWinograd, ConvKernelRole::InputTransform, false},  // staged into fp16
-    {"coop-winograd affine", ConvAlgo::CoopWinograd, ConvKernelRole::InputTransform, false},  // a norm's table
+    {"coop-winograd affine", ConvAlgo::CoopWinograd, ConvKernelRole::NormTable, false},  // a group norm's table
     {"coop-winograd filter", ConvAlgo::CoopWinograd, ConvKernelRole::FilterTransform, false},
     {"coop-winograd output", ConvAlgo::CoopWinograd, ConvKernelRole::OutputTransform, false},
     {"coop-winograd gemm", ConvAlgo::CoopWinograd, ConvKernelRole::Gemm, true},
@@ -287,10 +288,10 @@ constexpr ConvKernelPattern kConvKernelPatterns[] = {
     {"gemm-v2", ConvAlgo::GemmV2, ConvKernelRole::Direct, true},
     {"general", ConvAlgo::General, ConvKernelRole::Direct, true},
     {"coop input", ConvAlgo::Coop, ConvKernelRole::InputTransform, false},  // the input staged into fp16
-    {"coop affine", ConvAlgo::Coop, ConvKernelRole::InputTransform, false},  // a group norm's [N, 2 Cin] table
+    {"coop affine", ConvAlgo::Coop, ConvKernelRole::NormTable, false},  // a group norm's [N, 2 Cin] table
     {"coop split-K sum", ConvAlgo::Coop, ConvKernelRole::SplitSum, false},
     {"coop", ConvAlgo::Coop, ConvKernelRole::Direct, true},
-    {"direct affine", ConvAlgo::Direct, ConvKernelRole::InputTransform, false},  // a group norm's table
+    {"direct affine", ConvAlgo::Direct, ConvKernelRole::NormTable, false},  // a group norm's table
     {"direct", ConvAlgo::Direct, ConvKernelRole::Direct, true},
 };
 
@@ -346,6 +347,8 @@ ConvKernelCost convKernelCost(const ConvProblem& p, ConvKernelRole role, DType a
   const double act = dtypeSize(activations), wt = dtypeSize(weights);
   const double in = double(p.n) * p.h * p.w * p.cin, out = double(p.m()) * p.cout;
   const double t = double(p.tiles());
+  if (role == ConvKernelRole::NormTable) return {0.0, double(p.n) * 2 * p.cin * 4};
+  if (algo == ConvAlgo::Coop && role == ConvKernelRole::InputTransform) return {0.0, in * act + in * 2};
   if (algo == ConvAlgo::CoopWinograd) {
     const double t2 = double(p.tilesF23()), u = 16.0 * p.cin * p.cout;
     switch (role) {

@@ -112,8 +112,10 @@ ConvPlan planConv(ConvAlgo requested, const ConvProblem& prob, const ConvContext
 // "gemm-v2 TILE", "winograd input", "winograd gemm TILE", "winograd output" (ops/conv2d_kernels.cpp), TILE being
 // "BMxBN" and optional variant words ("32x32 lanes").
 // SplitSum: the second launch of a split-K coop GEMM, labelled "coop split-K sum" (ops/linear_gemm.cpp).
-enum class ConvKernelRole { Direct, InputTransform, Gemm, OutputTransform, SplitSum, FilterTransform };
-// "gemm", "input transform", "gemm", "output transform", "split-K sum", "filter transform"
+// NormTable: a group norm's per-channel scale and shift ("coop affine", "coop-winograd affine", "direct affine":
+// ops/conv2d_input_affine.h).
+enum class ConvKernelRole { Direct, InputTransform, Gemm, OutputTransform, SplitSum, FilterTransform, NormTable };
+// "gemm", "input transform", "gemm", "output transform", "split-K sum", "filter transform", "norm table"
 const char* convKernelRoleName(ConvKernelRole r);
 struct ConvKernelId {
   ConvAlgo algo = ConvAlgo::General;
@@ -132,7 +134,8 @@ std::optional<std::pair<std::string, ConvKernelId>> splitConvDispatchLabel(const
 // transforms their matrix products (B^T d B: 2*2*6*6*6 per tile and channel; A^T M A: 2*(4*6*6 + 4*6*4)).
 // CoopWinograd (F(2,3), fp16 U and M): the GEMM counts 2*16*T*Cin*Cout (T the 2x2 tiles) and reads the input
 // once per batch, the output transform 24 additions per tile and channel, the filter transform 16*Cin*Cout
-// values made from the gemm layout.
+// values made from the gemm layout. Coop's staged input: the input read, fp16 written; a norm table: the table
+// written (N * 2 * Cin fp32; its reads of statistics and gamma/beta uncounted).
 struct ConvKernelCost {
   double flops = 0, bytes = 0;
 };

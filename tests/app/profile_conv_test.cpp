@@ -272,6 +272,15 @@ TEST_F(ConvKernelLabels, EveryAlgorithmsDispatchesParse) {
   EXPECT_EQ(sum->first, "down 3 resnet 0 conv1");
   EXPECT_EQ(sum->second.role, ops::ConvKernelRole::SplitSum);
   EXPECT_STREQ(ops::convKernelRoleName(sum->second.role), "split-K sum");
+  // A group norm's per-channel table (ops/conv2d_input_affine.h) before a staged or direct conv input.
+  for (const char* label : {"decoder up 3 resnet 1 conv1 coop affine", "decoder conv_out direct affine",
+                            "up 0 resnet 1 conv1 coop-winograd affine"}) {
+    auto table = ops::splitConvDispatchLabel(label);
+    ASSERT_TRUE(table) << label;
+    EXPECT_EQ(table->second.role, ops::ConvKernelRole::NormTable) << label;
+    EXPECT_STREQ(ops::convKernelRoleName(table->second.role), "norm table");
+  }
+  EXPECT_EQ(ops::splitConvDispatchLabel("decoder conv_out direct affine")->first, "decoder conv_out");
 }
 
 // The cost model: the direct kernels count the convolution's 2*M*N*K, Winograd's GEMM its 36 products.
@@ -285,6 +294,12 @@ TEST(ConvKernelCost, CountsTheWorkOfEachKernel) {
   EXPECT_DOUBLE_EQ(direct.bytes, (2.0 * 16 * 16 * 32 + 9.0 * 32 * 64 + 2.0 * 16 * 16 * 64) * 2 + 64 * 4);
   auto gemm = ops::convKernelCost(p, ops::ConvKernelRole::Gemm, DType::F16, DType::F16);
   EXPECT_DOUBLE_EQ(gemm.flops, 2.0 * 36 * (2 * 4 * 4) * 32 * 64);
+  // Coop's staging reads the input and writes it in fp16; a norm table writes N x 2 Cin floats.
+  auto staged = ops::convKernelCost(p, ops::ConvKernelRole::InputTransform, DType::F32, DType::F16, ops::ConvAlgo::Coop);
+  EXPECT_DOUBLE_EQ(staged.flops, 0.0);
+  EXPECT_DOUBLE_EQ(staged.bytes, 2.0 * 16 * 16 * 32 * (4 + 2));
+  auto table = ops::convKernelCost(p, ops::ConvKernelRole::NormTable, DType::F16, DType::F16, ops::ConvAlgo::Coop);
+  EXPECT_DOUBLE_EQ(table.bytes, 2.0 * 2 * 32 * 4);
 }
 
 }  // namespace
