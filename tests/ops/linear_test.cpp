@@ -185,6 +185,29 @@ TEST(GemmCoopRule, Im2colKernelCompilesToSpirv) {
   std::filesystem::remove_all(cache);
 }
 
+// The workgroup-scope GEMM of bench/wg_gemm_bench (shaders/linear/gemm_wg.slang) compiles, in both output types,
+// and declares SPV_NV_cooperative_matrix2 itself (Slang leaves it out for workgroup-scope matrices, and without it
+// the module is invalid).
+TEST(GemmWorkgroupScope, KernelCompilesAndDeclaresItsExtension) {
+  const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-gemm-wg-compile-test";
+  std::filesystem::remove_all(cache);
+  SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
+  for (int f16 : {0, 1}) {
+    KernelSource src;
+    src.generated = "import sdgen;\nimport linear.gemm_wg;\n[shader(\"compute\")]\n[numthreads(256, 1, 1)]\n"
+                    "void main(uint3 group : SV_GroupID) {\n  gemmWgMain<128, 128, 32, 4, " + std::to_string(f16) +
+                    ">(group);\n}\n";
+    src.capabilities = {"spvCooperativeMatrixKHR", "spvTensorAddressingNV", "spvCooperativeMatrixTensorAddressingNV"};
+    if (f16) src.capabilities.push_back("spvCooperativeMatrixConversionsNV");
+    src.label = std::string("gemm wg ") + (f16 ? "f16" : "f32");
+    std::vector<uint32_t> spirv;
+    ASSERT_NO_THROW(spirv = compiler.compile(src)) << src.label;
+    const std::string bytes(reinterpret_cast<const char*>(spirv.data()), spirv.size() * 4);
+    EXPECT_NE(bytes.find("SPV_NV_cooperative_matrix2"), std::string::npos) << src.label;
+  }
+  std::filesystem::remove_all(cache);
+}
+
 // The tensor-core kernel, every tile the selection or the benchmarks use, on devices that have it (the H100:
 // scripts/device/run-tests.sh): odd M, N, K (partial tiles, scalar paths), bias, a computed prologue and a
 // residual epilogue, against float64; relative error (max |diff| / max |ref|) <= 5e-3. It needs fp16 weights;
