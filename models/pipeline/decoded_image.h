@@ -8,8 +8,9 @@
 namespace sdgen::pipeline {
 
 // In place: `pixels` becomes (x / 2 + 0.5).clamp(0, 1); `rgb` (resized) the rounded bytes. Returns false where
-// any input value is not finite (the caller names the model; NaN maps to 0 here). Large images run on a few
-// threads: it sits between the decode's GPU wait and the PNG encode of every image.
+// any input value is not finite (the caller names the model; NaN maps to 0 here). Large images run on up to 8
+// threads, and the loop vectorizes (bench/postprocess_bench): it sits between the decode's GPU wait and the PNG
+// encode of every image.
 bool postprocessDecoded(std::vector<float>& pixels, std::vector<uint8_t>& rgb);
 
 // The bytes alone (previews), same rounding.
