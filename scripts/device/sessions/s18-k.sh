@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Session 18, call K (issue 19), carry .gl .carry .whl, after `scripts/device/pack.sh
+# build/default/tests/model_check/sdgen_model_check` and `slim-tree.sh on`: bench/e2e.py on the final code (the
+# group-norm table and the vectorized host post-process).
+set -uo pipefail
+bash scripts/device/e2e.sh > /dev/null 2>&1; echo "e2e rc=$?"
+mv "$OUT/h100-e2e.json" "$OUT/h200-e2e.json"; mv "$OUT/h100-e2e-details.json" "$OUT/h200-e2e-details.json" 2>/dev/null
+tail -8 "$OUT/e2e.log"
