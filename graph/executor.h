@@ -26,6 +26,11 @@ class CompiledGraph {
 
   // Waits for the graph's kernels and writes its command buffer (throws a compile error); idempotent.
   void finishRecording() { seq_.end(); }
+  // Appends a copy of `bytes` from `src` to `dst` after everything recorded (before finishRecording): e.g. an
+  // output computed in device memory, moved to host-visible memory in large transfers by the same submission.
+  void appendCopy(const Allocation& src, const Allocation& dst, uint64_t bytes, const std::string& label) {
+    seq_.copy(src, 0, dst, 0, bytes, label);
+  }
 
   void run() { seq_.run(); }
   void submit() { seq_.submit(); }

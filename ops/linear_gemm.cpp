@@ -89,7 +89,7 @@ int chooseSplitK(const GemmTile& t, int64_t m, int64_t n, int64_t k, int64_t bat
   return int((slices + chunk - 1) / chunk);
 }
 
-// SDGEN_COOP_BIG_TILE / SDGEN_COOP_SMALL_TILE = "BM,BN,BK,WM,WN[,h|,H][,FK][,O]": the tile of the large-problem bucket
+// SDGEN_COOP_BIG_TILE / SDGEN_COOP_SMALL_TILE = "BM,BN,BK,WM,WN[,h|,H][,FK][,O][,d]": the tile of the large-problem bucket
 // below, or of every other problem, for measuring candidates through whole layers and steps (--bench-conv2d,
 // --profile-conv) without rebuilding; developer knobs (docs/dispatch.md), checked like any forced tile.
 static std::optional<GemmTile> coopTileOverride(const char* variable) {
@@ -97,12 +97,13 @@ static std::optional<GemmTile> coopTileOverride(const char* variable) {
   if (!v || !*v) return std::nullopt;
   int bm = 0, bn = 0, bk = 0, wm = 0, wn = 0;
   if (std::sscanf(v, "%d,%d,%d,%d,%d", &bm, &bn, &bk, &wm, &wn) != 5)
-    throw Error(std::string(variable) + " '" + std::string(v).substr(0, 64) + "': expected BM,BN,BK,WM,WN[,h|,H][,FK][,O]");
+    throw Error(std::string(variable) + " '" + std::string(v).substr(0, 64) + "': expected BM,BN,BK,WM,WN[,h|,H][,FK][,O][,d]");
   const std::string s(v);
   GemmTile t = GemmTile::coopTile(bm, bn, bk, wm, wn, s.find(",h") != std::string::npos);
   t.f16Accumulators = s.find(",H") != std::string::npos;
   if (const size_t f = s.find(",F"); f != std::string::npos) t.flushK = std::atoi(s.c_str() + f + 2);
   t.spirvOpt = s.find(",O") != std::string::npos;
+  t.doubleBuffer = s.find(",d") != std::string::npos;
   return t;
 }
 

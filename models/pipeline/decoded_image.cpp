@@ -28,10 +28,10 @@ inline float clampHalf(float x) {
 // Written so that the compiler vectorizes it (measured 0.85 ms for a 512^2 image on three threads of the H200
 // machine when the finiteness was a bool folded per element): the finiteness is an integer OR of "exponent all
 // ones" over the raw bits, every other step a plain per-element map.
-bool convertRange(float* px, uint8_t* rgb, size_t n) {
+bool convertRange(const float* __restrict src, float* __restrict px, uint8_t* __restrict rgb, size_t n) {
   uint32_t nonFinite = 0;
   for (size_t i = 0; i < n; ++i) {
-    const float x = px[i];
+    const float x = src[i];
     uint32_t bits;
     std::memcpy(&bits, &x, 4);
     nonFinite |= uint32_t((bits & 0x7f800000u) == 0x7f800000u);  // inf or NaN
@@ -44,26 +44,28 @@ bool convertRange(float* px, uint8_t* rgb, size_t n) {
 
 }  // namespace
 
-bool postprocessDecoded(std::vector<float>& pixels, std::vector<uint8_t>& rgb) {
-  rgb.resize(pixels.size());
+bool postprocessDecoded(std::span<const float> decoded, std::vector<float>& pixels, std::vector<uint8_t>& rgb) {
+  const size_t n = decoded.size();
+  pixels.resize(n);
+  rgb.resize(n);
   constexpr size_t kChunk = size_t(1) << 16;  // 64 k values per task: a 512^2 RGB image in 12, on up to 8 threads
-  const size_t n = pixels.size();
   const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
   const size_t per = std::max(kChunk, (n + threads - 1) / threads);
-  if (n <= per) return convertRange(pixels.data(), rgb.data(), n);
+  const float* src = decoded.data();
+  if (n <= per) return convertRange(src, pixels.data(), rgb.data(), n);
   std::vector<std::future<bool>> parts;
   for (size_t first = per; first < n; first += per)
-    parts.push_back(std::async(std::launch::async, convertRange, pixels.data() + first, rgb.data() + first,
+    parts.push_back(std::async(std::launch::async, convertRange, src + first, pixels.data() + first, rgb.data() + first,
                                std::min(per, n - first)));
-  bool finite = convertRange(pixels.data(), rgb.data(), per);
+  bool finite = convertRange(src, pixels.data(), rgb.data(), per);
   for (auto& p : parts) finite = p.get() && finite;
   return finite;
 }
 
 std::vector<uint8_t> decodedToRgb8(const std::vector<float>& decoded) {
-  std::vector<float> pixels = decoded;
+  std::vector<float> pixels;
   std::vector<uint8_t> rgb;
-  postprocessDecoded(pixels, rgb);
+  postprocessDecoded(decoded, pixels, rgb);
   return rgb;
 }
 

@@ -3,15 +3,17 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace sdgen::pipeline {
 
-// In place: `pixels` becomes (x / 2 + 0.5).clamp(0, 1); `rgb` (resized) the rounded bytes. Returns false where
-// any input value is not finite (the caller names the model; NaN maps to 0 here). Large images run on up to 8
-// threads, and the loop vectorizes (bench/postprocess_bench): it sits between the decode's GPU wait and the PNG
-// encode of every image.
-bool postprocessDecoded(std::vector<float>& pixels, std::vector<uint8_t>& rgb);
+// `pixels` (resized) becomes (x / 2 + 0.5).clamp(0, 1) of `decoded`, `rgb` (resized) the rounded bytes, in one
+// pass that reads the decoder's output where it lies (host-visible memory: no copy into a vector first).
+// Returns false where any input value is not finite (the caller names the model; NaN maps to 0 here). Large
+// images run on up to 8 threads, and the loop vectorizes (bench/postprocess_bench): it sits between the
+// decode's GPU wait and the PNG encode of every image. `decoded` must not overlap `pixels`.
+bool postprocessDecoded(std::span<const float> decoded, std::vector<float>& pixels, std::vector<uint8_t>& rgb);
 
 // The bytes alone (previews), same rounding.
 std::vector<uint8_t> decodedToRgb8(const std::vector<float>& decoded);

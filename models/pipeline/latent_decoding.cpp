@@ -29,16 +29,23 @@ graph::CompiledGraph& LatentDecoding::full(const Allocation& latents, int64_t h,
   Full& f = full_[{h, w}];
   if (f.graph) return *f.graph;
   const int64_t s = vae_.upscale(), oc = vae_.config().outChannels;
-  // Host-visible (coherent, cached where the device has it): the decode's last kernel writes the image where
-  // the host reads it, so no download submission and wait follow the decode (a sequence ends with a barrier
-  // to host reads).
-  f.image = ctx_.memory().allocate(MemoryKind::Readback, uint64_t(h) * s * w * s * oc * 4, "decoded image");
+  // The host reads the pixels from host-visible memory without a download submission (the sequence ends with
+  // a barrier to host reads). On a discrete GPU the last kernel writes them to device memory and one copy in
+  // the same submission moves them (throughDevice_): that kernel's scattered small stores straight into host
+  // memory made the 512^2 decode 1.3 ms slower on the H200 (16.9 -> 15.6 ms; docs/perf.md, session 19). Where device memory is the host's (integrated GPUs,
+  // lavapipe) the graph writes the host-visible image itself.
+  const uint64_t bytes = uint64_t(h) * s * w * s * oc * 4;
+  f.image = ctx_.memory().allocate(MemoryKind::Readback, bytes, "decoded image");
+  const bool staged = throughDevice_;
+  if (staged) f.deviceImage = ctx_.allocate(bytes, "decoded image (device)");
   graph::Graph g;
   graph::TensorId out = buildFull(g, latents, h, w);
   f.graph = std::make_unique<graph::CompiledGraph>(
       ctx_, g,
-      std::map<graph::TensorId, graph::TensorView>{{out, graph::view(f.image, DType::F32, {1, h * s, w * s, oc})}},
+      std::map<graph::TensorId, graph::TensorView>{
+          {out, graph::view(staged ? f.deviceImage : f.image, DType::F32, {1, h * s, w * s, oc})}},
       false, arena_);
+  if (staged) f.graph->appendCopy(f.deviceImage, f.image, bytes, "decoded image download");
   return *f.graph;
 }
 
@@ -89,15 +96,15 @@ LatentDecoding::Plan LatentDecoding::prepare(ImageDecoder decoder, VaeTilingMode
   return plan;
 }
 
-std::vector<float> LatentDecoding::decode(const Plan& plan, const Allocation& latents, int64_t h, int64_t w,
-                                          TaesdCoding* taesd) {
+std::span<const float> LatentDecoding::decode(const Plan& plan, const Allocation& latents, int64_t h, int64_t w,
+                                              TaesdCoding* taesd) {
   const int64_t s = vae_.upscale(), c = vae_.config().latentChannels, oc = vae_.config().outChannels;
-  if (plan.decoder == ImageDecoder::Taesd) return taesd->decode(h, w);
-  if (plan.tiled) return tiled().decode(downloadFloats(ctx_, latents, size_t(h * w * c), DType::F32), h, w);
+  if (plan.decoder == ImageDecoder::Taesd) return hostImage_ = taesd->decode(h, w);
+  if (plan.tiled) return hostImage_ = tiled().decode(downloadFloats(ctx_, latents, size_t(h * w * c), DType::F32), h, w);
   Full& f = full_.at({h, w});
   f.graph->run();
-  const float* pixels = reinterpret_cast<const float*>(f.image.mapped());
-  return std::vector<float>(pixels, pixels + h * s * w * s * oc);
+  // Read in place by the post-process (a copy into a vector first cost 0.3 ms at 512^2).
+  return {reinterpret_cast<const float*>(f.image.mapped()), size_t(h * s * w * s * oc)};
 }
 
 uint64_t LatentDecoding::arenaBytes() const {

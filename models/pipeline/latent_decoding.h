@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -25,10 +26,12 @@ namespace sdgen::pipeline {
 
 class LatentDecoding {
  public:
-  // arena: where the decode graphs keep their intermediates (null: each graph its own).
+  // arena: where the decode graphs keep their intermediates (null: each graph its own). throughDevice: the
+  // untiled decode writes the image to device memory and its submission copies it into the host-visible image
+  // (discrete GPUs: LoadOptions::decodeThroughDeviceMemory); false: the graph writes the host-visible image.
   LatentDecoding(Context& ctx, const networks::VaeDecoder& vae, DType dtype, ops::Conv2dScratch& scratch,
-                 graph::SharedArena* arena = nullptr)
-      : ctx_(ctx), vae_(vae), dtype_(dtype), scratch_(scratch), arena_(arena) {}
+                 graph::SharedArena* arena = nullptr, bool throughDevice = false)
+      : ctx_(ctx), vae_(vae), dtype_(dtype), scratch_(scratch), arena_(arena), throughDevice_(throughDevice) {}
 
   struct Plan {
     ImageDecoder decoder = ImageDecoder::Vae;
@@ -39,8 +42,9 @@ class LatentDecoding {
   // tiles.
   Plan prepare(ImageDecoder decoder, VaeTilingMode tiling, const Allocation& latents, int64_t h, int64_t w,
                TaesdCoding* taesd);
-  // The image NHWC [h * s, w * s, 3] fp32 in [-1, 1] before clamping.
-  std::vector<float> decode(const Plan& plan, const Allocation& latents, int64_t h, int64_t w, TaesdCoding* taesd);
+  // The image NHWC [h * s, w * s, 3] fp32 in [-1, 1] before clamping: a view of host memory (the untiled
+  // decode's host-visible output, or the tiled / TAESD result held here) valid until the next decode.
+  std::span<const float> decode(const Plan& plan, const Allocation& latents, int64_t h, int64_t w, TaesdCoding* taesd);
 
   uint64_t arenaBytes() const;  // the VAE decode graphs' planned intermediates (untiled and tiled)
   // Before a generation records any graph: reserves in the shared arena what prepare() with the same arguments
@@ -50,7 +54,8 @@ class LatentDecoding {
 
  private:
   struct Full {
-    Allocation image;
+    Allocation image;        // host-visible: where decode() reads the pixels
+    Allocation deviceImage;  // discrete GPUs: where the graph writes them (copied into `image` after it)
     std::unique_ptr<graph::CompiledGraph> graph;
     std::optional<uint64_t> arena;  // the untiled decode's planned intermediates (auto tiling)
   };
@@ -65,8 +70,10 @@ class LatentDecoding {
   DType dtype_;
   ops::Conv2dScratch& scratch_;
   graph::SharedArena* arena_;
+  bool throughDevice_;
   std::map<std::pair<int64_t, int64_t>, Full> full_;
   std::unique_ptr<TiledVaeDecoder> tiled_;
+  std::vector<float> hostImage_;  // the last tiled or TAESD decode
 };
 
 }  // namespace sdgen::pipeline

@@ -82,6 +82,7 @@ struct TextToImage::Impl {
   LatentRgbFit previewFit;  // refined by every generation that asked for previews
   std::unique_ptr<ImageEncoder> imageEncoder;  // made on the first image-to-image generation
   LoraSet loras;
+  std::optional<bool> decodeThroughDeviceMemory;  // LoadOptions'
   std::unique_ptr<LatentDecoding> decoding;  // made once the VAE is loaded
   std::unique_ptr<TaesdCoding> taesd;        // LoadOptions::taesdPath
   std::unique_ptr<TextConditioning> textConditioning;  // token windows -> the context the steps read
@@ -119,7 +120,8 @@ struct TextToImage::Impl {
         vaeDtype(o.precision),
         scratch(c, "pipeline conv scratch"),
         arena(c, "pipeline graph arena"),
-        loras(params, *files.unetWeights, files.textEncoderWeights.get(), files.textEncoder2Weights.get(), o.loraDir) {
+        loras(params, *files.unetWeights, files.textEncoderWeights.get(), files.textEncoder2Weights.get(), o.loraDir),
+        decodeThroughDeviceMemory(o.decodeThroughDeviceMemory) {
     params.setConvTuner(&tuner);
     loras.beginLoad(o.loras);
     if (files.isSdxl() && files.vaeConfig.forceUpcast && dtype == DType::F16) {
@@ -148,7 +150,9 @@ struct TextToImage::Impl {
     load("UNet", [&] { unet = std::make_unique<networks::UNet>(params, files.unetConfig, *files.unetWeights); });
     load("VAE decoder",
          [&] { vae = std::make_unique<networks::VaeDecoder>(vaeParams(), files.vaeConfig, *files.vaeWeights); });
-    decoding = std::make_unique<LatentDecoding>(ctx, *vae, vaeDtype, scratch, &arena);
+    decoding = std::make_unique<LatentDecoding>(
+        ctx, *vae, vaeDtype, scratch, &arena,
+        decodeThroughDeviceMemory.value_or(ctx.device().info().type == "discrete"));
     if (files.isSdxl())  // after the three memoryReport indexes by position
       load("text encoder 2", [&] {
         text2 = std::make_unique<networks::ClipTextEncoder>(params, files.textEncoder2Config,
@@ -571,10 +575,10 @@ struct TextToImage::Impl {
     const int64_t oc = files.vaeConfig.outChannels;
     if (oc != 3) throw Error("VAE has " + std::to_string(oc) + " output channels; images need 3");
     image.vaeTiled = plan.tiled;
-    image.pixels = decoding->decode(plan, ss.latents, h, w, taesd.get());
+    const std::span<const float> decoded = decoding->decode(plan, ss.latents, h, w, taesd.get());
     timings.decodeRunMs = msSince(decodeStart);
     // An overflowing decode (the original SDXL VAE in fp16) would otherwise clamp to a black or flat image.
-    if (!postprocessDecoded(image.pixels, image.rgb))
+    if (!postprocessDecoded(decoded, image.pixels, image.rgb))
       throw Error("the VAE decode of '" + files.name + "' produced non-finite values (inf/NaN)" +
                     (vaeDtype == DType::F16 ? std::string(": an fp16 overflow, as the original SDXL VAE has (its "
                                                           "config's force_upcast makes sdgen decode in fp32); run "

@@ -63,6 +63,10 @@ struct LoadOptions {
   // (taesd_encoder.safetensors beside it for image to image); empty: none. Needed by GenerationRequest's
   // ImageDecoder::Taesd and PreviewDecoder::Taesd.
   std::string taesdPath;
+  // Where the untiled VAE decode writes the image: device memory, copied into the host-visible image by the same
+  // submission (true), or the host-visible image itself (false). Unset: device memory on discrete GPUs, whose
+  // last decode kernel writes host memory slowly (docs/perf.md, session 19). Tests force both.
+  std::optional<bool> decodeThroughDeviceMemory;
   // Told of each component as its load starts, and when the load is done (null: nothing is told).
   std::function<void(const LoadProgress&)> progress;
 };

@@ -33,9 +33,10 @@ TEST(DecodedImage, MatchesDiffusersRoundingAtEveryBoundary) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> d(-1.3f, 1.3f);
   while (in.size() < (size_t(1) << 20) + 17) in.push_back(d(rng));  // several threads' chunks and a partial one
-  std::vector<float> px = in;
+  std::vector<float> px;
   std::vector<uint8_t> rgb;
-  ASSERT_TRUE(postprocessDecoded(px, rgb));
+  ASSERT_TRUE(postprocessDecoded(in, px, rgb));
+  ASSERT_EQ(px.size(), in.size());
   ASSERT_EQ(rgb.size(), in.size());
   for (size_t i = 0; i < in.size(); ++i) {
     ASSERT_EQ(rgb[i], slowByte(in[i])) << "x = " << in[i] << " at " << i;
@@ -48,18 +49,20 @@ TEST(DecodedImage, NonFiniteValuesAreReportedAndStillConverted) {
   for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
                     -std::numeric_limits<float>::infinity()}) {
     for (size_t n : {size_t(5), size_t(1) << 19}) {  // one chunk, several
-      std::vector<float> px(n, 0.25f);
-      px[n - 2] = bad;
+      std::vector<float> in(n, 0.25f), px;
+      in[n - 2] = bad;
       std::vector<uint8_t> rgb;
-      EXPECT_FALSE(postprocessDecoded(px, rgb)) << bad << " in " << n;
+      EXPECT_FALSE(postprocessDecoded(in, px, rgb)) << bad << " in " << n;
+      EXPECT_EQ(px[n - 2], std::isnan(bad) ? 0.f : bad > 0 ? 1.f : 0.f);
       EXPECT_EQ(rgb[0], slowByte(0.25f));
       EXPECT_EQ(rgb[n - 2], std::isnan(bad) ? 0 : bad > 0 ? 255 : 0);
     }
   }
-  std::vector<float> empty;
-  std::vector<uint8_t> rgb;
-  EXPECT_TRUE(postprocessDecoded(empty, rgb));
+  std::vector<float> empty, px(3, 1.f);
+  std::vector<uint8_t> rgb(3);
+  EXPECT_TRUE(postprocessDecoded(empty, px, rgb));
   EXPECT_TRUE(rgb.empty());
+  EXPECT_TRUE(px.empty());
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // images larger than one tile, decoding and image-to-image encoding, and leaves one-tile images as they were;
 // --no-vae-tiling never tiles; Auto tiles nothing whose untiled decode fits (every tiny decode does). The tiles
 // themselves are checked against diffusers in vae_tiling_parity_test.cpp.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "models/pipeline/text_to_image.h"
@@ -59,6 +61,26 @@ TEST_F(VaeTilingPipeline, ImageToImageEncodesInTiles) {
   EXPECT_TRUE(on.vaeTiled);
   EXPECT_EQ(on.width, 40);
   EXPECT_NE(on.pixels, off.pixels);
+}
+
+// The untiled decode written to device memory and copied into the host-visible image by its own submission
+// (discrete GPUs' default, LoadOptions::decodeThroughDeviceMemory) gives the image the direct write gives, on
+// its first run (recorded) and on a replay; a tiled decode of the same pipeline is unaffected.
+TEST_F(VaeTilingPipeline, DecodeThroughDeviceMemoryEqualsTheDirectWrite) {
+  pipeline::TextToImage direct(ctx(), {.modelPath = test::dataPath("tiny-sd1"), .decodeThroughDeviceMemory = false});
+  pipeline::TextToImage staged(ctx(), {.modelPath = test::dataPath("tiny-sd1"), .decodeThroughDeviceMemory = true});
+  const pipeline::Image want = direct.generate(request(48, 32, VaeTilingMode::Off));
+  ASSERT_EQ(want.pixels.size(), size_t(48 * 32 * 3));
+  EXPECT_NE(*std::min_element(want.pixels.begin(), want.pixels.end()),
+            *std::max_element(want.pixels.begin(), want.pixels.end()));
+  for (int run = 0; run < 2; ++run) {
+    const pipeline::Image got = staged.generate(request(48, 32, VaeTilingMode::Off));
+    EXPECT_FALSE(got.vaeTiled);
+    EXPECT_EQ(got.pixels, want.pixels) << "run " << run;
+    EXPECT_EQ(got.rgb, want.rgb) << "run " << run;
+  }
+  EXPECT_EQ(staged.generate(request(48, 32, VaeTilingMode::On)).pixels,
+            direct.generate(request(48, 32, VaeTilingMode::On)).pixels);
 }
 
 }  // namespace
