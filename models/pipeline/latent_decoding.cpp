@@ -32,8 +32,8 @@ graph::CompiledGraph& LatentDecoding::full(const Allocation& latents, int64_t h,
   // The host reads the pixels from host-visible memory without a download submission (the sequence ends with
   // a barrier to host reads). On a discrete GPU the last kernel writes them to device memory and one copy in
   // the same submission moves them (throughDevice_): that kernel's scattered small stores straight into host
-  // memory made the 512^2 decode 1.3 ms slower on the H200 (16.9 -> 15.6 ms; docs/perf.md, session 19). Where device memory is the host's (integrated GPUs,
-  // lavapipe) the graph writes the host-visible image itself.
+  // memory made the 512^2 decode 1.3 ms slower on the H200 (16.9 -> 15.6 ms; docs/perf.md, session 19).
+  // Where device memory is the host's (integrated GPUs, lavapipe) the graph writes the host-visible image.
   const uint64_t bytes = uint64_t(h) * s * w * s * oc * 4;
   f.image = ctx_.memory().allocate(MemoryKind::Readback, bytes, "decoded image");
   const bool staged = throughDevice_;
