@@ -76,9 +76,10 @@ TensorId Graph::groupStats(const Value& x, int groups, const std::string& label)
                 shapeString(x.shape));
   int64_t n = x.shape[0], hw = x.shape[1] * x.shape[2], cg = x.shape[3] / groups;
   TensorId stats = intermediate(label, {n, groups, 2}, DType::F32);
-  // Room for a split reduction (ops::chooseReduceParts decides at record time, per device): 32 groups per
+  // Room for a split reduction (ops::chooseReducePlan decides at record time, per device): 32 groups per
   // image are too few workgroups for a GPU.
-  TensorId partials = intermediate(label + " partials", {n, groups, ops::kMaxReduceParts, 2}, DType::F32);
+  TensorId partials = intermediate(label + " partials",
+                                   {n, groups, std::max(ops::kMaxReduceParts, ops::kMaxRowReduceParts), 2}, DType::F32);
   GraphNode node;
   node.label = label;
   node.op = "norm";
@@ -88,8 +89,9 @@ TensorId Graph::groupStats(const Value& x, int groups, const std::string& label)
   auto build = x.build;
   node.record = [=](NodeRecorder& r) {
     Expr grouped = reshape(build(r.tensors), {n, hw, groups, cg});
-    const int parts = ops::chooseReduceParts(r.ctx.info(), n * groups, hw, cg);
-    ops::sumAndSumOfSquares(r.ctx, r.seq, grouped, r.tensors.view(stats), label, {parts, r.tensors.view(partials)});
+    ops::ReduceSplit plan = ops::chooseReducePlan(r.ctx.info(), n, hw, groups, cg);
+    plan.partials = r.tensors.view(partials);
+    ops::sumAndSumOfSquares(r.ctx, r.seq, grouped, r.tensors.view(stats), label, plan);
   };
   addNode(std::move(node));
   return stats;

@@ -25,6 +25,22 @@ int chooseReduceParts(const DeviceInfo& device, int64_t outputs, int64_t rows, i
   return int(std::clamp<int64_t>(parts, 1, kMaxReduceParts));
 }
 
+bool wholeRowsReducible(int64_t c, int64_t d) {
+  const int64_t words = c * d / 4;
+  return d % 4 == 0 && c >= 2 && words >= 1 && words <= 256 && 256 % words == 0;
+}
+
+ReduceSplit chooseReducePlan(const DeviceInfo& device, int64_t a, int64_t b, int64_t c, int64_t d) {
+  ReduceSplit plan;
+  plan.parts = chooseReduceParts(device, a * c, b, d);
+  if (plan.parts == 1 || !wholeRowsReducible(c, d)) return plan;
+  constexpr int64_t kTargetWorkgroups = 1024, kMinElements = 32768;
+  plan.parts = int(std::clamp<int64_t>(std::min(kTargetWorkgroups / std::max<int64_t>(a, 1), b * c * d / kMinElements), 2,
+                                       kMaxRowReduceParts));
+  plan.wholeRows = true;
+  return plan;
+}
+
 ReduceInfo sumAndSumOfSquares(Context& ctx, CommandSequence& seq, const Expr& input, const TensorView& out,
                               const std::string& label, const ReduceSplit& split) {
   const Shape& s = input.shape();
@@ -34,44 +50,64 @@ ReduceInfo sumAndSumOfSquares(Context& ctx, CommandSequence& seq, const Expr& in
                 " elements (sum and sum of squares per [A, C]), got " + shapeString(out.shape));
   if (s[0] * s[2] > 65535 * 65535ll) throw Error(label + ": too many outputs");
   const int parts = std::max(1, split.parts);
-  if (parts > 1 && (split.partials.isInt32 || split.partials.dtype != DType::F32 || !split.partials.dense() ||
-                    numel(split.partials.shape) < s[0] * s[2] * parts * 2))
+  const bool split2 = parts > 1 || split.wholeRows;  // partials, then a combine launch
+  if (split2 && (split.partials.isInt32 || split.partials.dtype != DType::F32 || !split.partials.dense() ||
+                 numel(split.partials.shape) < s[0] * s[2] * parts * 2))
     throw Error(label + ": split into " + std::to_string(parts) + " parts needs dense fp32 partials of " +
                 std::to_string(s[0] * s[2] * parts * 2) + " elements, got " + shapeString(split.partials.shape));
+  if (split.wholeRows && !wholeRowsReducible(s[2], s[3]))
+    throw Error(label + ": the whole-rows reduction needs D % 4 == 0 and C * D / 4 dividing 256 (C >= 2), got " +
+                shapeString(s));
   ReduceInfo info;
   info.vector = s[3] % 4 == 0;
   ParamBlock params;
   params.u32(uint32_t(s[0])).u32(uint32_t(s[1])).u32(uint32_t(s[2])).u32(uint32_t(s[3])).address(out.address);
-  params.u32(uint32_t(parts)).address(parts > 1 ? split.partials.address : 0);
+  params.u32(uint32_t(parts)).address(split2 ? split.partials.address : 0);
   if (params.size() != kHeaderWords) throw Error("reduce: header layout mismatch");
   ExprCodegen gen(params, {info.vector, false});
   info.exprType = gen.emit(input);
 
   KernelSource src;
+  const std::string call = split.wholeRows ? "reduceRowsMain<E>"
+                                           : std::string("reduceMain<E, ") + (info.vector ? "1" : "0") + ", " +
+                                                 (parts > 1 ? "1" : "0") + ">";
   src.generated = "import sdgen;\nimport expr;\nimport reduce;\ntypealias E = " + info.exprType +
                   ";\n[shader(\"compute\")]\n[numthreads(256, 1, 1)]\n"
-                  "void main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
-                  "  reduceMain<E, " + (info.vector ? "1" : "0") + ", " + (parts > 1 ? "1" : "0") +
-                  ">(group, local);\n}\n";
+                  "void main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n  " + call +
+                  "(group, local);\n}\n";
   src.label = label;
-  uint32_t groups = uint32_t(s[0] * s[2]);
-  if (groups > ctx.info().maxWorkgroupCount[0]) throw Error(label + ": " + std::to_string(groups) + " outputs exceed the grid");
-  if (parts == 1) {
+  const uint32_t outputs = uint32_t(s[0] * s[2]);
+  // Workgroups along x: one per output (reduceMain) or per image (reduceRowsMain); parts along y.
+  const uint32_t groups = split.wholeRows ? uint32_t(s[0]) : outputs;
+  if (groups > ctx.info().maxWorkgroupCount[0] || uint32_t(parts) > ctx.info().maxWorkgroupCount[1])
+    throw Error(label + ": " + std::to_string(groups) + " x " + std::to_string(parts) + " workgroups exceed the grid");
+  if (!split2) {
     seq.dispatch(ctx.kernels().request(src), {groups, 1, 1}, params, rangesOf(tensorsRead(input)),
                  rangesOf({out}), label);
     return info;
   }
   seq.dispatch(ctx.kernels().request(src), {groups, uint32_t(parts), 1}, params, rangesOf(tensorsRead(input)),
-               rangesOf({split.partials}), label + " (" + std::to_string(parts) + " parts)");
+               rangesOf({split.partials}),
+               label + " (" + std::to_string(parts) + (split.wholeRows ? " parts of whole rows)" : " parts)"));
   // The combine launch reads only the header (A, C, out, P, partials): the same words, no expression.
   ParamBlock header;
   header.u32(uint32_t(s[0])).u32(uint32_t(s[1])).u32(uint32_t(s[2])).u32(uint32_t(s[3])).address(out.address);
   header.u32(uint32_t(parts)).address(split.partials.address);
   KernelSource combine;
+  if (split.wholeRows) {  // hundreds of parts: a workgroup per output
+    combine.generated = "import sdgen;\nimport reduce;\n[shader(\"compute\")]\n[numthreads(64, 1, 1)]\n"
+                        "void main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
+                        "  reduceCombineTreeMain(group, local);\n}\n";
+    combine.label = "reduce combine tree";
+    if (outputs > ctx.info().maxWorkgroupCount[0]) throw Error(label + ": too many outputs for the combine");
+    seq.dispatch(ctx.kernels().request(combine), {outputs, 1, 1}, header, rangesOf({split.partials}), rangesOf({out}),
+                 label + " combine");
+    return info;
+  }
   combine.generated = "import sdgen;\nimport reduce;\n[shader(\"compute\")]\n[numthreads(64, 1, 1)]\n"
                       "void main(uint3 id : SV_DispatchThreadID) { reduceCombineMain(id); }\n";
   combine.label = "reduce combine";
-  seq.dispatch(ctx.kernels().request(combine), {(groups + 63) / 64, 1, 1}, header, rangesOf({split.partials}),
+  seq.dispatch(ctx.kernels().request(combine), {(outputs + 63) / 64, 1, 1}, header, rangesOf({split.partials}),
                rangesOf({out}), label + " combine");
   return info;
 }

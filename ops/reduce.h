@@ -20,9 +20,13 @@ struct ReduceInfo {
 // Split reduction (for few outputs over many rows, e.g. group norm: 32 groups per image): `parts` > 1 splits
 // axis 1 into that many parts, one workgroup each, whose sums go to `partials` (dense fp32, A * C * parts * 2
 // elements) and a second launch adds them in order (deterministic). parts == 1: one launch, partials unused.
+// wholeRows: the kernel that reads whole rows of C * D elements, a workgroup per (a, part) (shaders/reduce.slang
+// reduceRowsMain; needs D % 4 == 0 and C * D / 4 dividing 256), then a tree combine of the parts; where each
+// (a, c) reads only its D elements of every row otherwise (the VAE's groups of 4 channels: 8 bytes every 256).
 struct ReduceSplit {
   int parts = 1;
   graph::TensorView partials;
+  bool wholeRows = false;
 };
 
 ReduceInfo sumAndSumOfSquares(Context& ctx, CommandSequence& seq, const graph::Expr& input,
@@ -36,5 +40,14 @@ ReduceInfo sumAndSumOfSquares(Context& ctx, CommandSequence& seq, const graph::E
 // At most kMaxReduceParts.
 inline constexpr int kMaxReduceParts = 16;
 int chooseReduceParts(const DeviceInfo& device, int64_t outputs, int64_t rows, int64_t rowElements);
+
+// Whether the whole-rows kernel can reduce [a, b, c, d] (D % 4 == 0, C * D / 4 divides 256, C >= 2).
+bool wholeRowsReducible(int64_t c, int64_t d);
+// The reduction of group statistics [a, b, c, d] on `device`: the whole-rows kernel where it applies and the
+// reduction is split anyway (chooseReduceParts > 1), with about 1024 workgroups of at least 32768 elements, at
+// most kMaxRowReduceParts parts per image; else chooseReduceParts' split of the per-(a, c) kernel. `partials`
+// is left empty (the caller's memory).
+inline constexpr int kMaxRowReduceParts = 256;
+ReduceSplit chooseReducePlan(const DeviceInfo& device, int64_t a, int64_t b, int64_t c, int64_t d);
 
 }  // namespace sdgen::ops
