@@ -95,6 +95,7 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
 
   for (size_t i = 0; i < plan.size(); ++i) {
     pipeline::GenerationRequest request;
+    request.floatPixels = false;  // the PNG needs only the bytes
     request.prompt = options.prompt;
     request.negativePrompt = options.negativePrompt;
     request.steps = options.steps;

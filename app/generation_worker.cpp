@@ -188,6 +188,7 @@ void GenerationWorker::runJob(const GenerationJob& job) {
     }
     for (int i = 0; i < job.batchCount; ++i) {
       pipeline::GenerationRequest request = job.request;
+      request.floatPixels = false;  // the server and the GUI use only the 8-bit image
       request.preview = previewKind;
       request.seed = job.request.seed + uint64_t(i);
       {

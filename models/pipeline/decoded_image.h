@@ -8,12 +8,13 @@
 
 namespace sdgen::pipeline {
 
-// `pixels` (resized) becomes (x / 2 + 0.5).clamp(0, 1) of `decoded`, `rgb` (resized) the rounded bytes, in one
-// pass that reads the decoder's output where it lies (host-visible memory: no copy into a vector first).
-// Returns false where any input value is not finite (the caller names the model; NaN maps to 0 here). Large
-// images run on up to 8 threads, and the loop vectorizes (bench/postprocess_bench): it sits between the
-// decode's GPU wait and the PNG encode of every image. `decoded` must not overlap `pixels`.
-bool postprocessDecoded(std::span<const float> decoded, std::vector<float>& pixels, std::vector<uint8_t>& rgb);
+// `rgb` (resized) becomes the rounded bytes of (x / 2 + 0.5).clamp(0, 1) of `decoded`, and `pixels` (resized;
+// null: not wanted, as by frontends that write only 8-bit images) those floats, in one pass that reads the
+// decoder's output where it lies (host-visible memory: no copy into a vector first). Returns false where any
+// input value is not finite (the caller names the model; NaN maps to 0 here). Large images run on up to 8
+// threads, and the loop vectorizes (bench/postprocess_bench): it sits between the decode's GPU wait and the PNG
+// encode of every image. `decoded` must not overlap `pixels`.
+bool postprocessDecoded(std::span<const float> decoded, std::vector<float>* pixels, std::vector<uint8_t>& rgb);
 
 // The bytes alone (previews), same rounding.
 std::vector<uint8_t> decodedToRgb8(const std::vector<float>& decoded);

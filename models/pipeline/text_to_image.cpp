@@ -578,7 +578,7 @@ struct TextToImage::Impl {
     const std::span<const float> decoded = decoding->decode(plan, ss.latents, h, w, taesd.get());
     timings.decodeRunMs = msSince(decodeStart);
     // An overflowing decode (the original SDXL VAE in fp16) would otherwise clamp to a black or flat image.
-    if (!postprocessDecoded(decoded, image.pixels, image.rgb))
+    if (!postprocessDecoded(decoded, req.floatPixels || approxPreview ? &image.pixels : nullptr, image.rgb))
       throw Error("the VAE decode of '" + files.name + "' produced non-finite values (inf/NaN)" +
                     (vaeDtype == DType::F16 ? std::string(": an fp16 overflow, as the original SDXL VAE has (its "
                                                           "config's force_upcast makes sdgen decode in fp32); run "
@@ -587,6 +587,7 @@ struct TextToImage::Impl {
     timings.decodeMs = msSince(decodeStart);
     timings.postprocessMs = timings.decodeMs - timings.decodeRunMs;
     if (approxPreview) previewFit.add(currentLatents, h, w, image.pixels, scale);
+    if (!req.floatPixels) image.pixels = {};
     return image;
   }
 

@@ -109,12 +109,16 @@ struct GenerationRequest {
   // be given) from that point, without noising them; strength and initImage do not apply.
   std::optional<double> denoisingEnd, denoisingStart;
   std::vector<float> startLatents;
+  // Image::pixels filled (diffusers' output_type="np"); frontends that write only the 8-bit image turn it off:
+  // one 3 MB pass less per 512^2 image (docs/perf.md, session 19).
+  bool floatPixels = true;
 };
 
 struct Image {
   int width = 0, height = 0;
   std::vector<uint8_t> rgb;  // width * height * 3, row-major, top row first
-  std::vector<float> pixels;  // the same as floats in [0, 1] before quantization (diffusers' output_type="np")
+  std::vector<float> pixels;  // the same as floats in [0, 1] before quantization (diffusers' output_type="np");
+                              // empty where GenerationRequest::floatPixels is off
   std::vector<std::string> warnings;  // e.g. a plain-syntax prompt longer than the encoder's 77 tokens, cut off
   bool vaeTiled = false;  // decoded (and encoded) in tiles
   // GenerationRequest::denoisingEnd: the latents where the schedule stopped, NCHW [1, C, h, w]; rgb and pixels

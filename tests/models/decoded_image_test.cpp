@@ -35,7 +35,7 @@ TEST(DecodedImage, MatchesDiffusersRoundingAtEveryBoundary) {
   while (in.size() < (size_t(1) << 20) + 17) in.push_back(d(rng));  // several threads' chunks and a partial one
   std::vector<float> px;
   std::vector<uint8_t> rgb;
-  ASSERT_TRUE(postprocessDecoded(in, px, rgb));
+  ASSERT_TRUE(postprocessDecoded(in, &px, rgb));
   ASSERT_EQ(px.size(), in.size());
   ASSERT_EQ(rgb.size(), in.size());
   for (size_t i = 0; i < in.size(); ++i) {
@@ -43,6 +43,9 @@ TEST(DecodedImage, MatchesDiffusersRoundingAtEveryBoundary) {
     ASSERT_EQ(px[i], std::clamp(in[i] / 2.f + 0.5f, 0.f, 1.f)) << "x = " << in[i];
   }
   EXPECT_EQ(decodedToRgb8(in), rgb);
+  std::vector<uint8_t> bytesOnly;
+  ASSERT_TRUE(postprocessDecoded(in, nullptr, bytesOnly));  // the frontends' form: no floats
+  EXPECT_EQ(bytesOnly, rgb);
 }
 
 TEST(DecodedImage, NonFiniteValuesAreReportedAndStillConverted) {
@@ -52,7 +55,9 @@ TEST(DecodedImage, NonFiniteValuesAreReportedAndStillConverted) {
       std::vector<float> in(n, 0.25f), px;
       in[n - 2] = bad;
       std::vector<uint8_t> rgb;
-      EXPECT_FALSE(postprocessDecoded(in, px, rgb)) << bad << " in " << n;
+      EXPECT_FALSE(postprocessDecoded(in, &px, rgb)) << bad << " in " << n;
+      std::vector<uint8_t> bytesOnly;
+      EXPECT_FALSE(postprocessDecoded(in, nullptr, bytesOnly)) << bad << " in " << n << ", bytes only";
       EXPECT_EQ(px[n - 2], std::isnan(bad) ? 0.f : bad > 0 ? 1.f : 0.f);
       EXPECT_EQ(rgb[0], slowByte(0.25f));
       EXPECT_EQ(rgb[n - 2], std::isnan(bad) ? 0 : bad > 0 ? 255 : 0);
@@ -60,7 +65,7 @@ TEST(DecodedImage, NonFiniteValuesAreReportedAndStillConverted) {
   }
   std::vector<float> empty, px(3, 1.f);
   std::vector<uint8_t> rgb(3);
-  EXPECT_TRUE(postprocessDecoded(empty, px, rgb));
+  EXPECT_TRUE(postprocessDecoded(empty, &px, rgb));
   EXPECT_TRUE(rgb.empty());
   EXPECT_TRUE(px.empty());
 }

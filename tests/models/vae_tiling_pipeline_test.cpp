@@ -81,6 +81,20 @@ TEST_F(VaeTilingPipeline, DecodeThroughDeviceMemoryEqualsTheDirectWrite) {
   }
   EXPECT_EQ(staged.generate(request(48, 32, VaeTilingMode::On)).pixels,
             direct.generate(request(48, 32, VaeTilingMode::On)).pixels);
+  // The frontends' request: the bytes alone (GenerationRequest::floatPixels off), the same bytes; also where the
+  // latent-preview fit needs the floats for a moment.
+  pipeline::GenerationRequest bytesOnly = request(48, 32, VaeTilingMode::Off);
+  bytesOnly.floatPixels = false;
+  const pipeline::Image bytes = staged.generate(bytesOnly);
+  EXPECT_TRUE(bytes.pixels.empty());
+  EXPECT_EQ(bytes.rgb, want.rgb);
+  pipeline::GenerationHooks hooks;
+  int previews = 0;
+  hooks.preview = [&](const pipeline::LatentPreview&) { ++previews; };
+  const pipeline::Image withPreview = staged.generate(bytesOnly, hooks);
+  EXPECT_GT(previews, 0);
+  EXPECT_TRUE(withPreview.pixels.empty());
+  EXPECT_EQ(withPreview.rgb, want.rgb);
 }
 
 }  // namespace
