@@ -66,6 +66,13 @@ bool postprocessDecoded(std::span<const float> decoded, std::vector<float>* pixe
   return finite;
 }
 
+std::string nonFiniteDecodeMessage(const std::string& model, bool fp16Decode) {
+  return "the VAE decode of '" + model + "' produced non-finite values (inf/NaN)" +
+         (fp16Decode ? std::string(": an fp16 overflow, as the original SDXL VAE has (its config's force_upcast makes "
+                                   "sdgen decode in fp32); run with --precision fp32 or use a VAE fixed for fp16")
+                     : std::string(""));
+}
+
 std::vector<uint8_t> decodedToRgb8(const std::vector<float>& decoded) {
   std::vector<uint8_t> rgb;
   postprocessDecoded(decoded, nullptr, rgb);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace sdgen::pipeline {
@@ -15,6 +16,10 @@ namespace sdgen::pipeline {
 // threads, and the loop vectorizes (bench/postprocess_bench): it sits between the decode's GPU wait and the PNG
 // encode of every image. `decoded` must not overlap `pixels`.
 bool postprocessDecoded(std::span<const float> decoded, std::vector<float>* pixels, std::vector<uint8_t>& rgb);
+
+// The error of a decode whose output was not finite (postprocessDecoded false) of model `model`; fp16Decode:
+// the fp16 overflow the original SDXL VAE has.
+std::string nonFiniteDecodeMessage(const std::string& model, bool fp16Decode);
 
 // The bytes alone (previews), same rounding.
 std::vector<uint8_t> decodedToRgb8(const std::vector<float>& decoded);

@@ -24,6 +24,16 @@ TaesdCoding::TaesdCoding(Context& ctx, nn::ParameterStore& params, models::Taesd
     decoder_ = std::make_unique<networks::TaesdDecoder>(params, files_.config, *files_.decoderWeights);
 }
 
+void TaesdCoding::checkUses(bool previews, bool finalDecode, bool encode, bool tilingOn, int latentChannels,
+                            int vaeScale, const std::string& model) const {
+  if (previews) checkFits(latentChannels, vaeScale, model, "preview decode");
+  if (!finalDecode) return;
+  checkFits(latentChannels, vaeScale, model, "final decode");
+  if (encode) checkFits(latentChannels, vaeScale, model, "image to image encode");
+  if (tilingOn)
+    throw Error("VAE tiling with the TAESD decode: TAESD decodes whole images (docs/taesd.md); leave --vae-tiling out");
+}
+
 void TaesdCoding::checkFits(int latentChannels, int vaeScale, const std::string& model, const std::string& use) const {
   const models::TaesdConfig& c = files_.config;
   const std::string what = "TAESD '" + files_.path + "' (" + use + ")";

@@ -31,6 +31,10 @@ class TaesdCoding {
   // Throws unless TAESD can stand in for a model whose UNet has `latentChannels` channels and whose VAE scales by
   // `vaeScale`: same channels, same scale, not taesdxl (sdgen's models are SD 1.x/2.x). `use` says what for.
   void checkFits(int latentChannels, int vaeScale, const std::string& model, const std::string& use) const;
+  // checkFits for each use a generation asks of TAESD (previews, the final decode, the image-to-image encode of
+  // that decode's generation); throws for VAE tiling forced on with the final decode (TAESD decodes whole images).
+  void checkUses(bool previews, bool finalDecode, bool encode, bool tilingOn, int latentChannels, int vaeScale,
+                 const std::string& model) const;
 
   // Records the decode of an h x w latent map held in `latents` (NHWC fp32; compiles in the background).
   void prepareDecode(const Allocation& latents, int64_t h, int64_t w);

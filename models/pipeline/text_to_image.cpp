@@ -579,11 +579,7 @@ struct TextToImage::Impl {
     timings.decodeRunMs = msSince(decodeStart);
     // An overflowing decode (the original SDXL VAE in fp16) would otherwise clamp to a black or flat image.
     if (!postprocessDecoded(decoded, req.floatPixels || approxPreview ? &image.pixels : nullptr, image.rgb))
-      throw Error("the VAE decode of '" + files.name + "' produced non-finite values (inf/NaN)" +
-                    (vaeDtype == DType::F16 ? std::string(": an fp16 overflow, as the original SDXL VAE has (its "
-                                                          "config's force_upcast makes sdgen decode in fp32); run "
-                                                          "with --precision fp32 or use a VAE fixed for fp16")
-                                            : std::string("")));
+      throw Error(nonFiniteDecodeMessage(files.name, vaeDtype == DType::F16));
     timings.decodeMs = msSince(decodeStart);
     timings.postprocessMs = timings.decodeMs - timings.decodeRunMs;
     if (approxPreview) previewFit.add(currentLatents, h, w, image.pixels, scale);
@@ -596,13 +592,8 @@ struct TextToImage::Impl {
     const bool previews = req.preview == PreviewDecoder::Taesd && hooks.preview;
     if (req.decoder != ImageDecoder::Taesd && !previews) return;
     if (!taesd) throw Error("the TAESD " + std::string(previews ? "preview" : "decode") + " needs a TAESD model (--taesd PATH)");
-    const int c = int(latentChannels()), s = vae->upscale();
-    if (previews) taesd->checkFits(c, s, files.name, "preview decode");
-    if (req.decoder != ImageDecoder::Taesd) return;
-    taesd->checkFits(c, s, files.name, "final decode");
-    if (req.initImage) taesd->checkFits(c, s, files.name, "image to image encode");
-    if (req.vaeTiling == VaeTilingMode::On)
-      throw Error("VAE tiling with the TAESD decode: TAESD decodes whole images (docs/taesd.md); leave --vae-tiling out");
+    taesd->checkUses(previews, req.decoder == ImageDecoder::Taesd, bool(req.initImage), req.vaeTiling == VaeTilingMode::On,
+                     int(latentChannels()), vae->upscale(), files.name);
   }
 
   int defaultWidth() const { return files.unetConfig.sampleSize * vae->upscale(); }

@@ -70,5 +70,15 @@ TEST(DecodedImage, NonFiniteValuesAreReportedAndStillConverted) {
   EXPECT_TRUE(px.empty());
 }
 
+TEST(DecodedImage, NonFiniteDecodeMessageNamesTheModelAndTheFp16Cause) {
+  const std::string fp16 = nonFiniteDecodeMessage("sdxl-base", true), fp32 = nonFiniteDecodeMessage("sdxl-base", false);
+  for (const std::string& m : {fp16, fp32}) {
+    EXPECT_NE(m.find("'sdxl-base'"), std::string::npos) << m;
+    EXPECT_NE(m.find("inf/NaN"), std::string::npos) << m;
+  }
+  EXPECT_NE(fp16.find("--precision fp32"), std::string::npos) << fp16;
+  EXPECT_EQ(fp32.find("fp16"), std::string::npos) << fp32;
+}
+
 }  // namespace
 }  // namespace sdgen::pipeline
