@@ -301,6 +301,14 @@ constexpr Flag kFlags[] = {
        if (v.empty()) throw UsageError(f + ": expected an SDXL refiner (a diffusers folder or .safetensors file)");
        s.options.refinerPath = v;
      }},
+    {nullptr, "--refiner-lora", true, kGenerate,
+     [](ParseState& s, const std::string& f, const std::string& v) {
+       try {
+         s.options.refinerLoras.push_back(lora::parseLoraArgument(v, f));
+       } catch (const Error& e) {
+         throw UsageError(e.what());
+       }
+     }},
     {nullptr, "--refiner-start", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
        const char* accepted = "a number between 0 and 1, exclusive (the share of the schedule the base model runs "
@@ -592,6 +600,9 @@ CliOptions parseCommandLine(const std::vector<std::string>& args) {
   checkTaesdFlags(o, state.previewEveryGiven);
   if (state.refinerStartGiven && o.refinerPath.empty())
     throw UsageError("--refiner-start needs --refiner PATH (the SDXL refiner that runs the last steps)");
+  if (!o.refinerLoras.empty() && o.refinerPath.empty())
+    throw UsageError("--refiner-lora needs --refiner PATH (the SDXL refiner it is merged into; --lora is the base "
+                     "model's)");
   if (!o.refinerPath.empty() && (o.vae == pipeline::ImageDecoder::Taesd || o.preview == pipeline::PreviewDecoder::Taesd))
     throw UsageError("--refiner and TAESD (--vae taesd, --preview taesd) cannot be combined");
   return o;

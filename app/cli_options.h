@@ -71,6 +71,9 @@ struct CliOptions {
   // --aesthetic-score F, --negative-aesthetic-score F set micro's scores (the refiner's conditioning).
   std::string refinerPath;
   double refinerStart = 0.8;
+  // --refiner-lora FILE[:SCALE], repeatable: LoRAs merged into the refiner (its UNet and its one text encoder,
+  // text_encoder_2); --lora and the prompt's tags are the base's.
+  std::vector<lora::LoraSpec> refinerLoras;
   std::string outputPath;  // empty: sdgen-<seed>.png
   // Which generation settings were given on the command line; the others come from the model folder's
   // sdgen.json "defaults" when it has them (app/generation_plan.h), else the values above.

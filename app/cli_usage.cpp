@@ -56,6 +56,8 @@ std::string usageText() {
        "                              SDXL: the unconditional half's (both sizes needed; default: the above)\n";
   s += "      --refiner PATH          an SDXL refiner that runs the last steps of an SDXL base model (docs/sdxl.md)\n";
   s += "      --refiner-start F       0..1 exclusive, the share of the steps the base runs first (default 0.8)\n";
+  s += "      --refiner-lora FILE[:SCALE] a LoRA for the refiner (its UNet and text encoder), repeatable; --lora and\n";
+  s += "                              the prompt's <lora:...> tags are the base model's (docs/lora.md)\n";
   s += "      --aesthetic-score F     the SDXL refiner's aesthetic-score conditioning, 0..10 (default 6; the\n";
   s += "                              unconditional half: --negative-aesthetic-score F, default 2.5)\n";
   s += "  -i, --init-img FILE         image to image: start from this PNG/JPEG (8-bit RGB or grey, no alpha); the\n";

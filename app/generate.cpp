@@ -78,7 +78,8 @@ int runGenerate(const CliOptions& options, std::FILE* out, std::FILE* err) {
   pipeline::TextToImage textToImage(ctx, load);
   std::unique_ptr<RefinerPass> refiner;
   if (!options.refinerPath.empty())
-    refiner = std::make_unique<RefinerPass>(ctx, load, options.refinerPath, options.refinerStart, textToImage);
+    refiner = std::make_unique<RefinerPass>(ctx, load, options.refinerPath, options.refinerStart, textToImage,
+                                            options.refinerLoras);
   // The size conditioning alone, without the aesthetic scores.
   pipeline::SdxlMicroConditioning sizes = options.micro;
   sizes.aestheticScore = pipeline::SdxlMicroConditioning{}.aestheticScore;

@@ -26,11 +26,11 @@ void checkRefinerPath(const std::string& path) {
 }
 
 RefinerPass::RefinerPass(Context& ctx, const pipeline::LoadOptions& baseLoad, const std::string& refinerPath,
-                         double start, const pipeline::TextToImage& base)
+                         double start, const pipeline::TextToImage& base, const std::vector<lora::LoraSpec>& loras)
     : start_(start) {
   const RefinerNames names{"--refiner '" + refinerPath + "'", "--refiner needs an SDXL base model as -m/--model"};
   checkBase(names, base);  // before the refiner loads
-  owned_ = std::make_unique<pipeline::TextToImage>(ctx, refinerLoadOptions(baseLoad, refinerPath));
+  owned_ = std::make_unique<pipeline::TextToImage>(ctx, refinerLoadOptions(baseLoad, refinerPath, loras));
   refiner_ = owned_.get();
   check(names, base);
 }
@@ -42,12 +42,13 @@ RefinerPass::RefinerPass(pipeline::TextToImage& refiner, const RefinerNames& nam
 }
 
 pipeline::LoadOptions RefinerPass::refinerLoadOptions(const pipeline::LoadOptions& baseLoad,
-                                                      const std::string& refinerPath) {
+                                                      const std::string& refinerPath,
+                                                      const std::vector<lora::LoraSpec>& loras) {
   pipeline::LoadOptions load = baseLoad;
   load.modelPath = refinerPath;
   load.tokenizerPath.clear();
   load.configPath.clear();
-  load.loras.clear();
+  load.loras = loras;
   load.loraDir.clear();
   load.taesdPath.clear();
   return load;

@@ -9,6 +9,7 @@
 // as its image and the same mask, blending the kept region from them).
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/context.h"
 #include "models/pipeline/text_to_image.h"
@@ -26,20 +27,22 @@ struct RefinerNames {
 
 class RefinerPass {
  public:
-  // Loads the refiner with the base's load options (precision, autotune, progress; its own path, no LoRAs, no
-  // TAESD) and checks the pair: the base is an SDXL base model, the refiner an SDXL refiner, and their VAEs share
+  // Loads the refiner with the base's load options (precision, autotune, progress; its own path and `loras`, none
+  // of the base's LoRAs, no TAESD) and checks the pair: the base is an SDXL base model, the refiner an SDXL refiner, and their VAEs share
   // the latent space (channels, scale, scaling_factor). Errors name --refiner, -m and the files.
   RefinerPass(Context& ctx, const pipeline::LoadOptions& baseLoad, const std::string& refinerPath, double start,
-              const pipeline::TextToImage& base);
+              const pipeline::TextToImage& base, const std::vector<lora::LoraSpec>& loras = {});
   // A refiner loaded elsewhere (the generation worker's model cache), checked as above; `refiner` must outlive
   // this pass. Errors name what `names` says.
   RefinerPass(pipeline::TextToImage& refiner, const RefinerNames& names, double start,
               const pipeline::TextToImage& base);
   // Throws unless `base` is an SDXL base model (not SD 1.x/2.x, not itself a refiner).
   static void checkBase(const RefinerNames& names, const pipeline::TextToImage& base);
-  // The load options of a refiner run after a base loaded with `baseLoad`: its own path; no LoRAs (they are the
-  // base's), TAESD, tokenizer or config overrides.
-  static pipeline::LoadOptions refinerLoadOptions(const pipeline::LoadOptions& baseLoad, const std::string& refinerPath);
+  // The load options of a refiner run after a base loaded with `baseLoad`: its own path and `loras` (the base's
+  // LoRAs and LoRA folder are the base's: they do not fit the refiner's networks); no TAESD, tokenizer or config
+  // overrides.
+  static pipeline::LoadOptions refinerLoadOptions(const pipeline::LoadOptions& baseLoad, const std::string& refinerPath,
+                                                  const std::vector<lora::LoraSpec>& loras = {});
 
   // The base's request for its part: up to the switch, latents out.
   pipeline::GenerationRequest baseRequest(pipeline::GenerationRequest request) const;

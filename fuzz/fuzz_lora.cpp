@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::MemFile file(*bytes);
   try {
     auto lora = lora::readLoraFile(file.path());
-    (void)lora::resolveLoras({{lora, 0.7f, 1.f}}, *model().unetWeights, *model().textEncoderWeights);
+    (void)lora::resolveLoras({{lora, 0.7f, 1.f}}, *model().unetWeights, model().textEncoderWeights.get());
   } catch (const Error&) {
   }
   return 0;

@@ -67,9 +67,9 @@ const std::vector<WeightDelta>* LoraTargets::find(Component c, const std::string
 }
 
 LoraTargets resolveLoras(const std::vector<LoraChoice>& choices, const models::WeightSource& unet,
-                         const models::WeightSource& textEncoder, const models::WeightSource* textEncoder2) {
+                         const models::WeightSource* textEncoder, const models::WeightSource* textEncoder2) {
   LoraTargets out;
-  const models::WeightSource* sources[kComponents] = {&unet, &textEncoder, textEncoder2};
+  const models::WeightSource* sources[kComponents] = {&unet, textEncoder, textEncoder2};
   static const char* const kohyaPrefix[kComponents] = {"lora_unet_", "lora_te_", "lora_te2_"};
   std::unique_ptr<KohyaNames> kohya[kComponents];
   for (const LoraChoice& choice : choices) {
@@ -78,8 +78,11 @@ LoraTargets resolveLoras(const std::vector<LoraChoice>& choices, const models::W
     for (const LoraModule& m : f.modules) {
       const int c = int(m.component);
       if (!sources[c])
-        throw Error("LoRA '" + f.path + "': '" + m.downName + "' adapts a second text encoder (SDXL's), which this "
-                    "model does not have: a LoRA for SDXL?");
+        throw Error("LoRA '" + f.path + "': '" + m.downName +
+                    (m.component == Component::TextEncoder2
+                         ? "' adapts a second text encoder (SDXL's), which this model does not have: a LoRA for SDXL?"
+                         : "' adapts a first text encoder (CLIP ViT-L), which this model does not have: the SDXL "
+                           "refiner has only the second (text_encoder_2, lora_te2_); a LoRA for the SDXL base?"));
       const models::WeightSource& source = *sources[c];
       std::string weight;
       if (m.kohya) {

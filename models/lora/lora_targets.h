@@ -58,11 +58,12 @@ class LoraTargets {
 
 // Matches every module of every chosen file to the model (errors as above; all of a file's unknown modules are
 // listed in one message). A choice whose scale is 0 for a component adds nothing there (so the model's weights
-// stay bit-identical to no LoRA) but is still checked. `textEncoder2`: SDXL's second text encoder (null: the model
-// has one, and a LoRA for a second is refused); the text scale applies to both encoders, as in webui. A kohya
+// stay bit-identical to no LoRA) but is still checked. `textEncoder`: the (first) text encoder, null for the SDXL
+// refiner, whose one encoder is `textEncoder2`; `textEncoder2`: SDXL's second text encoder (null: the model has
+// one); a LoRA for an encoder the model lacks is refused; the text scale applies to both encoders, as in webui. A kohya
 // UNet module resolves under diffusers' names or LDM's (SDXL, models/lora/ldm_unet_names.h).
 LoraTargets resolveLoras(const std::vector<LoraChoice>& choices, const models::WeightSource& unet,
-                         const models::WeightSource& textEncoder,
+                         const models::WeightSource* textEncoder,
                          const models::WeightSource* textEncoder2 = nullptr);
 
 }  // namespace sdgen::lora

@@ -24,10 +24,7 @@ void LoraSet::finishLoad(const std::vector<lora::LoraSpec>& loras) {
 lora::LoraTargets LoraSet::resolve(const std::vector<lora::LoraSpec>& specs, bool loaded) {
   try {
     const auto chosen = library_.choose(specs);
-    if (!textEncoder_ && !chosen.empty())
-      throw Error("LoRAs are not supported with the SDXL refiner (it has no first text encoder)");
-    if (!textEncoder_) return {};
-    lora::LoraTargets t = lora::resolveLoras(chosen, unet_, *textEncoder_, textEncoder2_);
+    lora::LoraTargets t = lora::resolveLoras(chosen, unet_, textEncoder_, textEncoder2_);
     if (loaded) checkMerged(t);
     return t;
   } catch (const lora::LoraError&) {

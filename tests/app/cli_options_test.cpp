@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/cli_options.h"
+#include "app/refiner_pass.h"
 
 namespace sdgen::app {
 namespace {
@@ -209,6 +210,34 @@ TEST(CliOptions, Loras) {
   // tags are cut out before the emphasis syntax is read (a tag inside brackets leaves them balanced)
   EXPECT_EQ(parse({"-p", "(a <lora:x:1>:1.1)", "--lora-dir", "d"}).loras.size(), 0u);
   expectUsageError({"-p", "x <lora:x:(2)>", "--lora-dir", "d"}, {"'(2)' is not a number"});
+}
+
+// The refiner's own LoRAs (--refiner-lora), apart from the base's (--lora), and what the refiner loads with:
+// its path and those LoRAs, none of the base's LoRAs or LoRA folder.
+TEST(CliOptions, RefinerLoras) {
+  auto o = parse({"-p", "x", "--refiner", "/r", "--lora", "base.safetensors", "--refiner-lora", "/l/r.safetensors:0.6",
+                  "--refiner-lora=r2.safetensors"});
+  ASSERT_EQ(o.loras.size(), 1u);
+  ASSERT_EQ(o.refinerLoras.size(), 2u);
+  EXPECT_EQ(o.refinerLoras[0].path, "/l/r.safetensors");
+  EXPECT_FLOAT_EQ(o.refinerLoras[0].unetScale, 0.6f);
+  EXPECT_FLOAT_EQ(o.refinerLoras[0].textScale, 0.6f);
+  EXPECT_EQ(o.refinerLoras[1].path, "r2.safetensors");
+  expectUsageError({"-p", "x", "--refiner-lora", "r.safetensors"}, {"--refiner-lora needs --refiner PATH"});
+  expectUsageError({"-p", "x", "--refiner", "/r", "--refiner-lora", ":2"}, {"--refiner-lora ':2': no file named"});
+  EXPECT_NE(usageText().find("--refiner-lora FILE[:SCALE]"), std::string::npos);
+
+  pipeline::LoadOptions base;
+  base.modelPath = "/base";
+  base.loras = {{"base.safetensors", 1.f, 1.f}};
+  base.loraDir = "/loras";
+  base.precision = DType::F16;
+  const pipeline::LoadOptions refiner = RefinerPass::refinerLoadOptions(base, "/r", o.refinerLoras);
+  EXPECT_EQ(refiner.modelPath, "/r");
+  EXPECT_EQ(refiner.loras, o.refinerLoras);
+  EXPECT_TRUE(refiner.loraDir.empty());
+  EXPECT_EQ(refiner.precision, DType::F16);
+  EXPECT_TRUE(RefinerPass::refinerLoadOptions(base, "/r").loras.empty());
 }
 
 TEST(CliOptionsErrors, UnknownFlagAndStrayArgument) {

@@ -56,7 +56,7 @@ class LoraFiles : public testing::Test {
   }
   lora::LoraTargets resolve(const std::string& path, float scale = 1.f) {
     return lora::resolveLoras({{lora::readLoraFile(path), scale, scale}}, *model_->unetWeights,
-                              *model_->textEncoderWeights);
+                              model_->textEncoderWeights.get());
   }
   test::TempDir dir_;
   static models::ModelFiles* model_;

@@ -147,7 +147,7 @@ TEST_F(LoraSdxl, KohyaLdmNamesAndBothTextEncodersMatchTheirFloat64Merge) {
   models::ModelFiles m = models::openModel(test::dataPath("tiny-sdxl"));
   lora::LoraTargets t = lora::resolveLoras({{lora::readLoraFile(kohyaPath()), 0.7f, 0.7f},
                                             {lora::readLoraFile(peftPath()), -0.4f, -0.4f}},
-                                           *m.unetWeights, *m.textEncoderWeights, m.textEncoder2Weights.get());
+                                           *m.unetWeights, m.textEncoderWeights.get(), m.textEncoder2Weights.get());
   EXPECT_FALSE(t.of(lora::Component::TextEncoder2).empty());
   EXPECT_EQ(t.size(), kohya_->size());  // the PEFT file adapts a subset of the kohya file's weights
 
@@ -185,6 +185,48 @@ TEST_F(LoraSdxl, TheSecondTextEncoderAloneChangesTheImage) {
   EXPECT_LE(test::meanAbs(got.pixels, want.pixels), 1e-4);
 }
 
+// The SDXL refiner takes LoRAs of its own (sdgen --refiner-lora; app::RefinerPass::refinerLoadOptions): its UNet
+// and its one text encoder, text_encoder_2 (PEFT names here). The ensemble (tiny-sdxl to the switch, then
+// tiny-sdxl-refiner) must render what it renders with a copy of the refiner whose weights carry the float64 merge;
+// a LoRA of a first text encoder is refused, naming the refiner's one encoder.
+TEST_F(LoraSdxl, TheRefinerTakesItsOwnLoras) {
+  models::ModelFiles r = models::openModel(test::dataPath("tiny-sdxl-refiner"));
+  ASSERT_FALSE(r.textEncoderWeights);
+  ASSERT_TRUE(r.textEncoder2Weights);
+  std::mt19937 rng(24);
+  test::SafetensorsWriter w;
+  test::LoraWeights refinerLora;
+  test::addLoraComponent(*r.unetWeights, "unet", {}, 4, 4.f, rng, w, refinerLora);
+  test::addLoraComponent(*r.textEncoder2Weights, "text_encoder_2", {}, 4, 4.f, rng, w, refinerLora);
+  const std::string path = dir_->file("refiner_peft.safetensors");
+  w.write(path);
+  const fs::path dst = dir_->file("merged_refiner");
+  fs::copy(test::dataPath("tiny-sdxl-refiner"), dst, fs::copy_options::recursive);
+  test::writeMergedLoras((dst / "unet" / "diffusion_pytorch_model.safetensors").string(), "unet", {{&refinerLora, 0.8f}});
+  test::writeMergedLoras((dst / "text_encoder_2" / "model.safetensors").string(), "text_encoder_2",
+                         {{&refinerLora, 0.8f}});
+
+  pipeline::TextToImage base(ctx(), {.modelPath = test::dataPath("tiny-sdxl")});
+  pipeline::GenerationRequest req = request();
+  req.steps = 6;
+  req.denoisingEnd = 0.5;
+  const pipeline::Image baseOut = base.generate(req);
+  req.denoisingEnd.reset();
+  req.denoisingStart = 0.5;
+  req.startLatents = baseOut.latents;
+  auto refine = [&](const pipeline::LoadOptions& o) { return pipeline::TextToImage(ctx(), o).generate(req); };
+  const pipeline::Image want = refine({.modelPath = dst.string()});
+  const pipeline::Image got = refine({.modelPath = test::dataPath("tiny-sdxl-refiner"), .loras = {{path, 0.8f, 0.8f}}});
+  const pipeline::Image none = refine({.modelPath = test::dataPath("tiny-sdxl-refiner")});
+  ASSERT_EQ(got.pixels.size(), want.pixels.size());
+  EXPECT_GT(test::meanAbs(none.pixels, want.pixels), 1.0 / 255) << "the LoRA must change the image for this to test";
+  EXPECT_LE(test::meanAbs(got.pixels, want.pixels), 1e-4);
+  // The base's kohya file adapts the first text encoder too: not a LoRA for the refiner.
+  test::expectErrorContaining(
+      [&] { pipeline::TextToImage(ctx(), {.modelPath = test::dataPath("tiny-sdxl-refiner"), .loras = {{kohyaPath(), 1.f, 1.f}}}); },
+      "adapts a first text encoder (CLIP ViT-L), which this model does not have: the SDXL refiner has only the second");
+}
+
 TEST(LoraSdxlNames, ASecondTextEncoderLoraIsRefusedOnAModelWithOne) {
   models::ModelFiles sd1 = models::openModel(test::dataPath("tiny-sd1"));
   test::TempDir dir;
@@ -196,7 +238,7 @@ TEST(LoraSdxlNames, ASecondTextEncoderLoraIsRefusedOnAModelWithOne) {
   const std::string path = dir.file("te2.safetensors");
   w.write(path);
   test::expectErrorContaining(
-      [&] { lora::resolveLoras({{lora::readLoraFile(path), 1.f, 1.f}}, *sd1.unetWeights, *sd1.textEncoderWeights); },
+      [&] { lora::resolveLoras({{lora::readLoraFile(path), 1.f, 1.f}}, *sd1.unetWeights, sd1.textEncoderWeights.get()); },
       "adapts a second text encoder (SDXL's), which this model does not have");
 }
 
