@@ -159,7 +159,9 @@ std::vector<uint32_t> SlangCompiler::compile(const KernelSource& source) {
     level = "-O0";
   }
   ContentHash keyHash;
-  keyHash.field(version_).field(source.requestKey()).field(level);
+  // The shader folder too: another folder's modules (SDGEN_SHADER_DIR) are another kernel, even where the first
+  // folder's files, which the cached entry's dependencies name, are still there unchanged.
+  keyHash.field(version_).field(source.requestKey()).field(level).field(fs::absolute(shaderDir_).string());
   for (auto& f : kFlags) keyHash.field(f);
   const std::string key = keyHash.hex();
 

@@ -82,6 +82,24 @@ TEST_F(CompileCacheTest, EditingAnImportedModuleInvalidates) {
   EXPECT_NE(first, second);
 }
 
+// Another shader folder (SDGEN_SHADER_DIR) sharing the cache: its modules compile, not the first folder's cached
+// kernel (whose dependencies are still there and unchanged). Before the folder was part of the key, an A/B of two
+// shader folders measured the first one's kernel twice (docs/perf.md, session 19).
+TEST_F(CompileCacheTest, AnotherShaderFolderIsItsOwnEntry) {
+  KernelSource src;
+  src.module = "kernel.slang";
+  auto first = compiler().compile(src);
+  fs::copy(root_ / "shaders", root_ / "other");
+  std::ofstream(root_ / "other" / "helper.slang") << "module helper;\npublic float scale() { return 5.0; }\n";
+  SlangCompiler other(defaultSlangc(), (root_ / "other").string(), (root_ / "cache").string());
+  auto second = other.compile(src);
+  EXPECT_EQ(other.stats().compiled.load(), 1u);
+  EXPECT_NE(first, second);
+  SlangCompiler again = compiler();  // the first folder's entry is still there
+  EXPECT_EQ(again.compile(src), first);
+  EXPECT_EQ(again.stats().cacheHits.load(), 1u);
+}
+
 TEST_F(CompileCacheTest, DefinesAndGeneratedSourcesAreDistinctEntries) {
   SlangCompiler c = compiler();
   KernelSource a;
