@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/gpu_warmup.h"
+#include "bench/timing_stats.h"
 #include "engine/context.h"
 #include "engine/error.h"
 #include "engine/tensor_io.h"
@@ -69,12 +70,8 @@ std::vector<float> randomValues(size_t n, float scale, uint32_t seed) {
   return v;
 }
 
-struct Stats { double median, p10, p90; };
-Stats stats(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[std::min(v.size() - 1, size_t(q * (v.size() - 1) + 0.5))]; };
-  return {at(0.5), at(0.1), at(0.9)};
-}
+using bench::Stats;
+using bench::stats;
 
 }  // namespace
 
