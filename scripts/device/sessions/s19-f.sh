@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Session 19, call F (issue 19), carry .gl .carry .whl, after `scripts/device/pack.sh build/default/tests/ops/ops_tests`
-# and `slim-tree.sh on`: the direct conv's halo in quad planes (conflict-free shared reads) against the previous
+# Session 19, call F (issue 19), carry .gl .carry .whl, after `scripts/device/pack.sh build/default/tests/ops/ops_tests`,
+# `git show 1be24bf:shaders/conv/conv_direct.slang > scripts/device/sessions/s19-f-old-conv_direct.slang` (untracked:
+# it travels with the tree) and `slim-tree.sh on`: the direct conv's halo in quad planes (conflict-free shared reads) against the previous
 # shader (s19-f-old-conv_direct.slang, in a copy of the shader folder): the direct tests with validation, then
 # --profile-conv (the decode's conv_out and GPU sum) and 12 images per shader folder (the decode per image),
 # alternating. Call F ran it with one kernel cache for both folders and measured the same kernel twice (the cache
