@@ -128,9 +128,9 @@ std::unique_ptr<RefinerPass> GenerationWorker::refinerPass(const GenerationJob& 
   };
   auto got = models_.acquire(job.refinerPath, modelFileBytes(job.refinerPath), load, {cacheKey(job)});
   report.evicted.insert(report.evicted.end(), got.evicted.begin(), got.evicted.end());
-  // The same model may have run as a base with LoRAs: the refiner runs without them (they are the base's).
+  // The same model may have run as a base with LoRAs: the refiner runs with its own only (the job's refinerLoras).
   got.model->setLoraDirectory("");
-  got.model->setLoras({});
+  got.model->setLoras(job.refinerLoras);
   return std::make_unique<RefinerPass>(*got.model, names, job.refinerStart, base);
 }
 

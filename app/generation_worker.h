@@ -35,10 +35,12 @@ struct GenerationJob {
   bool previews = true;  // live previews cost one latent readback per step  // for the parameters text (request.clipSkip = webuiClipSkip - 1)
   // An SDXL refiner for the last steps (docs/sdxl.md "Refiner"; app/refiner_pass.h): its resolved path (empty:
   // none), the switch (diffusers' denoising_end / denoising_start) and how errors name it ("refiner_checkpoint
-  // 'NAME'"). It is cached beside the base model, without LoRAs or TAESD.
+  // 'NAME'"). It is cached beside the base model, without TAESD; its LoRAs are refinerLoras (its own: the
+  // base's LoRAs and prompt tags do not fit its networks).
   std::string refinerPath;
   double refinerStart = 0.8;
   std::string refinerLabel;
+  std::vector<lora::LoraSpec> refinerLoras;
 };
 
 struct GenerationResult {

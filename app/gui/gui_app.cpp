@@ -60,6 +60,7 @@ GuiApp::GuiApp(const GuiOptions& options)
   size_.micro = app::MicroConditioningFields::from(options.micro);
   refiner_.path = options.refinerPath;
   if (options.refinerStart) refiner_.start = *options.refinerStart;
+  for (const std::string& l : options.refinerLoras) refiner_.loras += l + "\n";
   if (!options.initImagePath.empty()) {
     initPanel_.strength = options.strength.value_or(initPanel_.strength);
     std::string err = initPanel_.openInitImage(options.initImagePath);
@@ -202,15 +203,7 @@ void GuiApp::startGeneration(GenerationWorker& worker) {
   r.promptSyntax = webuiSyntax_ ? prompt::PromptSyntax::Webui : prompt::PromptSyntax::Plain;
   initPanel_.apply(r);  // image to image / inpainting when an init image is set
   try {  // one FILE[:SCALE] per line; a changed set is re-merged into the loaded model, not reloaded
-    size_t start = 0;
-    while (start < lorasText_.size()) {
-      size_t end = lorasText_.find('\n', start);
-      if (end == std::string::npos) end = lorasText_.size();
-      std::string line = lorasText_.substr(start, end - start);
-      while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
-      if (!line.empty()) job.loras.push_back(lora::parseLoraArgument(line, "LoRA"));
-      start = end + 1;
-    }
+    job.loras = lora::parseLoraLines(lorasText_, "LoRA");
   } catch (const std::exception& e) {
     addMessage(Message::Kind::Error, e.what());
     return;

@@ -79,6 +79,13 @@ GuiOptions parseGuiCommandLine(const std::vector<std::string>& args) {
       o.refinerStart = parseNumber<double>(flag, v, 0, 1);
       if (*o.refinerStart <= 0 || *o.refinerStart >= 1)
         throw UsageError(flag + ": '" + v + "' is out of range; expected a number between 0 and 1, exclusive");
+    } else if (flag == "--refiner-lora") {
+      o.refinerLoras.push_back(next());
+      try {
+        lora::parseLoraArgument(o.refinerLoras.back(), flag);
+      } catch (const Error& e) {
+        throw UsageError(e.what());
+      }
     } else if (flag == "--lora") {
       o.loras.push_back(next());
       try {
@@ -126,6 +133,7 @@ GuiOptions parseGuiCommandLine(const std::vector<std::string>& args) {
     throw UsageError("--negative-original-size, --negative-target-size (and --negative-crop): SDXL's negative "
                      "micro-conditioning is used only when both negative sizes are given");
   if (o.refinerStart && o.refinerPath.empty()) throw UsageError("--refiner-start needs --refiner PATH");
+  if (!o.refinerLoras.empty() && o.refinerPath.empty()) throw UsageError("--refiner-lora needs --refiner PATH");
   if (o.exitAfter && !o.autoGenerate) throw UsageError("--exit-after needs --auto-generate");
   if ((!o.screenshotPath.empty() || !o.saveImagePath.empty() || !o.previewScreenshotPath.empty()) && !o.autoGenerate)
     throw UsageError("--screenshot, --preview-screenshot and --save-image need --auto-generate");
@@ -143,6 +151,7 @@ std::string guiUsageText() {
          "  -i, --init-img FILE  --strength X  --mask FILE   image to image / inpainting (docs/img2img.md)\n"
          "  --lora FILE[:SCALE] (repeatable)  --lora-dir DIR (for <lora:NAME:SCALE> in the prompt; docs/lora.md)\n"
          "  --refiner PATH  --refiner-start F   an SDXL refiner for the last steps (docs/sdxl.md \"Refiner\")\n"
+         "  --refiner-lora FILE[:SCALE] (repeatable)  the refiner's own LoRAs (docs/lora.md)\n"
          "  --taesd PATH                TAESD weights for the live preview (docs/taesd.md)\n"
          "  --original-size W,H  --crop X,Y  --target-size W,H   SDXL micro-conditioning (docs/sdxl.md)\n"
          "  --negative-original-size W,H  --negative-crop X,Y  --negative-target-size W,H\n"

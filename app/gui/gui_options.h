@@ -30,6 +30,7 @@ struct GuiOptions {
   // An SDXL refiner for the last steps (as sdgen's --refiner PATH --refiner-start F).
   std::string refinerPath;
   std::optional<double> refinerStart;
+  std::vector<std::string> refinerLoras;  // --refiner-lora FILE[:SCALE], repeatable: the refiner's own LoRAs
   std::optional<sampling::SamplerKind> sampler;
   std::optional<uint32_t> device;
   int windowWidth = 1280, windowHeight = 800;

@@ -19,6 +19,8 @@ void RefinerPanel::draw() {
   ImGui::SliderScalar("Switch at", ImGuiDataType_Double, &start, &lo, &hi, "%.2f");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("the share of the schedule the base model runs before the refiner takes over");
+  ImGui::TextUnformatted("Refiner LoRAs: FILE[:SCALE] per line (its UNet and text encoder; not the base's)");
+  ImGui::InputTextMultiline("##refinerloras", &loras, ImVec2(-1, ImGui::GetTextLineHeight() * 2.5f));
 }
 
 void RefinerPanel::apply(app::GenerationJob& job) const {
@@ -26,6 +28,7 @@ void RefinerPanel::apply(app::GenerationJob& job) const {
   job.refinerPath = app::resolveModelPath(path);
   job.refinerStart = std::clamp(std::round(start * 100.0) / 100.0, 0.01, 0.99);
   job.refinerLabel = "the refiner '" + path + "'";
+  job.refinerLoras = lora::parseLoraLines(loras, "refiner LoRA");
 }
 
 }  // namespace sdgen::gui

@@ -1,6 +1,7 @@
 #include "models/lora/lora_library.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -61,6 +62,21 @@ LoraSpec parseLoraArgument(const std::string& value, const std::string& flag) {
   }
   if (s.path.empty()) throw Error(flag + " '" + value + "': no file named");
   return s;
+}
+
+std::vector<LoraSpec> parseLoraLines(const std::string& text, const std::string& what) {
+  std::vector<LoraSpec> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    size_t first = start, last = end;
+    while (first < last && std::isspace(static_cast<unsigned char>(text[first]))) ++first;
+    while (last > first && std::isspace(static_cast<unsigned char>(text[last - 1]))) --last;
+    if (last > first) out.push_back(parseLoraArgument(text.substr(first, last - first), what));
+    start = end + 1;
+  }
+  return out;
 }
 
 std::string LoraLibrary::findByName(const std::string& name, const std::string& tag) const {

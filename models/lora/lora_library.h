@@ -22,6 +22,8 @@ struct LoraSpec {
 
 // "FILE" or "FILE:SCALE" (the last ':' followed by a number splits; a path may hold ':'). Throws naming `flag`.
 LoraSpec parseLoraArgument(const std::string& value, const std::string& flag);
+// parseLoraArgument of every line of `text` (a form's LoRA field), spaces around a line and blank lines ignored.
+std::vector<LoraSpec> parseLoraLines(const std::string& text, const std::string& what);
 
 class LoraLibrary {
  public:

@@ -238,6 +238,21 @@ TEST(CliOptions, RefinerLoras) {
   EXPECT_TRUE(refiner.loraDir.empty());
   EXPECT_EQ(refiner.precision, DType::F16);
   EXPECT_TRUE(RefinerPass::refinerLoadOptions(base, "/r").loras.empty());
+
+  // The GUI's LoRA fields: FILE[:SCALE] per line, spaces and blank lines ignored, errors naming the field.
+  const std::vector<lora::LoraSpec> lines = lora::parseLoraLines("  a.safetensors:0.5 \n\n\tb.safetensors\r\n", "refiner LoRA");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].path, "a.safetensors");
+  EXPECT_FLOAT_EQ(lines[0].unetScale, 0.5f);
+  EXPECT_EQ(lines[1].path, "b.safetensors");
+  EXPECT_FLOAT_EQ(lines[1].textScale, 1.f);
+  EXPECT_TRUE(lora::parseLoraLines(" \n", "LoRA").empty());
+  try {
+    lora::parseLoraLines("ok.safetensors\n:0.5", "refiner LoRA");
+    ADD_FAILURE() << "a line without a file must throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("refiner LoRA ':0.5': no file named"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CliOptionsErrors, UnknownFlagAndStrayArgument) {

@@ -172,6 +172,27 @@ fi
   "Refiner: tiny-sdxl-refiner, Refiner switch at: 0.5, Aesthetic score: 6, Negative aesthetic score: 2.5" || exit 1
 echo "ok: the SDXL refiner from the form reaches the image and its parameters"
 
+# The refiner's own LoRAs (the refiner section's "Refiner LoRAs", --refiner-lora): the worker merges them into the
+# cached refiner as the command line's --refiner-lora does (the same PNG), and the image differs from the one
+# without them.
+rm -f "$out/refiner-lora-result.png" "$out/refiner-lora-cli.png"
+rlora="$data/tiny-sdxl-refiner-lora.safetensors:0.8"
+gui_case refiner-lora "SDXL refiner with a LoRA" --prompt "$prompt5" -m "$data/tiny-sdxl" --refiner "$data/tiny-sdxl-refiner" \
+  --refiner-lora "$rlora" --refiner-start 0.5 -W 64 -H 64 --seed 9 --steps 4 --save-image "$out/refiner-lora-result.png"
+if ! "$cli" -m "$data/tiny-sdxl" --refiner "$data/tiny-sdxl-refiner" --refiner-lora "$rlora" --refiner-start 0.5 \
+  -p "$prompt5" -W 64 -H 64 -s 9 --steps 4 -o "$out/refiner-lora-cli.png"; then
+  echo "FAILED: sdgen (the command line) could not make the refiner LoRA reference"
+  exit 1
+fi
+if cmp -s "$out/refiner-lora-cli.png" "$out/refiner-cli.png"; then
+  echo "FAILED: the refiner LoRA did not change the image"
+  exit 1
+fi
+# shellcheck disable=SC2086
+"$check" "$out/refiner-lora-screenshot.png" "$out/refiner-lora-result.png" $rect "$out/refiner-lora-cli.png" "$prompt5" \
+  "Refiner: tiny-sdxl-refiner, Refiner switch at: 0.5" || exit 1
+echo "ok: the refiner's LoRAs from the form reach the image as the command line's"
+
 # The refiner after inpainting: the init image and mask (-i, --mask) with the refiner's fields; the worker's refiner
 # keeps the mask, as the command line's does (the same PNG).
 rm -f "$out/refiner-inpaint-result.png" "$out/refiner-inpaint-cli.png"
