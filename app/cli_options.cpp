@@ -79,6 +79,15 @@ float parseFloat(const std::string& flag, const std::string& value, float lo, fl
   return v;
 }
 
+// --lora / --refiner-lora FILE[:SCALE]: a usage error naming the flag.
+lora::LoraSpec parseLoraFlag(const std::string& flag, const std::string& value) {
+  try {
+    return lora::parseLoraArgument(value, flag);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+}
+
 std::string rangeText(long long lo, long long hi) {
   return "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
 }
@@ -303,11 +312,7 @@ constexpr Flag kFlags[] = {
      }},
     {nullptr, "--refiner-lora", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
-       try {
-         s.options.refinerLoras.push_back(lora::parseLoraArgument(v, f));
-       } catch (const Error& e) {
-         throw UsageError(e.what());
-       }
+       s.options.refinerLoras.push_back(parseLoraFlag(f, v));
      }},
     {nullptr, "--refiner-start", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
@@ -360,11 +365,7 @@ constexpr Flag kFlags[] = {
      }},
     {nullptr, "--lora", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {
-       try {
-         s.options.loras.push_back(lora::parseLoraArgument(v, f));
-       } catch (const Error& e) {
-         throw UsageError(e.what());
-       }
+       s.options.loras.push_back(parseLoraFlag(f, v));
      }},
     {nullptr, "--lora-dir", true, kGenerate,
      [](ParseState& s, const std::string& f, const std::string& v) {

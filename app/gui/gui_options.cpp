@@ -25,6 +25,15 @@ T parseNumber(const std::string& flag, const std::string& v, T lo, T hi) {
   return out;
 }
 
+// --lora / --refiner-lora FILE[:SCALE], kept as typed (the form's text): a usage error naming the flag.
+void checkLoraFlag(const std::string& flag, const std::string& value) {
+  try {
+    lora::parseLoraArgument(value, flag);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+}
+
 int parseSize(const std::string& flag, const std::string& v) {
   int n = parseNumber<int>(flag, v, CliLimits::kMinSize, CliLimits::kMaxSize);
   if (n % CliLimits::kSizeMultiple) throw UsageError(flag + ": '" + v + "' is not a multiple of 8");
@@ -81,18 +90,10 @@ GuiOptions parseGuiCommandLine(const std::vector<std::string>& args) {
         throw UsageError(flag + ": '" + v + "' is out of range; expected a number between 0 and 1, exclusive");
     } else if (flag == "--refiner-lora") {
       o.refinerLoras.push_back(next());
-      try {
-        lora::parseLoraArgument(o.refinerLoras.back(), flag);
-      } catch (const Error& e) {
-        throw UsageError(e.what());
-      }
+      checkLoraFlag(flag, o.refinerLoras.back());
     } else if (flag == "--lora") {
       o.loras.push_back(next());
-      try {
-        lora::parseLoraArgument(o.loras.back(), flag);
-      } catch (const Error& e) {
-        throw UsageError(e.what());
-      }
+      checkLoraFlag(flag, o.loras.back());
     } else if (flag == "--lora-dir") o.loraDir = next();
     else if (flag == "--taesd") o.taesdPath = next();
     else if (flag == "--batch-count")

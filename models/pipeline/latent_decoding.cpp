@@ -36,16 +36,15 @@ graph::CompiledGraph& LatentDecoding::full(const Allocation& latents, int64_t h,
   // Where device memory is the host's (integrated GPUs, lavapipe) the graph writes the host-visible image.
   const uint64_t bytes = uint64_t(h) * s * w * s * oc * 4;
   f.image = ctx_.memory().allocate(MemoryKind::Readback, bytes, "decoded image");
-  const bool staged = throughDevice_;
-  if (staged) f.deviceImage = ctx_.allocate(bytes, "decoded image (device)");
+  if (throughDevice_) f.deviceImage = ctx_.allocate(bytes, "decoded image (device)");
   graph::Graph g;
   graph::TensorId out = buildFull(g, latents, h, w);
   f.graph = std::make_unique<graph::CompiledGraph>(
       ctx_, g,
       std::map<graph::TensorId, graph::TensorView>{
-          {out, graph::view(staged ? f.deviceImage : f.image, DType::F32, {1, h * s, w * s, oc})}},
+          {out, graph::view(throughDevice_ ? f.deviceImage : f.image, DType::F32, {1, h * s, w * s, oc})}},
       false, arena_);
-  if (staged) f.graph->appendCopy(f.deviceImage, f.image, bytes, "decoded image download");
+  if (throughDevice_) f.graph->appendCopy(f.deviceImage, f.image, bytes, "decoded image download");
   return *f.graph;
 }
 

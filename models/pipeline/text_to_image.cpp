@@ -82,7 +82,6 @@ struct TextToImage::Impl {
   LatentRgbFit previewFit;  // refined by every generation that asked for previews
   std::unique_ptr<ImageEncoder> imageEncoder;  // made on the first image-to-image generation
   LoraSet loras;
-  std::optional<bool> decodeThroughDeviceMemory;  // LoadOptions'
   std::unique_ptr<LatentDecoding> decoding;  // made once the VAE is loaded
   std::unique_ptr<TaesdCoding> taesd;        // LoadOptions::taesdPath
   std::unique_ptr<TextConditioning> textConditioning;  // token windows -> the context the steps read
@@ -120,8 +119,7 @@ struct TextToImage::Impl {
         vaeDtype(o.precision),
         scratch(c, "pipeline conv scratch"),
         arena(c, "pipeline graph arena"),
-        loras(params, *files.unetWeights, files.textEncoderWeights.get(), files.textEncoder2Weights.get(), o.loraDir),
-        decodeThroughDeviceMemory(o.decodeThroughDeviceMemory) {
+        loras(params, *files.unetWeights, files.textEncoderWeights.get(), files.textEncoder2Weights.get(), o.loraDir) {
     params.setConvTuner(&tuner);
     loras.beginLoad(o.loras);
     if (files.isSdxl() && files.vaeConfig.forceUpcast && dtype == DType::F16) {
@@ -152,7 +150,7 @@ struct TextToImage::Impl {
          [&] { vae = std::make_unique<networks::VaeDecoder>(vaeParams(), files.vaeConfig, *files.vaeWeights); });
     decoding = std::make_unique<LatentDecoding>(
         ctx, *vae, vaeDtype, scratch, &arena,
-        decodeThroughDeviceMemory.value_or(ctx.device().info().type == "discrete"));
+        o.decodeThroughDeviceMemory.value_or(ctx.device().info().type == "discrete"));
     if (files.isSdxl())  // after the three memoryReport indexes by position
       load("text encoder 2", [&] {
         text2 = std::make_unique<networks::ClipTextEncoder>(params, files.textEncoder2Config,
