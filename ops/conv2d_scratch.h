@@ -25,6 +25,7 @@ class Conv2dScratch {
   enum class Slot { Primary, Partials };
   // At least `bytes` of device memory, valid until this object is destroyed. The slots never overlap.
   const Allocation& acquire(uint64_t bytes, Slot slot = Slot::Primary);
+  Context& context() const { return ctx_; }  // the device the memory lives on (nn::Builder asks what it can run)
   // Device memory held (current plus retired allocations).
   uint64_t bytesHeld() const;
 

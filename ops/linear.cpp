@@ -15,10 +15,7 @@ static Shape leading(const Shape& s) { return Shape(s.begin(), s.end() - 1); }
 // A layer norm read while staging A is recomputed by every column tile: on the H100 that wins up to 5 tiles
 // (64² attn2 q, N 320: 0.027 -> 0.022 ms) and loses from 10 (32² q, N 640: 0.025 -> 0.029; ff geglu 1.5x).
 constexpr int64_t kFusedNormMaxColumnTiles = 5;
-// ... and wherever the rows are so few (the text encoder: 2 x 77 tokens) that the GEMM is a few row tiles and
-// latency bound: there the two staging launches (~6 us each on the H100) cost more than normalizing again per
-// column tile (CLIP's qkv, N 2304: 36 column tiles of 3 x 64 rows).
-constexpr int64_t kFusedNormMaxRows = 256;
+// ... and wherever the rows are so few that the GEMM is latency bound (kFusedNormMaxRows, linear.h).
 
 bool stageLinearInput(const Expr& x, int64_t n, const DeviceInfo& device) {
   if (!useCpuGemmKernels(device)) return false;  // GPUs stage A in shared memory per tile: cheap to recompute

@@ -75,6 +75,12 @@ struct GemmInfo {
   std::array<uint32_t, 3> groups{};
 };
 
+// A layer norm read by the tensor-core GEMM while staging A wherever the rows are this few (the text encoder: 2 x
+// 77 tokens; the UNet's 8^2 level): the GEMM is a few row tiles and latency bound, and the two staging launches
+// (~6 us each on the H100) cost more than normalizing again per column tile (CLIP's qkv, N 2304: 36 column tiles
+// of 3 x 64 rows). (nn::Builder::layerNorm now writes the normalized rows in one launch on such devices.)
+inline constexpr int64_t kFusedNormMaxRows = 256;
+
 struct LinearOptions {
   std::optional<GemmTile> tile;  // forces a kernel and tile (benchmarks, tests); unset: chooseGemmTile
   // Where a computed input may be staged. The GEMM evaluates its input expression once per column tile; on

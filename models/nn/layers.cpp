@@ -1,10 +1,14 @@
 #include "models/nn/layers.h"
 
 #include <cmath>
+#include <cstdlib>
 
 #include "engine/error.h"
 #include "models/nn/tensor_views.h"
+#include "ops/conv2d_scratch.h"
 #include "ops/conv2d_tune.h"
+#include "ops/layer_norm_rows.h"
+#include "ops/linear_gemm.h"
 #include "ops/norm.h"
 #include "ops/reduce.h"
 #include "ops/softmax.h"
@@ -291,9 +295,38 @@ Value Builder::groupNorm(const Value& x, const DeviceTensor& gamma, const Device
   return graph_.groupNormalize(x, stats, groups, eps, gamma.value(), beta.value());
 }
 
+// fp16 activations on a device whose GEMMs run on tensor cores: there every consumer of a layer norm stages the
+// normalized rows into fp16 scratch, or normalizes them again per column tile while staging A (where its
+// column tiles are few, or its rows: ops::kFusedNormMaxRows), so the rows are normalized once, statistics
+// included, in one launch (ops::layerNormRows) instead of a statistics launch and a staging launch. Measured on
+// the H200 (docs/perf.md, session 20): UNet step -0.4 ms (rows > 256), text encoder -0.07 ms (its 154 rows).
+// For measurements, SDGEN_LAYER_NORM=stats keeps the statistics launch everywhere.
+bool Builder::layerNormInOneLaunch(int64_t d) const {
+  const char* env = std::getenv("SDGEN_LAYER_NORM");
+  if (env && std::string(env) == "stats") return false;
+  return dtype_ == DType::F16 && scratch_ && ops::gemmCoopSupported(scratch_->context().info()) &&
+         ops::layerNormRowsFit(d);
+}
+
 Value Builder::layerNorm(const Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, float eps,
                          const std::string& label) {
   const int64_t d = x.shape.back(), rows = graph::numel(x.shape) / d;
+  if (layerNormInOneLaunch(d)) {
+    TensorId dst = graph_.intermediate(label, x.shape, dtype_);
+    graph::GraphNode node;
+    node.label = label;
+    node.reads = x.reads;
+    node.writes = {dst};
+    node.logicalOps = 1 + x.logicalOps;
+    auto build = x.build, bg = gamma.value().build, bb = beta.value().build;
+    const float epsilon = eps;
+    std::string l = label;
+    node.record = [=](NodeRecorder& r) {
+      ops::layerNormRows(r.ctx, r.seq, build(r.tensors), bg(r.tensors), bb(r.tensors), epsilon, r.tensors.view(dst), l);
+    };
+    graph_.addNode(std::move(node));
+    return graph_.read(dst);
+  }
   TensorId stats = graph_.intermediate(label + " stats", {rows, 2}, DType::F32);
   graph::GraphNode node;
   node.label = label + " stats";

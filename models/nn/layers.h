@@ -53,7 +53,8 @@ class Builder {
   // Group norm of NHWC x (one statistics launch; the normalized value is lazy).
   graph::Value groupNorm(const graph::Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, int groups,
                          float eps, const std::string& label);
-  // Layer norm over the last axis (one statistics launch; lazy result).
+  // Layer norm over the last axis: one statistics launch and a lazy result, or, where its consumers would
+  // stage it for tensor cores anyway (layerNormInOneLaunch), the normalized rows written by one launch.
   graph::Value layerNorm(const graph::Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, float eps,
                          const std::string& label);
   // Materializes a value (one elementwise launch).
@@ -69,6 +70,7 @@ class Builder {
 
  private:
   graph::TensorId target(const Out& out, const graph::Shape& shape);
+  bool layerNormInOneLaunch(int64_t d) const;
   graph::Value kernelNode(const graph::Value& x, const graph::Shape& shape, const Epilogue& e, const Out& out,
                           std::function<void(graph::NodeRecorder&, const graph::Expr&, const graph::Sink&)> launch);
   graph::Value attentionByProducts(const graph::Value& q, const graph::Value& k, const graph::Value& v,

@@ -5,10 +5,12 @@
 #include "engine/command_sequence.h"
 #include "ops/elementwise.h"
 #include "ops/guidance.h"
+#include "ops/layer_norm_rows.h"
 #include "ops/norm.h"
 #include "ops/softmax.h"
 #include "ops/timestep_embedding.h"
 #include "tests/graph/tensor_fixture.h"
+#include "tests/test_support.h"
 
 namespace sdgen {
 namespace {
@@ -97,6 +99,43 @@ TEST_P(NormOps, LayerNorm) {
       for (int64_t i = 0; i < d; ++i) ref[r * d + i] = (x[r * d + i] - m) * rstd * gamma[i] + beta[i];
     }
     compare(read(out), ref, tol());
+  }
+}
+
+// The one-launch layer norm (statistics and normalization together; what the UNet's transformer blocks use on
+// tensor-core devices): rows as wide as the kernel takes (2048), the UNet's widths, a computed input and gamma,
+// rows past one grid axis' worth of the register words (D 40: most invocations idle), against float64.
+TEST_P(NormOps, LayerNormRowsInOneLaunch) {
+  for (Shape s : {Shape{2, 7, 320}, Shape{3, 2048}, Shape{5, 40}, Shape{1, 9, 1280}}) {
+    std::vector<double> x, gamma, beta;
+    int64_t d = s.back(), rows = numel(s) / d;
+    Expr ex = input(s, uint32_t(d) + 7, &x, -1, 3);
+    Expr eg = input({d}, 8, &gamma, 0.5, 1.5, DType::F32, false);
+    Expr eb = input({d}, 9, &beta, -0.5, 0.5, DType::F32, false);
+    TensorView out = output(s, dt());
+    CommandSequence seq(ctx());
+    // x * 0.5 + 1 and gamma * 2: expressions, not only buffers, are read.
+    ops::layerNormRows(ctx(), seq, ex * constant(0.5f) + constant(1.f), eg * constant(2.f), eb, 1e-5f, out, "ln rows");
+    seq.run();
+    std::vector<double> ref(x.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      double m = 0, v = 0;
+      for (int64_t i = 0; i < d; ++i) m += x[r * d + i] * 0.5 + 1;
+      m /= d;
+      for (int64_t i = 0; i < d; ++i) v += std::pow(x[r * d + i] * 0.5 + 1 - m, 2);
+      double rstd = 1 / std::sqrt(v / d + 1e-5);
+      for (int64_t i = 0; i < d; ++i) ref[r * d + i] = (x[r * d + i] * 0.5 + 1 - m) * rstd * 2 * gamma[i] + beta[i];
+    }
+    compare(read(out), ref, tol());
+  }
+  // Rows the kernel cannot hold: an error naming the op and the shape, nothing recorded.
+  std::vector<double> x, g;
+  for (Shape s : {Shape{2, 30}, Shape{2, 4096}}) {
+    Expr ex = input(s, 3, &x), eg = input({s[1]}, 4, &g, 0.5, 1.5, DType::F32, false);
+    TensorView out = output(s, dt());
+    CommandSequence seq(ctx());
+    test::expectErrorContaining([&] { ops::layerNormRows(ctx(), seq, ex, eg, eg, 1e-5f, out, "ln rows"); },
+                                "ln rows: the one-launch layer norm needs rows of a multiple of 4 elements up to 2048");
   }
 }
 

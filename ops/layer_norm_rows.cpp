@@ -1,0 +1,59 @@
+#include "ops/layer_norm_rows.h"
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "engine/error.h"
+#include "engine/param_block.h"
+#include "graph/expr_codegen.h"
+#include "ops/elementwise.h"
+
+namespace sdgen::ops {
+
+using namespace graph;
+
+static constexpr int kHeaderWords = 5;   // shaders/layer_norm_rows.slang kLayerNormRowsHeaderWords
+static constexpr int kThreads = 64;      // kLayerNormRowsThreads
+
+void layerNormRows(Context& ctx, CommandSequence& seq, const Expr& x, const Expr& gamma, const Expr& beta, float eps,
+                   const TensorView& out, const std::string& label) {
+  const Shape& s = x.shape();
+  if (s.empty()) throw Error(label + ": layer norm needs at least one axis, got a scalar");
+  const int64_t d = s.back(), rows = numel(s) / std::max<int64_t>(d, 1);
+  if (!layerNormRowsFit(d))
+    throw Error(label + ": the one-launch layer norm needs rows of a multiple of 4 elements up to " +
+                std::to_string(kLayerNormRowsMaxWidth) + ", got " + shapeString(s));
+  if (gamma.shape() != Shape{d} || beta.shape() != Shape{d})
+    throw Error(label + ": gamma and beta must be [" + std::to_string(d) + "], got " + shapeString(gamma.shape()) +
+                " and " + shapeString(beta.shape()));
+  if (out.isInt32 || !out.dense() || out.shape != s || (out.dtype != DType::F32 && out.dtype != DType::F16))
+    throw Error(label + ": output must be a dense fp32 or fp16 tensor of shape " + shapeString(s) + ", got " +
+                shapeString(out.shape));
+  if (rows >= int64_t(65535) * 65535 || rows * d >= (int64_t(1) << 31))
+    throw Error(label + ": too many rows (" + std::to_string(rows) + ")");
+  ParamBlock params;
+  params.u32(uint32_t(rows)).u32(uint32_t(d)).address(out.address).f32(eps);
+  if (params.size() != kHeaderWords) throw Error("layer norm rows: header layout mismatch");
+  ExprCodegen gen(params, {true, false});
+  const std::string xType = gen.emit(reshape(x, {rows, 1, 1, d}));
+  const std::string gType = gen.emit(reshape(gamma, {1, 1, 1, d}));
+  const std::string bType = gen.emit(reshape(beta, {1, 1, 1, d}));
+  KernelSource src;
+  src.generated = "import sdgen;\nimport expr;\nimport layer_norm_rows;\ntypealias X = " + xType +
+                  ";\ntypealias G = " + gType + ";\ntypealias Bt = " + bType + ";\n[shader(\"compute\")]\n"
+                  "[numthreads(" + std::to_string(kThreads) + ", 1, 1)]\n"
+                  "void main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
+                  "  layerNormRowsMain<X, G, Bt, " + (out.dtype == DType::F16 ? "F16Storage" : "F32Storage") +
+                  ">(group, local);\n}\n";
+  src.label = label;
+  const std::array<uint32_t, 3> groups{uint32_t(std::min<int64_t>(rows, 65535)), uint32_t((rows + 65534) / 65535), 1};
+  std::vector<TensorView> read = tensorsRead(x);
+  for (const Expr& e : {gamma, beta}) {
+    auto more = tensorsRead(e);
+    read.insert(read.end(), more.begin(), more.end());
+  }
+  seq.dispatch(ctx.kernels().request(src), groups, params, rangesOf(read), rangesOf({out}), label);
+}
+
+}  // namespace sdgen::ops
