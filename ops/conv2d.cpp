@@ -99,7 +99,7 @@ Conv2dInfo conv2d(Context& ctx, CommandSequence& seq, const Expr& input, const C
       break;
     }
     case ConvAlgo::Coop: recordConvCoop(call, options.scratch, plan.candidate ? &*plan.candidate : nullptr); break;
-    case ConvAlgo::Direct: recordConvDirect(call, options.scratch); break;
+    case ConvAlgo::Direct: recordConvDirect(call, options.scratch, plan.candidate ? plan.candidate->splitK : 1); break;
     case ConvAlgo::CoopWinograd:
       recordConvCoopWinograd(call, *options.scratch, plan.candidate ? &*plan.candidate : nullptr,
                              options.winogradBandTiles);

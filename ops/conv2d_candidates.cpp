@@ -13,6 +13,7 @@ static constexpr int kCoopBk = 32;  // the coop tiles' K slice (ops/linear_gemm.
 
 std::string ConvCandidate::name() const {
   std::string s = convAlgoName(algo);
+  if (algo == ConvAlgo::Direct && splitK > 1) return s + " split " + std::to_string(splitK);
   if (algo == ConvAlgo::General || algo == ConvAlgo::Direct) return s;
   s += " " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn);
   if (tile.lanes) s += " lanes";
@@ -33,6 +34,19 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
     return std::nullopt;
   }
   if (c.algo == ConvAlgo::Auto) return std::nullopt;
+  // "split P" (P of 2 to 64) after a coop tile or after "direct".
+  auto parseSplit = [&](size_t at) {
+    if (words.size() != at + 2 || words[at] != "split") return false;
+    try {
+      size_t used = 0;
+      c.splitK = std::stoi(words[at + 1], &used);
+      return used == words[at + 1].size() && c.splitK >= 2 && c.splitK <= 64;
+    } catch (const std::exception&) {
+      return false;
+    }
+  };
+  if (c.algo == ConvAlgo::Direct && words.size() > 1)
+    return parseSplit(1) ? std::optional<ConvCandidate>(c) : std::nullopt;
   if (c.algo == ConvAlgo::General || c.algo == ConvAlgo::Direct)
     return words.size() == 1 ? std::optional<ConvCandidate>(c) : std::nullopt;
   if (words.size() < 2) return std::nullopt;
@@ -49,13 +63,7 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
     c.tile = ConvTile{bm, bn, 0, 0};
     if (!convCoopGemmTile(c).bm) return std::nullopt;
     if (words.size() == 4 && words[2] == "split") {
-      try {
-        size_t used = 0;
-        c.splitK = std::stoi(words[3], &used);
-        if (used != words[3].size() || c.splitK < 2 || c.splitK > 64) return std::nullopt;
-      } catch (const std::exception&) {
-        return std::nullopt;
-      }
+      if (!parseSplit(2)) return std::nullopt;
       next = 4;
     }
   } else if (words.size() > 2 && words[2] == "lanes") {
@@ -98,7 +106,8 @@ int64_t coopWinogradBandTiles(const ConvProblem& prob, int bm, int64_t forced) {
 std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, const ConvContext& cc) {
   const DeviceInfo& d = cc.device;
   if (c.algo == ConvAlgo::Auto) return "auto is no candidate";
-  if (c.algo != ConvAlgo::Coop && c.splitK != 1) return "split-K is only for the coop algorithm";
+  if (c.algo != ConvAlgo::Coop && c.algo != ConvAlgo::Direct && c.splitK != 1)
+    return "split-K is only for the coop and direct algorithms";
   ConvContext forced = cc;
   if (c.algo == ConvAlgo::GemmV2 || c.algo == ConvAlgo::Winograd) {
     if (!c.tile.valid()) return "no GEMM tile given";
@@ -107,6 +116,13 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
   }
   std::string why = contractViolation(c.algo, prob, forced);
   if (!why.empty()) return why;
+  if (c.algo == ConvAlgo::Direct && c.splitK > 1) {  // parts of the input channels, in 16-channel slices
+    if (!cc.haveScratch) return "a split direct convolution needs scratch memory for its partials";
+    if (c.splitK > (prob.cin + 15) / 16) return "more parts than 16-channel slices of the input";
+    if (prob.n * c.splitK > int64_t(d.maxWorkgroupCount[2])) return "N x parts exceeds the device's grid";
+    if (prob.n * c.splitK * prob.ho * prob.wo * 4 >= kInt32Limit) return "its partials have 2^31 elements or more";
+    return {};
+  }
   if (c.algo == ConvAlgo::CoopWinograd) {
     const GemmTile t = convCoopGemmTile(c);
     if (!t.bm) return "no coop-winograd tile " + c.tile.str() + " (128x128 or 64x64)";
@@ -177,6 +193,13 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
   };
   if (std::optional<ConvCandidate> rule = ruleCandidate(prob, cc)) add(*rule);
   add(ConvCandidate{ConvAlgo::Direct});
+  // Direct with its input channels split where its 16 x 16 blocks are few (the UNet's conv_out: 32 blocks of 320
+  // channels; Winograd's 0.12 ms there is mostly its input transform): up to ~1024 workgroups, whole slices.
+  const int64_t blocks = prob.n * ((prob.ho + 15) / 16) * ((prob.wo + 15) / 16), slices = (prob.cin + 15) / 16;
+  if (blocks < 256)
+    for (int parts : {2, 4, 8, 16})
+      if (parts <= slices && blocks * parts <= 1024)
+        add(ConvCandidate{ConvAlgo::Direct, ConvTile{}, normalizedParts(parts, slices)});
   if (gemmCoopSupported(cc.device) && cc.weights.storage() == DType::F16) {
     add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1});
     const int64_t slices = (prob.k() + kCoopBk - 1) / kCoopBk;

@@ -128,8 +128,9 @@ void recordConvGemmV2(const ConvCall& c, const ConvTile& t) {
            rangesOf(tensorsWritten(c.out)));
 }
 
-void recordConvDirect(const ConvCall& c, Conv2dScratch* scratch) {
+void recordConvDirect(const ConvCall& c, Conv2dScratch* scratch, int parts) {
   const ConvProblem& p = c.prob;
+  if (parts > 1 && !scratch) throw Error(c.label + ": direct split " + std::to_string(parts) + " needs scratch memory");
   // A large group norm input (the VAE's conv_out) through its per-channel table (ops/conv2d_input_affine.h): the
   // halo evaluates silu(x * scale + shift) instead of the statistics per element.
   graph::Expr input = c.input;
@@ -138,18 +139,37 @@ void recordConvDirect(const ConvCall& c, Conv2dScratch* scratch) {
       input = convInputThroughTable(c.ctx, c.seq, *affine, *scratch, c.label + " direct affine");
       c.info.kernels.push_back(c.label + " direct affine");
     }
-  ParamBlock params = convHeader(p, c.weights.gemm().address(), c.weights.bias().address());
+  // Split over input channels: fp32 partials (a float4 per pixel and part) in the scratch's partials slot.
+  MemRange partials{};
+  if (parts > 1) {
+    const uint64_t bytes = uint64_t(p.n) * uint64_t(parts) * uint64_t(p.ho) * uint64_t(p.wo) * 16;
+    partials = range(scratch->acquire(bytes, Conv2dScratch::Slot::Partials), 0, bytes);
+  }
+  ParamBlock params = convHeader(p, c.weights.gemm().address(), c.weights.bias().address(), partials.address, 0,
+                                 uint32_t(parts));
   ExprCodegen gen(params, {true, false});  // Cin % 4 == 0: the halo is read 4 channels at a time
   std::string e = gen.emit(input), s = gen.emit(c.out);
   c.info.nativeVectorNodes += gen.nativeVectorNodes();
   c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
   std::string src = convWrapper({"conv.conv_direct"}, "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
-                            std::string("convDirectMain<E, S, ") + storageType(c.weights.storage()) + ">(group, local);");
-  auto reads = concat(rangesOf(tensorsRead(input)), rangesOf(tensorsRead(c.out)));
+                            std::string("convDirectMain<E, S, ") + storageType(c.weights.storage()) + ", " +
+                                (parts > 1 ? "1" : "0") + ">(group, local);");
+  auto reads = rangesOf(tensorsRead(input));
   reads.push_back(rangeOf(c.weights.gemm()));
-  reads.push_back(rangeOf(c.weights.bias()));
-  dispatchConvKernel(c, src, "direct 16x16", {uint32_t((p.wo + 15) / 16), uint32_t((p.ho + 15) / 16), uint32_t(p.n)}, params,
-           reads, rangesOf(tensorsWritten(c.out)));
+  auto sinkReads = rangesOf(tensorsRead(c.out));
+  sinkReads.push_back(rangeOf(c.weights.bias()));
+  const std::array<uint32_t, 3> blocks{uint32_t((p.wo + 15) / 16), uint32_t((p.ho + 15) / 16), uint32_t(p.n * parts)};
+  if (parts == 1) {
+    dispatchConvKernel(c, src, "direct 16x16", blocks, params, concat(reads, sinkReads), rangesOf(tensorsWritten(c.out)));
+    return;
+  }
+  dispatchConvKernel(c, src, "direct 16x16 split " + std::to_string(parts), blocks, params, reads, {partials});
+  // The parts' sums, in order, through the sink: one invocation per output pixel.
+  std::string sum = convWrapper({"conv.conv_direct"}, "typealias S = " + s + ";\n", "convDirectSumMain<S>(group, local);");
+  const int64_t groups = (p.n * p.ho * p.wo + kThreads - 1) / kThreads, gx = std::min<int64_t>(groups, 65535);
+  sinkReads.push_back(partials);
+  dispatchConvKernel(c, sum, "direct split sum", {uint32_t(gx), uint32_t((groups + gx - 1) / gx), 1}, params, sinkReads,
+                     rangesOf(tensorsWritten(c.out)));
 }
 
 void recordConvWinograd(const ConvCall& c, const ConvTile& t, Conv2dScratch& scratch, int64_t forcedBand) {

@@ -37,8 +37,9 @@ void recordConvWinograd(const ConvCall& call, const ConvTile& tile, Conv2dScratc
 // `candidate`: its tile and split-K; null: the GEMM's tile and split-K rule.
 void recordConvCoop(const ConvCall& call, Conv2dScratch* scratch, const ConvCandidate* candidate);
 // shaders/conv/conv_direct.slang: Cout <= 4, kernels up to 3x3, stride 1, dilation 1, Cin % 4 == 0. `scratch`
-// (may be null): where a large group-norm input's per-channel table goes.
-void recordConvDirect(const ConvCall& call, Conv2dScratch* scratch);
+// (may be null): where a large group-norm input's per-channel table goes, and the fp32 partials of `parts` > 1
+// (the input channels split over that many workgroups per block, summed by a second launch; needs scratch).
+void recordConvDirect(const ConvCall& call, Conv2dScratch* scratch, int parts = 1);
 bool convInputRawHalf(const graph::Expr& input);
 // ops/conv2d_coop_winograd.cpp: Winograd F(2,3) on tensor cores; filters and products in `scratch`, a computed
 // input staged there too. `candidate`: its tile; null: coopWinogradGemmTile. `bandTiles` > 0 (tests): the

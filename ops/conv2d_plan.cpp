@@ -292,6 +292,7 @@ constexpr ConvKernelPattern kConvKernelPatterns[] = {
     {"coop split-K sum", ConvAlgo::Coop, ConvKernelRole::SplitSum, false},
     {"coop", ConvAlgo::Coop, ConvKernelRole::Direct, true},
     {"direct affine", ConvAlgo::Direct, ConvKernelRole::NormTable, false},  // a group norm's table
+    {"direct split sum", ConvAlgo::Direct, ConvKernelRole::SplitSum, false},
     {"direct", ConvAlgo::Direct, ConvKernelRole::Direct, true},
 };
 

@@ -272,6 +272,17 @@ TEST_F(ConvKernelLabels, EveryAlgorithmsDispatchesParse) {
   EXPECT_EQ(sum->first, "down 3 resnet 0 conv1");
   EXPECT_EQ(sum->second.role, ops::ConvKernelRole::SplitSum);
   EXPECT_STREQ(ops::convKernelRoleName(sum->second.role), "split-K sum");
+  // The direct kernel split over input channels: the same two roles.
+  auto directParts = ops::splitConvDispatchLabel("conv_out direct 16x16 split 7");
+  ASSERT_TRUE(directParts);
+  EXPECT_EQ(directParts->first, "conv_out");
+  EXPECT_EQ(directParts->second.algo, ops::ConvAlgo::Direct);
+  EXPECT_EQ(directParts->second.role, ops::ConvKernelRole::Direct);
+  EXPECT_EQ(directParts->second.tile, "16x16 split 7");
+  auto directSum = ops::splitConvDispatchLabel("conv_out direct split sum");
+  ASSERT_TRUE(directSum);
+  EXPECT_EQ(directSum->first, "conv_out");
+  EXPECT_EQ(directSum->second.role, ops::ConvKernelRole::SplitSum);
   // A group norm's per-channel table (ops/conv2d_input_affine.h) before a staged or direct conv input.
   for (const char* label : {"decoder up 3 resnet 1 conv1 coop affine", "decoder conv_out direct affine",
                             "up 0 resnet 1 conv1 coop-winograd affine"}) {

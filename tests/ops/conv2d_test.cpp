@@ -18,6 +18,7 @@
 #include "graph/expr.h"
 #include "engine/slang_compiler.h"
 #include "ops/conv2d.h"
+#include "ops/conv2d_candidates.h"
 #include "ops/conv2d_kernels.h"
 #include "ops/conv2d_winograd_math.h"
 #include "tests/graph/tensor_fixture.h"
@@ -378,6 +379,54 @@ TEST_P(ConvTest, DirectFusedAndContract) {
   expectError([&] { check(input({1, 8, 8, 8}, 47), wide, ConvAlgo::Direct); }, {"algorithm direct", "Cout = 5"});
   expectError([&] { check(input({1, 8, 8, 8}, 48), strided, ConvAlgo::Direct); }, {"algorithm direct", "stride 1"});
   expectError([&] { check(input({1, 8, 8, 6}, 49), odd, ConvAlgo::Direct); }, {"algorithm direct", "Cin = 6"});
+}
+
+// The input channels split over workgroups (candidate "direct split P": where the 16 x 16 blocks are few, as for
+// the UNet's conv_out): parts of whole 16-channel slices with a shorter last one (Cin 40 in 2 and 3 parts), a
+// computed input, a residual sink, two images and partial blocks, against float64; the parts' sums are a second
+// launch; what the split cannot run is refused by name.
+TEST_P(ConvTest, DirectSplitOverInputChannels) {
+  struct SplitCase { Case c; int parts; };
+  const SplitCase cases[] = {{{"3x3 Cin 40", 2, 19, 17, 40, 4, k3}, 2},
+                             {{"3x3 Cin 40", 2, 19, 17, 40, 4, k3}, 3},
+                             {{"3x3 Cin 64 Cout 3", 1, 16, 20, 64, 3, k3}, 4},
+                             {{"1x1 Cin 32 Cout 1", 1, 9, 21, 32, 1, Conv2dParams::square(1)}, 2}};
+  uint32_t seed = 1000;
+  for (const SplitCase& sc : cases) {
+    const Case& c = sc.c;
+    Expr x = input({c.n, c.h, c.w, c.cin}, seed++), shift = input({c.cin}, seed++);
+    Expr in = silu(x) + shift, residual = input({c.n, c.h, c.w, c.cout}, seed++);
+    Layer l = layer(c.cout, c.cin, c.p, seed++);
+    auto ref = reference(in, l);
+    auto res = test::evalReference(residual, mem_);
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] += res[i];
+    TensorView out = output({c.n, c.h, c.w, c.cout});
+    CommandSequence seq(ctx());
+    ops::Conv2dOptions o = options(ConvAlgo::Auto);
+    o.candidate = ops::ConvCandidate{ConvAlgo::Direct, ops::ConvTile{}, sc.parts};
+    auto info = ops::conv2d(ctx(), seq, in, *l.gpu, residualAdd(bufferSink(out), residual), o);
+    seq.run();
+    EXPECT_EQ(info.candidate, "direct split " + std::to_string(sc.parts));
+    ASSERT_EQ(info.kernels.size(), 2u);
+    EXPECT_NE(info.kernels[0].find("direct 16x16 split " + std::to_string(sc.parts)), std::string::npos) << info.kernels[0];
+    EXPECT_NE(info.kernels[1].find("direct split sum"), std::string::npos) << info.kernels[1];
+    compare(read(out), ref, std::string("direct split ") + c.name + " in " + std::to_string(sc.parts));
+  }
+  EXPECT_EQ(ops::parseConvCandidate("direct split 8"), (ops::ConvCandidate{ConvAlgo::Direct, ops::ConvTile{}, 8}));
+  EXPECT_FALSE(ops::parseConvCandidate("direct split 1"));
+  EXPECT_FALSE(ops::parseConvCandidate("direct split"));
+  Layer l = layer(4, 40, k3, 1100);
+  Expr x = input({1, 8, 8, 40}, 1101);
+  TensorView out = output({1, 8, 8, 4});
+  CommandSequence seq(ctx());
+  ops::Conv2dOptions o = options(ConvAlgo::Auto);
+  o.candidate = ops::ConvCandidate{ConvAlgo::Direct, ops::ConvTile{}, 4};  // 3 slices of 16 channels
+  expectError([&] { ops::conv2d(ctx(), seq, x, *l.gpu, bufferSink(out), o); },
+              {"candidate 'direct split 4'", "more parts than 16-channel slices"});
+  o.candidate = ops::ConvCandidate{ConvAlgo::Direct, ops::ConvTile{}, 2};
+  o.scratch = nullptr;
+  expectError([&] { ops::conv2d(ctx(), seq, x, *l.gpu, bufferSink(out), o); },
+              {"candidate 'direct split 2'", "needs scratch memory"});
 }
 
 // A group norm + SiLU input (the VAE's conv_out) read through its per-channel table where x is raw fp16 (forced

@@ -218,6 +218,18 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
   bool direct = false;
   for (auto& c : ops::convCandidates(q, {d, narrow, true, {}, true})) direct = direct || c.algo == ConvAlgo::Direct;
   EXPECT_TRUE(direct);
+  // The UNet's conv_out has 2 x 4 x 4 = 32 blocks of 16 x 16 pixels: direct is also timed with its 20 slices of
+  // 16 input channels split in 2, 4, 8 and 16 parts, normalized to whole slices per part (8 -> 7 parts of 3
+  // slices, 16 -> 10 of 2); without scratch memory for the partials, no split.
+  std::vector<std::string> qNames;
+  for (auto& c : ops::convCandidates(q, {d, narrow, true, {}, true})) qNames.push_back(c.name());
+  for (const char* n : {"direct", "direct split 2", "direct split 4", "direct split 7", "direct split 10"})
+    EXPECT_NE(std::find(qNames.begin(), qNames.end(), n), qNames.end()) << n << ": " << ::testing::PrintToString(qNames);
+  for (auto& c : ops::convCandidates(q, {d, narrow, false, {}, true})) EXPECT_EQ(c.splitK, 1) << c.name();
+  // Blocks that fill the GPU already (the VAE's conv_out, 1024 blocks): no split.
+  ops::ConvProblem vaeOut = q;
+  vaeOut.n = 1, vaeOut.h = vaeOut.ho = vaeOut.w = vaeOut.wo = 512;
+  for (auto& c : ops::convCandidates(vaeOut, {d, narrow, true, {}, true})) EXPECT_EQ(c.splitK, 1) << c.name();
 }
 
 // precompile (called by nn::Builder as a graph is built) requests a problem's candidates once, only for problems
