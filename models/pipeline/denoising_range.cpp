@@ -22,20 +22,22 @@ double discreteCutoff(double fraction, int numTrainTimesteps) {
   return std::nearbyint(double(numTrainTimesteps) - fraction * double(numTrainTimesteps));
 }
 
-// DPM++ SDE's Brownian-tree noise spans the whole schedule, and DPM++ 2S a's singlestep scheduler plans its solver
-// orders over the whole schedule: neither split has been checked against diffusers, so both are refused.
+// DPM++ 2S a's singlestep scheduler plans its solver orders over the whole schedule, and the refiner's scheduler
+// would start without the model outputs of the steps before the switch: its split has not been matched to
+// diffusers (diffusers runs it: fixtures/refiner_sde_sdxl.json "singlestep"), so it is refused.
 void refuseUnsplittable(const sampling::Sampler& sampler) {
   const sampling::SamplerKind k = sampler.kind();
-  if (k == sampling::SamplerKind::DpmPPSde || k == sampling::SamplerKind::DpmPP2SAncestral)
+  if (k == sampling::SamplerKind::DpmPP2SAncestral)
     throw Error(std::string("the base + refiner split (denoising start/end) does not support ") +
-                sampling::samplerFlagName(k) + "; use another sampler (euler, euler_a, dpmpp_2m, ddim, heun, ...)");
+                sampling::samplerFlagName(k) + "; use another sampler (euler, euler_a, dpmpp_2m, dpmpp_sde, ddim, heun, ...)");
 }
 
-// diffusers' scheduler.order == 2 among the others: Heun, KDPM2, KDPM2 ancestral.
+// diffusers' scheduler.order == 2 among the others: Heun, KDPM2, KDPM2 ancestral, DPM++ SDE (DPMSolverSDEScheduler;
+// DPMSolverSinglestepScheduler's order is 1).
 bool secondOrder(const sampling::Sampler& sampler) {
   const sampling::SamplerKind k = sampler.kind();
   return k == sampling::SamplerKind::Heun || k == sampling::SamplerKind::Dpm2 ||
-         k == sampling::SamplerKind::Dpm2Ancestral;
+         k == sampling::SamplerKind::Dpm2Ancestral || k == sampling::SamplerKind::DpmPPSde;
 }
 
 // How many of the evaluation timesteps `below` the cutoff (true) or at and above it (false).

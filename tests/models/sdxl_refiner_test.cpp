@@ -112,11 +112,25 @@ TEST(SdxlRefinerSplit, BaseAndRefinerShareTheScheduleAtTheCutoff) {
   // 0.05: cutoff 950 is above every timestep (901): the base would run nothing.
   test::expectErrorContaining([&] { pipeline::evaluationsBeforeDenoisingEnd(*sampler, 0.05, 1000); }, "no step");
   test::expectErrorContaining([&] { pipeline::firstEvaluationForDenoisingStart(*sampler, 0.9999, 1000); }, "no step");
-  // DPM++ SDE (Brownian-tree noise over the whole schedule) is refused.
+  // DPM++ SDE splits as the other order-2 samplers (fixtures/refiner_sde_sdxl.json: at 0.5 the base runs 9
+  // evaluations, the refiner 11 from the first evaluation of the base's last step).
+  const json sdeMeta = json::parse(std::ifstream(test::dataPath("fixtures/refiner_sde_sdxl.json")));
   const models::SchedulerConfig sdeConfig = models::schedulerConfigFor(files.scheduler, "DPMSolverSDEScheduler");
-  auto sde = sampling::Sampler::create(sdeConfig, {sampling::SamplerKind::DpmPPSde, false}, 10, 0);
-  test::expectErrorContaining([&] { pipeline::firstEvaluationForDenoisingStart(*sde, 0.8, 1000); },
-                              "does not support dpmpp_sde");
+  for (const json& run : sdeMeta.at("ensemble_runs")) {
+    const bool karras = run.at("sampler") == "dpmpp_sde_karras";
+    auto sde = sampling::Sampler::create(sdeConfig, {sampling::SamplerKind::DpmPPSde, karras}, 10, 0);
+    const double f = run.at("switch");
+    const int end = pipeline::evaluationsBeforeDenoisingEnd(*sde, f, sdeConfig.numTrainTimesteps);
+    const int start = pipeline::firstEvaluationForDenoisingStart(*sde, f, sdeConfig.numTrainTimesteps);
+    EXPECT_EQ(end, int(run.at("base_timesteps").size())) << run.at("id");
+    EXPECT_EQ(sde->evaluations() - start, int(run.at("refiner_timesteps").size())) << run.at("id");
+    EXPECT_NEAR(sde->evaluationTimestep(start), run.at("refiner_timesteps")[0].get<float>(), 1e-3) << run.at("id");
+  }
+  // DPM++ 2S a (a singlestep solver whose orders are planned over the whole schedule) is refused.
+  const models::SchedulerConfig singleConfig = models::schedulerConfigFor(files.scheduler, "DPMSolverSinglestepScheduler");
+  auto single = sampling::Sampler::create(singleConfig, {sampling::SamplerKind::DpmPP2SAncestral, false}, 10, 0);
+  test::expectErrorContaining([&] { pipeline::firstEvaluationForDenoisingStart(*single, 0.8, 1000); },
+                              "does not support dpmpp_2s_a");
 }
 
 // diffusers' (height, width) / (top, left) pair as the request's (width, height) / (x, y).
@@ -222,50 +236,58 @@ TEST_P(SdxlRefinerParity, RefinerAloneMatchesStableDiffusionXLImg2ImgPipeline) {
   }
 }
 
+// One run of an ensemble fixture: tiny-sdxl with denoising_end (an image-to-image base where the run has a
+// strength), its latents at the switch within 1e-3 of diffusers', then the refiner from them with denoising_start,
+// its image within 1/255 (expectSameImage). `timeIds`: the fixture recorded the refiner's add_time_ids.
+void expectEnsembleRun(pipeline::TextToImage& base, pipeline::TextToImage& refiner, const json& meta,
+                       const models::SafetensorsFile& fx, const json& run, bool singleFile, bool timeIds) {
+  const std::string id = run.at("id"), key = "ensemble." + id;
+  pipeline::GenerationRequest req = test::diffusersRequest(meta.at("ensemble_args"));
+  std::string sampler = run.at("sampler");
+  const std::string karras = "_karras";
+  req.karras = sampler.size() > karras.size() && sampler.compare(sampler.size() - karras.size(), karras.size(), karras) == 0;
+  if (req.karras) sampler.resize(sampler.size() - karras.size());
+  req.sampler = *sampling::parseSamplerKind(sampler);
+  req.denoisingEnd = run.at("switch").get<double>();
+  if (run.contains("strength") && !run.at("strength").is_null()) {  // StableDiffusionXLImg2ImgPipeline as the base
+    req.initImage = initImage(meta, fx);
+    req.strength = run.at("strength").get<float>();
+  }
+  // Progress counts steps: the fixture's timesteps for the samplers of one evaluation per step.
+  const bool oneEvaluationPerStep = run.at("scheduler_order") == 1;
+  int baseSteps = 0;
+  const pipeline::Image latents = base.generate(req, [&](int, int steps) { baseSteps = steps; });
+  if (oneEvaluationPerStep) {
+    EXPECT_EQ(baseSteps, int(run.at("base_timesteps").size())) << id;
+  }
+  EXPECT_TRUE(latents.rgb.empty()) << id;
+  const std::vector<float> want = fx.readAsF32(key + ".base_latents");
+  ASSERT_EQ(latents.latents.size(), want.size()) << id;
+  const double error = latentsError(latents.latents, want);
+  std::printf("[parity] ensemble %-10s base latents at the switch: max |difference| / max |reference| %.3g\n",
+              id.c_str(), error);
+  EXPECT_LE(error, 1e-3) << id;
+
+  req.denoisingEnd.reset();
+  req.initImage.reset();
+  req.denoisingStart = run.at("switch").get<double>();
+  req.startLatents = latents.latents;
+  if (timeIds) expectTimeIds(req, fx, key);
+  int refinerSteps = 0;
+  const pipeline::Image image = refiner.generate(req, [&](int, int steps) { refinerSteps = steps; });
+  if (oneEvaluationPerStep) {
+    EXPECT_EQ(refinerSteps, int(run.at("refiner_timesteps").size())) << id;
+  }
+  expectSameImage(image, fx.readAsF32(key + ".image"), std::string(singleFile ? "single file " : "folder ") + "ensemble " + id);
+}
+
 TEST_P(SdxlRefinerParity, BaseAndRefinerEnsembleMatchesDiffusers) {
   const json meta = fixtureJson();
   const models::SafetensorsFile fx = fixtureFile();
   const Models m = modelsOf(GetParam());
   pipeline::TextToImage base(ctx(), {.modelPath = m.base, .configPath = m.baseConfig});
   pipeline::TextToImage refiner(ctx(), {.modelPath = m.refiner, .configPath = m.refinerConfig});
-  const json& args = meta.at("ensemble_args");
-  for (const json& run : meta.at("ensemble_runs")) {
-    const std::string id = run.at("id"), key = "ensemble." + id;
-    pipeline::GenerationRequest req = test::diffusersRequest(args);
-    req.sampler = *sampling::parseSamplerKind(run.at("sampler").get<std::string>());
-    req.denoisingEnd = run.at("switch").get<double>();
-    if (!run.at("strength").is_null()) {  // an image-to-image base (StableDiffusionXLImg2ImgPipeline)
-      req.initImage = initImage(meta, fx);
-      req.strength = run.at("strength").get<float>();
-    }
-    // Progress counts steps: the fixture's timesteps for the samplers of one evaluation per step.
-    const bool oneEvaluationPerStep = run.at("scheduler_order") == 1;
-    int baseSteps = 0;
-    const pipeline::Image latents = base.generate(req, [&](int, int steps) { baseSteps = steps; });
-    if (oneEvaluationPerStep) {
-      EXPECT_EQ(baseSteps, int(run.at("base_timesteps").size())) << id;
-    }
-    EXPECT_TRUE(latents.rgb.empty()) << id;
-    const std::vector<float> want = fx.readAsF32(key + ".base_latents");
-    ASSERT_EQ(latents.latents.size(), want.size()) << id;
-    const double error = latentsError(latents.latents, want);
-    std::printf("[parity] ensemble %-10s base latents at the switch: max |difference| / max |reference| %.3g\n",
-                id.c_str(), error);
-    EXPECT_LE(error, 1e-3) << id;
-
-    req.denoisingEnd.reset();
-    req.initImage.reset();
-    req.denoisingStart = run.at("switch").get<double>();
-    req.startLatents = latents.latents;
-    expectTimeIds(req, fx, key);
-    int refinerSteps = 0;
-    const pipeline::Image image = refiner.generate(req, [&](int, int steps) { refinerSteps = steps; });
-    if (oneEvaluationPerStep) {
-      EXPECT_EQ(refinerSteps, int(run.at("refiner_timesteps").size())) << id;
-    }
-    expectSameImage(image, fx.readAsF32(key + ".image"),
-                    std::string(GetParam() ? "single file " : "folder ") + "ensemble " + id);
-  }
+  for (const json& run : meta.at("ensemble_runs")) expectEnsembleRun(base, refiner, meta, fx, run, GetParam(), true);
   // The refiner continues only latents of its size.
   pipeline::GenerationRequest req;
   req.prompt = "x";
@@ -274,6 +296,19 @@ TEST_P(SdxlRefinerParity, BaseAndRefinerEnsembleMatchesDiffusers) {
   req.denoisingStart = 0.8;
   req.startLatents = std::vector<float>(10, 0.f);
   test::expectErrorContaining([&] { refiner.generate(req); }, "the latents to refine hold 10 values");
+}
+
+// DPM++ SDE across the switch (fixtures/refiner_sde_sdxl, tests/reference/sdxl_refiner_sde_fixtures.py): diffusers'
+// DPMSolverSDEScheduler with its noise drawn from each part's generator as sdgen draws it (docs/samplers.md), at
+// 0.8 and 0.5 and with Karras sigmas; order 2, so the refiner starts again at the base's last step.
+TEST_P(SdxlRefinerParity, BaseAndRefinerEnsembleWithDpmppSdeMatchesDiffusers) {
+  const json meta = json::parse(std::ifstream(test::dataPath("fixtures/refiner_sde_sdxl.json")));
+  const models::SafetensorsFile fx = models::SafetensorsFile::open(test::dataPath("fixtures/refiner_sde_sdxl.safetensors"));
+  const Models m = modelsOf(GetParam());
+  pipeline::TextToImage base(ctx(), {.modelPath = m.base, .configPath = m.baseConfig});
+  pipeline::TextToImage refiner(ctx(), {.modelPath = m.refiner, .configPath = m.refinerConfig});
+  ASSERT_EQ(meta.at("ensemble_runs").size(), 3u);
+  for (const json& run : meta.at("ensemble_runs")) expectEnsembleRun(base, refiner, meta, fx, run, GetParam(), false);
 }
 
 // The refiner after inpainting (fixtures/refiner_inpaint_sdxl, tests/reference/sdxl_refiner_inpaint_fixtures.py):

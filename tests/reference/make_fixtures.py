@@ -14,7 +14,8 @@ pipelines decoding and encoding with one; sdxl: sdxl_fixtures.py, tiny-sdxl/ and
 references; sdxlrefiner: sdxl_refiner_fixtures.py, tiny-sdxl-refiner/ and the refiner's img2img and base + refiner
 ensemble references; lorasdxl: lora_sdxl_fixtures.py, SDXL LoRA files (kohya, PEFT) and diffusers' images with
 them, needs peft; sdxlrefinerinpaint: sdxl_refiner_inpaint_fixtures.py, the refiner after inpainting;
-sdxlinpaint9: sdxl_inpaint9_fixtures.py, tiny-sdxl-inpaint/, a 9-channel SDXL UNet, and its references);
+sdxlinpaint9: sdxl_inpaint9_fixtures.py, tiny-sdxl-inpaint/, a 9-channel SDXL UNet, and its references;
+sdxlrefinersde: sdxl_refiner_sde_fixtures.py, the ensemble with DPM++ SDE and DPM++ 2S a);
 docs/reference-fixtures.md says what each holds. It is run on the device machine
 by scripts/device/make-fixtures.sh (this machine has no torch). 'components' and 'pipelines' read the model
 folders that 'models' wrote into DIR; every section logs its progress, a failing section does not stop the
@@ -43,7 +44,7 @@ T0 = time.time()
 SECTIONS = ["rng", "schedulers", "models", "components", "pipelines", "realsched", "tf5text", "prompts", "img2img",
             "inpaint", "samplers", "samplerpipes", "lora", "vaetiling", "taesd", "sdxl", "sdxlimg2img",
             "sdxlnegmicro", "sdxlrefiner", "lorasdxl", "sdxlrefinerinpaint",
-            "sdxlinpaint9"]
+            "sdxlinpaint9", "sdxlrefinersde"]
 
 
 def log(msg):
@@ -615,6 +616,7 @@ def main():
     import sdxl_refiner_fixtures
     import sdxl_inpaint9_fixtures
     import sdxl_refiner_inpaint_fixtures
+    import sdxl_refiner_sde_fixtures
     import taesd_fixtures
     import vae_tiling_fixtures
     here = sys.modules[__name__]
@@ -636,7 +638,8 @@ def main():
              "sdxlrefiner": lambda out: sdxl_refiner_fixtures.make_refiner_fixtures(out, here),
              "lorasdxl": lambda out: lora_sdxl_fixtures.make_lora_sdxl_fixtures(out, here),
              "sdxlrefinerinpaint": lambda out: sdxl_refiner_inpaint_fixtures.make_refiner_inpaint_fixtures(out, here),
-             "sdxlinpaint9": lambda out: sdxl_inpaint9_fixtures.make_sdxl_inpaint9_fixtures(out, here)}
+             "sdxlinpaint9": lambda out: sdxl_inpaint9_fixtures.make_sdxl_inpaint9_fixtures(out, here),
+             "sdxlrefinersde": lambda out: sdxl_refiner_sde_fixtures.make_refiner_sde_fixtures(out, here)}
     failed = []
     for s in SECTIONS:
         if s not in wanted:
