@@ -22,16 +22,6 @@ double discreteCutoff(double fraction, int numTrainTimesteps) {
   return std::nearbyint(double(numTrainTimesteps) - fraction * double(numTrainTimesteps));
 }
 
-// DPM++ 2S a's singlestep scheduler plans its solver orders over the whole schedule, and the refiner's scheduler
-// would start without the model outputs of the steps before the switch: its split has not been matched to
-// diffusers (diffusers runs it: fixtures/refiner_sde_sdxl.json "singlestep"), so it is refused.
-void refuseUnsplittable(const sampling::Sampler& sampler) {
-  const sampling::SamplerKind k = sampler.kind();
-  if (k == sampling::SamplerKind::DpmPP2SAncestral)
-    throw Error(std::string("the base + refiner split (denoising start/end) does not support ") +
-                sampling::samplerFlagName(k) + "; use another sampler (euler, euler_a, dpmpp_2m, dpmpp_sde, ddim, heun, ...)");
-}
-
 // diffusers' scheduler.order == 2 among the others: Heun, KDPM2, KDPM2 ancestral, DPM++ SDE (DPMSolverSDEScheduler;
 // DPMSolverSinglestepScheduler's order is 1).
 bool secondOrder(const sampling::Sampler& sampler) {
@@ -57,7 +47,6 @@ void checkDenoisingFraction(double fraction, const char* what) {
 
 int evaluationsBeforeDenoisingEnd(const sampling::Sampler& sampler, double fraction, int numTrainTimesteps) {
   checkDenoisingFraction(fraction, "denoising end");
-  refuseUnsplittable(sampler);
   const double cutoff = discreteCutoff(fraction, numTrainTimesteps);
   const int count = countTimesteps(sampler, cutoff, false);
   if (count == 0)
@@ -69,7 +58,6 @@ int evaluationsBeforeDenoisingEnd(const sampling::Sampler& sampler, double fract
 
 int firstEvaluationForDenoisingStart(const sampling::Sampler& sampler, double fraction, int numTrainTimesteps) {
   checkDenoisingFraction(fraction, "denoising start");
-  refuseUnsplittable(sampler);
   const double cutoff = discreteCutoff(fraction, numTrainTimesteps);
   int count = countTimesteps(sampler, cutoff, true);
   // diffusers: `if self.scheduler.order == 2 and num_inference_steps % 2 == 0: num_inference_steps += 1`.

@@ -2,14 +2,16 @@
 // diffusers' base + refiner ensemble (docs/sdxl.md "Refiner"): the base pipeline runs with denoising_end and
 // returns latents, the refiner's image-to-image pipeline continues them with denoising_start. Both cut the same
 // schedule at one discrete timestep, counting the scheduler's timesteps list, which has one entry per UNet
-// evaluation (order-2 schedulers: Heun, DPM2, DPM2 a list 2N - 1):
+// evaluation (order-2 schedulers: Heun, DPM2, DPM2 a, DPM++ SDE list 2N - 1):
 //   cutoff = int(round(num_train_timesteps - fraction * num_train_timesteps))   (Python's round: half to even)
 //   base     the first k evaluations, k = how many timesteps are >= cutoff (StableDiffusionXLPipeline "9.1
 //            Apply denoising_end"); an order-2 sampler may stop after the first evaluation of a step
 //   refiner  the last k evaluations, k = how many timesteps are < cutoff, plus one for an order-2 scheduler when
 //            k is even (get_timesteps: never start between a step's two evaluations); set_begin_index(t_start),
 //            and the latents are taken as they are (add_noise False)
-// DPM++ SDE (its Brownian-tree noise spans the whole schedule) and DPM++ 2S a are refused.
+// Every sampler splits (fixtures/refiner_sdxl, refiner_sde_sdxl): DPM++ SDE draws each part's noise from its own
+// generator (docs/samplers.md), DPM++ 2S a's refiner lowers a second-order first step to first order (its plan from
+// firstStep, as DPMSolverSinglestepScheduler without the outputs before the switch).
 #include <optional>
 
 #include "models/sampling/sampler.h"
