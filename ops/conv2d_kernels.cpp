@@ -139,11 +139,12 @@ void recordConvDirect(const ConvCall& c, Conv2dScratch* scratch, int parts) {
       input = convInputThroughTable(c.ctx, c.seq, *affine, *scratch, c.label + " direct affine");
       c.info.kernels.push_back(c.label + " direct affine");
     }
-  // Split over input channels: fp32 partials (a float4 per pixel and part) in the scratch's partials slot.
+  // Split over input channels: fp32 partials (a float4 per pixel and part) in the scratch's primary slot -- the
+  // partials slot holds the group norm's table above, which the same launch reads.
   MemRange partials{};
   if (parts > 1) {
     const uint64_t bytes = uint64_t(p.n) * uint64_t(parts) * uint64_t(p.ho) * uint64_t(p.wo) * 16;
-    partials = range(scratch->acquire(bytes, Conv2dScratch::Slot::Partials), 0, bytes);
+    partials = range(scratch->acquire(bytes, Conv2dScratch::Slot::Primary), 0, bytes);
   }
   ParamBlock params = convHeader(p, c.weights.gemm().address(), c.weights.bias().address(), partials.address, 0,
                                  uint32_t(parts));

@@ -412,6 +412,30 @@ TEST_P(ConvTest, DirectSplitOverInputChannels) {
     EXPECT_NE(info.kernels[1].find("direct split sum"), std::string::npos) << info.kernels[1];
     compare(read(out), ref, std::string("direct split ") + c.name + " in " + std::to_string(sc.parts));
   }
+  // A group norm + SiLU input through its per-channel table (forced; SDXL's conv_out takes it by size): the table
+  // and the partials live in different scratch slots, both read and written by the same launch.
+  if (dt() == DType::F16) {
+    Expr x = input({2, 18, 20, 48}, 1200);
+    Expr in = groupNormSilu(x, 1201);
+    Layer l = layer(4, 48, k3, 1202);
+    auto ref = reference(in, l);
+    TensorView out = output({2, 18, 20, 4});
+    CommandSequence seq(ctx());
+    ops::Conv2dOptions o = options(ConvAlgo::Auto);
+    o.candidate = ops::ConvCandidate{ConvAlgo::Direct, ops::ConvTile{}, 3};
+    // Scratch whose partials slot already holds room for both: were the partials there, they would overwrite
+    // the table the same launch reads.
+    ops::Conv2dScratch roomy(ctx());
+    roomy.acquire(1 << 20, ops::Conv2dScratch::Slot::Partials);
+    o.scratch = &roomy;
+    setenv("SDGEN_CONV_FUSE_NORM", "1", 1);
+    auto info = ops::conv2d(ctx(), seq, in, *l.gpu, bufferSink(out), o);
+    unsetenv("SDGEN_CONV_FUSE_NORM");
+    seq.run();
+    ASSERT_EQ(info.kernels.size(), 3u);
+    EXPECT_NE(info.kernels[0].find("direct affine"), std::string::npos) << info.kernels[0];
+    compare(read(out), ref, "direct split 3 through the group norm's table");
+  }
   EXPECT_EQ(ops::parseConvCandidate("direct split 8"), (ops::ConvCandidate{ConvAlgo::Direct, ops::ConvTile{}, 8}));
   EXPECT_FALSE(ops::parseConvCandidate("direct split 1"));
   EXPECT_FALSE(ops::parseConvCandidate("direct split"));
