@@ -8,6 +8,7 @@
 //     Euler a, DPM++ 2M, DDIM, Heun, DPM2 a at 0.8 and 0.5; twice with an image-to-image base): the base's
 //     latents at the switch within 1e-3 and every image
 //     within 1/255 mean absolute difference, from the diffusers folders and from single files;
+//   - the ensemble with DPM++ SDE and DPM++ 2S a (fixtures/refiner_sde_sdxl.*, sdxl_refiner_sde_fixtures.py);
 //   - the refiner after inpainting (StableDiffusionXLInpaintPipeline twice, fixtures/refiner_inpaint_sdxl.*).
 #include <gtest/gtest.h>
 
