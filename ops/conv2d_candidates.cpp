@@ -195,11 +195,12 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
   add(ConvCandidate{ConvAlgo::Direct});
   // Direct with its input channels split where its 16 x 16 blocks are few (the UNet's conv_out: 32 blocks of 320
   // channels; Winograd's 0.12 ms there is mostly its input transform): up to ~1024 workgroups, whole slices.
-  const int64_t blocks = prob.n * ((prob.ho + 15) / 16) * ((prob.wo + 15) / 16), slices = (prob.cin + 15) / 16;
+  const int64_t blocks = prob.n * ((prob.ho + 15) / 16) * ((prob.wo + 15) / 16);
+  const int64_t channelSlices = (prob.cin + 15) / 16;
   if (blocks < 256)
     for (int parts : {2, 4, 8, 16})
-      if (parts <= slices && blocks * parts <= 1024)
-        add(ConvCandidate{ConvAlgo::Direct, ConvTile{}, normalizedParts(parts, slices)});
+      if (parts <= channelSlices && blocks * parts <= 1024)
+        add(ConvCandidate{ConvAlgo::Direct, ConvTile{}, normalizedParts(parts, channelSlices)});
   if (gemmCoopSupported(cc.device) && cc.weights.storage() == DType::F16) {
     add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1});
     const int64_t slices = (prob.k() + kCoopBk - 1) / kCoopBk;
