@@ -17,7 +17,7 @@ import torch
 from real_checkpoints import base_folder
 import sdxl_fixtures
 import sdxl_refiner_fixtures as refiner_fixtures
-from sampler_fixtures import make_sampler
+from sampler_fixtures import make_sampler, patch_brownian_noise
 
 STEPS, GUIDANCE, SEED = refiner_fixtures.ENSEMBLE_STEPS, refiner_fixtures.ENSEMBLE_GUIDANCE, refiner_fixtures.ENSEMBLE_SEED
 # id -> (sampler, switch fraction)
@@ -32,24 +32,11 @@ def log(h, msg):
     h.log(f"sdxlrefinersde: {msg}")
 
 
-def generator_noise(sched, g):
-    """Every step() of this DPMSolverSDEScheduler draws its noise as torch.randn from g (one patch per scheduler:
-    each run makes its own scheduler and generator)."""
-    original_step = sched.step
-
-    def step(model_output, timestep, sample, *args, **kwargs):
-        sched.noise_sampler = lambda sigma, sigma_next: torch.randn(sample.shape, generator=g, dtype=sample.dtype)
-        return original_step(model_output, timestep, sample, *args, **kwargs)
-
-    sched.step = step
-
-
 def run(pipe, sampler, base_config, **kwargs):
     """One pipeline call with a fresh scheduler and a fresh generator its noise sampler also draws from."""
     pipe.scheduler = make_sampler(sampler, base_config)
     g = torch.Generator("cpu").manual_seed(SEED)
-    if type(pipe.scheduler).__name__ == "DPMSolverSDEScheduler":
-        generator_noise(pipe.scheduler, g)
+    patch_brownian_noise(pipe.scheduler, g)  # DPMSolverSDEScheduler only: its noise drawn from g
     seen_t = []
 
     def on_step(p, i, ts, kw):
