@@ -7,6 +7,7 @@
 #include "models/nn/tensor_views.h"
 #include "ops/conv2d_scratch.h"
 #include "ops/conv2d_tune.h"
+#include "ops/group_norm_rows.h"
 #include "ops/layer_norm_rows.h"
 #include "ops/linear_gemm.h"
 #include "ops/norm.h"
@@ -289,10 +290,43 @@ Value Builder::attentionByHalfProducts(const Value& q, const Value& k, const Val
   return graph_.read(dst);
 }
 
+// fp16 activations on a tensor-core device, where the consumers (the coop convolutions and GEMMs) stage a
+// computed input into fp16 scratch anyway: the statistics and the normalized (SiLU) values in one launch
+// (ops::groupNormRows) instead of a statistics launch (plus a combine where it is split) and a staging launch,
+// up to kGroupNormInOneLaunchMaxElements per (image, group): one workgroup per (image, group) reads the group
+// twice, so large groups are slower than the split statistics. SDGEN_GROUP_NORM_MAX=N sets that bound for
+// measurements (0: never).
+bool Builder::groupNormInOneLaunch(const Shape& shape, int groups) const {
+  if (dtype_ != DType::F16 || !scratch_ || !ops::gemmCoopSupported(scratch_->context().info()) ||
+      !ops::groupNormRowsFit(shape, groups))
+    return false;
+  int64_t limit = kGroupNormInOneLaunchMaxElements;
+  if (const char* env = std::getenv("SDGEN_GROUP_NORM_MAX"); env && *env) limit = std::atoll(env);
+  return shape[1] * shape[2] * (shape[3] / groups) <= limit;
+}
+
 Value Builder::groupNorm(const Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, int groups, float eps,
-                         const std::string& label) {
+                         const std::string& label, bool silu, bool staged) {
+  if (staged && groupNormInOneLaunch(x.shape, groups)) {
+    TensorId dst = graph_.intermediate(label, x.shape, dtype_);
+    graph::GraphNode node;
+    node.label = label;
+    node.op = "norm";
+    node.reads = x.reads;
+    node.writes = {dst};
+    node.logicalOps = 1 + x.logicalOps;
+    auto build = x.build, bg = gamma.value().build, bb = beta.value().build;
+    std::string l = label;
+    node.record = [=](NodeRecorder& r) {
+      ops::groupNormRows(r.ctx, r.seq, build(r.tensors), bg(r.tensors), bb(r.tensors), groups, eps, silu,
+                         r.tensors.view(dst), l);
+    };
+    graph_.addNode(std::move(node));
+    return graph_.read(dst);
+  }
   TensorId stats = graph_.groupStats(x, groups, label + " stats");
-  return graph_.groupNormalize(x, stats, groups, eps, gamma.value(), beta.value());
+  Value normalized = graph_.groupNormalize(x, stats, groups, eps, gamma.value(), beta.value());
+  return silu ? graph_.map(normalized, graph::silu) : normalized;
 }
 
 // fp16 activations on a device whose GEMMs run on tensor cores: there every consumer of a layer norm stages the

@@ -31,6 +31,9 @@ struct Out {
   std::optional<graph::TensorId> into;
 };
 
+// The largest (image, group) that nn::Builder::groupNorm normalizes in one launch (elements: H * W * C / groups).
+inline constexpr int64_t kGroupNormInOneLaunchMaxElements = 65536;
+
 class Builder {
  public:
   Builder(graph::Graph& graph, DType activations, ops::Conv2dScratch* scratch)
@@ -50,9 +53,12 @@ class Builder {
   // (the VAE's) runs as two batched products around a softmax (three launches); several such heads are refused.
   graph::Value attention(const graph::Value& q, const graph::Value& k, const graph::Value& v,
                          const ops::AttentionOptions& options, const Out& out);
-  // Group norm of NHWC x (one statistics launch; the normalized value is lazy).
+  // Group norm of NHWC x, then SiLU where `silu`: one statistics launch and a lazy result, or, where its
+  // consumers would stage it for tensor cores anyway (groupNormInOneLaunch), the result written by one launch.
+  // `staged` false: the consumer reads the lazy value itself (the UNet's conv_out, a direct conv reading the norm
+  // through its table), so the statistics launch alone is cheaper.
   graph::Value groupNorm(const graph::Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, int groups,
-                         float eps, const std::string& label);
+                         float eps, const std::string& label, bool silu = false, bool staged = true);
   // Layer norm over the last axis: one statistics launch and a lazy result, or, where its consumers would
   // stage it for tensor cores anyway (layerNormInOneLaunch), the normalized rows written by one launch.
   graph::Value layerNorm(const graph::Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, float eps,
@@ -71,6 +77,7 @@ class Builder {
  private:
   graph::TensorId target(const Out& out, const graph::Shape& shape);
   bool layerNormInOneLaunch(int64_t d) const;
+  bool groupNormInOneLaunch(const graph::Shape& shape, int groups) const;
   graph::Value kernelNode(const graph::Value& x, const graph::Shape& shape, const Epilogue& e, const Out& out,
                           std::function<void(graph::NodeRecorder&, const graph::Expr&, const graph::Sink&)> launch);
   graph::Value attentionByProducts(const graph::Value& q, const graph::Value& k, const graph::Value& v,

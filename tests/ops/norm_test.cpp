@@ -4,6 +4,7 @@
 
 #include "engine/command_sequence.h"
 #include "ops/elementwise.h"
+#include "ops/group_norm_rows.h"
 #include "ops/guidance.h"
 #include "ops/layer_norm_rows.h"
 #include "ops/norm.h"
@@ -137,6 +138,58 @@ TEST_P(NormOps, LayerNormRowsInOneLaunch) {
     test::expectErrorContaining([&] { ops::layerNormRows(ctx(), seq, ex, eg, eg, 1e-5f, out, "ln rows"); },
                                 "ln rows: the one-launch layer norm needs rows of a multiple of 4 elements up to 2048");
   }
+}
+
+TEST_P(NormOps, GroupNormRowsInOneLaunch) {
+  // Groups of 4 channels and more (read 4 at a time), of 10, 3 and 2 (one at a time), the widest group the
+  // kernel takes (256 channels: every invocation a column), SiLU on and off; workgroups of 256 invocations and,
+  // past 4096 elements per group (272 x 40, 1600 x 3), of 1024.
+  struct Case {
+    Shape s;
+    int groups;
+    bool silu;
+  };
+  for (const Case& k : {Case{{2, 4, 4, 32}, 8, true}, Case{{1, 3, 5, 30}, 3, false}, Case{{2, 8, 8, 64}, 32, true},
+                        Case{{1, 2, 3, 1024}, 4, false}, Case{{2, 9, 7, 24}, 8, true}, Case{{1, 17, 16, 160}, 4, true},
+                        Case{{1, 40, 40, 24}, 8, false}}) {
+    std::vector<double> x, gamma, beta;
+    const int64_t n = k.s[0], p = k.s[1] * k.s[2], c = k.s[3], cg = c / k.groups;
+    Expr ex = input(k.s, uint32_t(c) + 11, &x, -1, 3);
+    Expr eg = input({c}, 12, &gamma, 0.5, 1.5, DType::F32, false);
+    Expr eb = input({c}, 13, &beta, -0.5, 0.5, DType::F32, false);
+    TensorView out = output(k.s, dt());
+    CommandSequence seq(ctx());
+    // x * 0.5 + 1 and gamma * 2: expressions, not only buffers, are read.
+    ops::groupNormRows(ctx(), seq, ex * constant(0.5f) + constant(1.f), eg * constant(2.f), eb, k.groups, 1e-5f, k.silu,
+                       out, "gn rows");
+    seq.run();
+    std::vector<double> ref(x.size());
+    for (int64_t b = 0; b < n; ++b)
+      for (int g = 0; g < k.groups; ++g) {
+        double m = 0, v = 0;
+        auto at = [&](int64_t i, int64_t j) { return (b * p + i) * c + g * cg + j; };
+        for (int64_t i = 0; i < p; ++i)
+          for (int64_t j = 0; j < cg; ++j) m += x[at(i, j)] * 0.5 + 1;
+        m /= double(p * cg);
+        for (int64_t i = 0; i < p; ++i)
+          for (int64_t j = 0; j < cg; ++j) v += std::pow(x[at(i, j)] * 0.5 + 1 - m, 2);
+        const double rstd = 1 / std::sqrt(v / double(p * cg) + 1e-5);
+        for (int64_t i = 0; i < p; ++i)
+          for (int64_t j = 0; j < cg; ++j) {
+            const double y = (x[at(i, j)] * 0.5 + 1 - m) * rstd * 2 * gamma[g * cg + j] + beta[g * cg + j];
+            ref[at(i, j)] = k.silu ? y / (1 + std::exp(-y)) : y;
+          }
+      }
+    compare(read(out), ref, tol());
+  }
+  // Groups wider than the kernel's invocations: an error naming the op and the shape, nothing recorded.
+  std::vector<double> x, g;
+  Expr ex = input({1, 2, 2, 1028}, 3, &x), eg = input({1028}, 4, &g, 0.5, 1.5, DType::F32, false);
+  TensorView out = output({1, 2, 2, 1028}, dt());
+  CommandSequence seq(ctx());
+  test::expectErrorContaining([&] { ops::groupNormRows(ctx(), seq, ex, eg, eg, 4, 1e-5f, false, out, "gn rows"); },
+                              "gn rows: the one-launch group norm needs NHWC [N, H, W, C] with C divisible by 4 groups "
+                              "of at most 256 channels, got [1,2,2,1028]");
 }
 
 TEST_P(NormOps, SoftmaxIsStableAndWritesEveryElement) {
