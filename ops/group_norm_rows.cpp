@@ -46,7 +46,8 @@ void groupNormRows(Context& ctx, CommandSequence& seq, const Expr& x, const Expr
                   "[numthreads(" + std::to_string(threads) + ", 1, 1)]\n"
                   "void main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
                   "  groupNormRowsMain<X, G, Bt, " + (out.dtype == DType::F16 ? "F16Storage" : "F32Storage") + ", " +
-                  std::to_string(vec) + ", " + (silu ? "1" : "0") + ", " + std::to_string(threads) + ">(group, local);\n}\n";
+                  std::to_string(vec) + ", " + (silu ? "1" : "0") + ", " + std::to_string(threads) +
+                  ">(group, local);\n}\n";
   src.label = label;
   const std::array<uint32_t, 3> grid{uint32_t(groups), uint32_t(n), 1};
   std::vector<TensorView> read = tensorsRead(x);

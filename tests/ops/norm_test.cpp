@@ -141,9 +141,9 @@ TEST_P(NormOps, LayerNormRowsInOneLaunch) {
 }
 
 TEST_P(NormOps, GroupNormRowsInOneLaunch) {
-  // Groups of 4 channels and more (read 4 at a time), of 10, 3 and 2 (one at a time), the widest group the
-  // kernel takes (256 channels: every invocation a column), SiLU on and off; workgroups of 256 invocations and,
-  // past 4096 elements per group (272 x 40, 1600 x 3), of 1024.
+  // Groups of 4 channels and more (read 4 at a time), of 10, 3 and 2 (one at a time, some sharing a 16-byte
+  // word with their neighbours), the widest group the kernel takes (256 channels: every invocation a column),
+  // SiLU on and off; workgroups of 256 invocations and, past 4096 elements per group (272 x 40, 1600 x 3), of 1024.
   struct Case {
     Shape s;
     int groups;
@@ -151,7 +151,7 @@ TEST_P(NormOps, GroupNormRowsInOneLaunch) {
   };
   for (const Case& k : {Case{{2, 4, 4, 32}, 8, true}, Case{{1, 3, 5, 30}, 3, false}, Case{{2, 8, 8, 64}, 32, true},
                         Case{{1, 2, 3, 1024}, 4, false}, Case{{2, 9, 7, 24}, 8, true}, Case{{1, 17, 16, 160}, 4, true},
-                        Case{{1, 40, 40, 24}, 8, false}}) {
+                        Case{{1, 40, 40, 24}, 8, false}, Case{{2, 6, 5, 40}, 4, true}, Case{{1, 4, 4, 12}, 6, false}}) {
     std::vector<double> x, gamma, beta;
     const int64_t n = k.s[0], p = k.s[1] * k.s[2], c = k.s[3], cg = c / k.groups;
     Expr ex = input(k.s, uint32_t(c) + 11, &x, -1, 3);
