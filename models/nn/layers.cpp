@@ -306,8 +306,8 @@ bool Builder::groupNormInOneLaunch(const Shape& shape, int groups) const {
 }
 
 Value Builder::groupNorm(const Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, int groups, float eps,
-                         const std::string& label, bool silu, bool staged) {
-  if (staged && groupNormInOneLaunch(x.shape, groups)) {
+                         const std::string& label, bool silu) {
+  if (groupNormInOneLaunch(x.shape, groups)) {
     TensorId dst = graph_.intermediate(label, x.shape, dtype_);
     graph::GraphNode node;
     node.label = label;

@@ -55,10 +55,8 @@ class Builder {
                          const ops::AttentionOptions& options, const Out& out);
   // Group norm of NHWC x, then SiLU where `silu`: one statistics launch and a lazy result, or, where its
   // consumers would stage it for tensor cores anyway (groupNormInOneLaunch), the result written by one launch.
-  // `staged` false: the consumer reads the lazy value itself (the UNet's conv_out, a direct conv reading the norm
-  // through its table), so the statistics launch alone is cheaper.
   graph::Value groupNorm(const graph::Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, int groups,
-                         float eps, const std::string& label, bool silu = false, bool staged = true);
+                         float eps, const std::string& label, bool silu = false);
   // Layer norm over the last axis: one statistics launch and a lazy result, or, where its consumers would
   // stage it for tensor cores anyway (layerNormInOneLaunch), the normalized rows written by one launch.
   graph::Value layerNorm(const graph::Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, float eps,
