@@ -350,7 +350,8 @@ void UNet::build(nn::Builder& b, const Value& sample, const Value& timesteps, co
       h = b.conv2d(up, *level.resample, {}, {name + " upsample"});
     }
   }
-  Value n = b.groupNorm(h, *normOut_.gamma, *normOut_.beta, config_.normNumGroups, config_.normEps, "norm_out", true);
+  Value n = b.groupNorm(h, *normOut_.gamma, *normOut_.beta, config_.normNumGroups, config_.normEps, "norm_out",
+                        /*silu=*/true);
   b.conv2d(n, *convOut_, {}, {"conv_out", out});
 }
 

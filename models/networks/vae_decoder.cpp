@@ -87,7 +87,7 @@ void VaeDecoder::build(nn::Builder& b, const Value& latents, graph::TensorId out
     if (up_[i].upsample) h = b.conv2d(b.map(h, graph::upsample2x), *up_[i].upsample, {}, {name + " upsample"});
   }
   const int groups = config_.normNumGroups;
-  Value n = b.groupNorm(h, *normOut_.gamma, *normOut_.beta, groups, kEps, "decoder norm_out", true);
+  Value n = b.groupNorm(h, *normOut_.gamma, *normOut_.beta, groups, kEps, "decoder norm_out", /*silu=*/true);
   b.conv2d(n, *convOut_, {}, {"decoder conv_out", out});
 }
 

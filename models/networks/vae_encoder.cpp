@@ -73,7 +73,7 @@ void VaeEncoder::build(nn::Builder& b, const Value& image, graph::TensorId momen
   if (midAttention_) h = (*midAttention_)(b, h, "encoder mid attention");
   h = mid2_(b, h, {}, "encoder mid resnet 1");
   const int groups = config_.normNumGroups;
-  Value n = b.groupNorm(h, *normOut_.gamma, *normOut_.beta, groups, kEps, "encoder norm_out", true);
+  Value n = b.groupNorm(h, *normOut_.gamma, *normOut_.beta, groups, kEps, "encoder norm_out", /*silu=*/true);
   if (!quant_) {
     b.conv2d(n, *convOut_, {}, {"encoder conv_out", moments});
     return;
