@@ -2,7 +2,8 @@
 # Session 21, call G (issues 19, 17), carry .gl .carry .whl, after `scripts/device/pack.sh` and `slim-tree.sh on`:
 # the session's final code (group norms of up to 65536 elements per (image, group) in one launch, 1024
 # invocations past 4096; the GEMM epilogue synchronized per subgroup; the direct split): the one-launch group
-# norm's test with validation, then bench/e2e.py beside diffusers and the profile of the same call.
+# norm's test with validation, then bench/e2e.py beside diffusers and the profile of the same call. (The UNet's
+# norm_out kept its statistics launch in this call; it follows the rule since 7e6101b.)
 set -uo pipefail
 source scripts/device/python-env.sh >/dev/null 2>&1; source scripts/device/vulkan-env.sh >/dev/null 2>&1
 SDGEN_VALIDATION=1 ./build/default/tests/ops/ops_tests --gtest_filter='*GroupNormRows*' > "$OUT/ops.log" 2>&1
