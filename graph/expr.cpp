@@ -413,6 +413,12 @@ std::vector<TensorView> tensorsRead(const Expr& e) {
   return out;
 }
 
+std::vector<TensorView> tensorsRead(std::initializer_list<Expr> es) {
+  std::vector<TensorView> out;
+  for (const Expr& e : es) collect(e, out);
+  return out;
+}
+
 std::vector<TensorView> tensorsRead(const Sink& s) {
   std::vector<TensorView> out;
   std::function<void(const Sink&)> walk = [&](const Sink& k) {

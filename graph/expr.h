@@ -3,6 +3,7 @@
 // types (shaders/expr.slang). Building an expression checks shapes and throws sdgen::Error with a message
 // naming the operation and the shapes. See docs/fusion.md.
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -98,6 +99,7 @@ Sink residualAdd(const Sink& s, const Expr& residual);    // stores value + resi
 
 // Every tensor an expression or sink reads or writes (for barriers and liveness).
 std::vector<TensorView> tensorsRead(const Expr& e);
+std::vector<TensorView> tensorsRead(std::initializer_list<Expr> es);  // every one's, in order
 std::vector<TensorView> tensorsRead(const Sink& s);     // accumulate sinks and epilogue inputs
 std::vector<TensorView> tensorsWritten(const Sink& s);
 

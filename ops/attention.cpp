@@ -90,8 +90,7 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
 
   AttentionInfo info;
   const DeviceInfo& dev = ctx.info();
-  std::vector<TensorView> inputs = tensorsRead(q);
-  for (const auto& more : {tensorsRead(k), tensorsRead(v)}) inputs.insert(inputs.end(), more.begin(), more.end());
+  std::vector<TensorView> inputs = tensorsRead({q, k, v});
   std::vector<TensorView> read = inputs, sinkReads = tensorsRead(out);
   read.insert(read.end(), sinkReads.begin(), sinkReads.end());
 

@@ -50,12 +50,8 @@ void groupNormRows(Context& ctx, CommandSequence& seq, const Expr& x, const Expr
                   ">(group, local);\n}\n";
   src.label = label;
   const std::array<uint32_t, 3> grid{uint32_t(groups), uint32_t(n), 1};
-  std::vector<TensorView> read = tensorsRead(x);
-  for (const Expr& e : {gamma, beta}) {
-    auto more = tensorsRead(e);
-    read.insert(read.end(), more.begin(), more.end());
-  }
-  seq.dispatch(ctx.kernels().request(src), grid, params, rangesOf(read), rangesOf({out}), label);
+  seq.dispatch(ctx.kernels().request(src), grid, params, rangesOf(tensorsRead({x, gamma, beta})),
+               rangesOf({out}), label);
 }
 
 }  // namespace sdgen::ops

@@ -48,12 +48,8 @@ void layerNormRows(Context& ctx, CommandSequence& seq, const Expr& x, const Expr
                   ">(group, local);\n}\n";
   src.label = label;
   const std::array<uint32_t, 3> groups{uint32_t(std::min<int64_t>(rows, 65535)), uint32_t((rows + 65534) / 65535), 1};
-  std::vector<TensorView> read = tensorsRead(x);
-  for (const Expr& e : {gamma, beta}) {
-    auto more = tensorsRead(e);
-    read.insert(read.end(), more.begin(), more.end());
-  }
-  seq.dispatch(ctx.kernels().request(src), groups, params, rangesOf(read), rangesOf({out}), label);
+  seq.dispatch(ctx.kernels().request(src), groups, params, rangesOf(tensorsRead({x, gamma, beta})),
+               rangesOf({out}), label);
 }
 
 }  // namespace sdgen::ops
