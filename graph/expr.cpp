@@ -399,6 +399,15 @@ Sink residualAdd(const Sink& s, const Expr& residual) {
   return map(kernelOutput(s.shape()) + broadcast(residual, s.shape()), s);
 }
 
+Sink subPixel(const Sink& s) {
+  const Shape& c = s.shape();
+  if (c.size() != 4 || c[1] % 2 || c[2] % 2)
+    throw Error("sub-pixel sink: needs an NHWC sink of even height and width, got " + shapeString(c));
+  auto n = makeSink(SinkKind::SubPixel, {4 * c[0], c[1] / 2, c[2] / 2, c[3]});
+  n->children = {s};
+  return Sink(n);
+}
+
 // ---- tensors touched ----
 
 static void collect(const Expr& e, std::vector<TensorView>& out) {

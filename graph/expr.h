@@ -96,6 +96,10 @@ Sink permute(const Sink& s, const std::vector<int>& perm);  // stores value.perm
 Sink partition(const std::vector<Sink>& parts, int axis);  // value split along axis into equal parts (<= 4)
 Sink map(const Expr& epilogue, const Sink& s);             // stores epilogue(kernelOutput = value) into s
 Sink residualAdd(const Sink& s, const Expr& residual);    // stores value + residual into s
+// The four phases of an NHWC 2x upsampling, s [N, 2H, 2W, C] receiving a value [4N, H, W, C]: value[p * N + n,
+// y, x, c] goes to s[n, 2y + p / 2, 2x + p % 2, c] (a nearest-upsampled convolution computed per output phase,
+// ops/conv2d_coop_upsample.cpp).
+Sink subPixel(const Sink& s);
 
 // Every tensor an expression or sink reads or writes (for barriers and liveness).
 std::vector<TensorView> tensorsRead(const Expr& e);

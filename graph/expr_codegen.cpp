@@ -195,6 +195,10 @@ std::string ExprCodegen::emitSink(const Sink& s, bool vec) {
       std::string e = emitNode(n.epilogue, vec);
       return "MapSink<" + e + "," + emitSink(n.children[0], vec) + ">";
     }
+    case SinkKind::SubPixel: {  // moves rows, never the innermost axis: vector stores stay whole
+      params_.i32(static_cast<int32_t>(n.children[0].shape()[0]));
+      return "SubPixelSink<" + O + "," + emitSink(n.children[0], vec) + ">";
+    }
   }
   throw Error("sink codegen: unknown node");
 }

@@ -24,7 +24,7 @@ struct ExprNode {
   std::vector<int> perm;  // Permute
 };
 
-enum class SinkKind { Buffer, Accumulate, Permute, Partition, Map };
+enum class SinkKind { Buffer, Accumulate, Permute, Partition, Map, SubPixel };
 
 struct SinkNode {
   SinkKind kind;

@@ -45,6 +45,16 @@ Expr coopConvInput(const ConvCall& c, Conv2dScratch* scratch, const std::string&
 
 void recordConvCoop(const ConvCall& c, Conv2dScratch* scratch, const ConvCandidate* candidate) {
   const ConvProblem& p = c.prob;
+  // A candidate's tile and split-K are checked by candidateViolation; else the GEMM's rules.
+  GemmTile tile = candidate ? convCoopGemmTile(*candidate) : chooseGemmTile(p.m(), p.cout, p.k(), c.ctx.info(), true);
+  const bool phases = upsamplePhasesEnabled() && upsamplePhasesViolation(c, tile, scratch).empty();
+  // An upsampling computed per phase has the same rows and 4/9 of the reduction (recordConvCoopUpsample).
+  if (!candidate && scratch && p.cout % 4 == 0)
+    tile.splitK = chooseSplitK(tile, p.m(), p.cout, phases ? 4 * p.cin : p.k(), 1);
+  if (phases) {
+    recordConvCoopUpsample(c, *scratch, tile);
+    return;
+  }
   Expr in = coopConvInput(c, scratch, "coop");
   GemmProblem g;
   g.a = in;
@@ -58,13 +68,6 @@ void recordConvCoop(const ConvCall& c, Conv2dScratch* scratch, const ConvCandida
   g.k = p.k();
   g.d1 = p.ho;  // output row g = output pixel (n, oy, ox) of the [N, Ho, Wo, Cout] sink
   g.d2 = p.wo;
-  GemmTile tile;
-  if (candidate) {
-    tile = convCoopGemmTile(*candidate);  // checked by candidateViolation
-  } else {
-    tile = chooseGemmTile(g.m, g.n, g.k, c.ctx.info(), true);
-    if (scratch && g.n % 4 == 0) tile.splitK = chooseSplitK(tile, g.m, g.n, g.k, 1);
-  }
   g.tile = tile;
   g.scratch = scratch;
   const std::string kernel = "coop " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) +

@@ -17,6 +17,8 @@
 
 namespace sdgen::ops {
 
+struct GemmTile;  // ops/linear.h
+
 struct ConvCall {
   Context& ctx;
   CommandSequence& seq;
@@ -34,8 +36,19 @@ void recordConvGemmV2(const ConvCall& call, const ConvTile& tile);
 // at winogradMOffset(band); the bands reuse it, one after the other.
 void recordConvWinograd(const ConvCall& call, const ConvTile& tile, Conv2dScratch& scratch, int64_t forcedBand);
 // ops/conv2d_coop.cpp: tensor cores; an input that is not a dense fp16 NHWC tensor is staged into `scratch`.
-// `candidate`: its tile and split-K; null: the GEMM's tile and split-K rule.
+// `candidate`: its tile and split-K; null: the GEMM's tile and split-K rule. A nearest 2x upsampling of a raw
+// fp16 tensor is not staged: its four output phases run as 2x2 convolutions (recordConvCoopUpsample).
 void recordConvCoop(const ConvCall& call, Conv2dScratch* scratch, const ConvCandidate* candidate);
+// ops/conv2d_coop_upsample.cpp: conv3x3(upsample2x(x)) as one GEMM over its four output phases, each a 2x2
+// convolution of x (gemm_coop.slang A_MODE 5), after a launch that makes the phase filters in `scratch`.
+// upsamplePhasesViolation: why it cannot run `call` on `tile` (empty: it can); SDGEN_CONV_UPSAMPLE_PHASES=0
+// turns it off (upsamplePhasesEnabled; measurements).
+bool upsamplePhasesEnabled();
+// The phase filters alone: U fp16 [4 phases][4 taps][Cin][Cout] at `u` from the fp16 gemm layout of call.weights
+// (shaders/conv/upsample_phases.slang), one launch labelled "<label> coop phase filters".
+void recordUpsamplePhaseFilters(const ConvCall& call, VkDeviceAddress u);
+std::string upsamplePhasesViolation(const ConvCall& call, const GemmTile& tile, const Conv2dScratch* scratch);
+void recordConvCoopUpsample(const ConvCall& call, Conv2dScratch& scratch, const GemmTile& tile);
 // shaders/conv/conv_direct.slang: Cout <= 4, kernels up to 3x3, stride 1, dilation 1, Cin % 4 == 0. `scratch`
 // (may be null): where a large group-norm input's per-channel table goes, and the fp32 partials of `parts` > 1
 // (the input channels split over that many workgroups per block, summed by a second launch; needs scratch).

@@ -290,6 +290,8 @@ constexpr ConvKernelPattern kConvKernelPatterns[] = {
     {"coop input", ConvAlgo::Coop, ConvKernelRole::InputTransform, false},  // the input staged into fp16
     {"coop affine", ConvAlgo::Coop, ConvKernelRole::NormTable, false},  // a group norm's [N, 2 Cin] table
     {"coop split-K sum", ConvAlgo::Coop, ConvKernelRole::SplitSum, false},
+    {"coop phase filters", ConvAlgo::Coop, ConvKernelRole::FilterTransform, false},  // an upsampling's phases
+    {"coop phases", ConvAlgo::Coop, ConvKernelRole::Direct, true},
     {"coop", ConvAlgo::Coop, ConvKernelRole::Direct, true},
     {"direct affine", ConvAlgo::Direct, ConvKernelRole::NormTable, false},  // a group norm's table
     {"direct split sum", ConvAlgo::Direct, ConvKernelRole::SplitSum, false},

@@ -3,10 +3,12 @@
 namespace sdgen::ops {
 
 const Allocation& Conv2dScratch::acquire(uint64_t bytes, Slot slot) {
-  Allocation& current = current_[slot == Slot::Primary ? 0 : 1];
+  Allocation& current = current_[static_cast<int>(slot)];
   if (current && current.size() >= bytes) return current;
   if (current) retired_.push_back(std::move(current));
-  current = ctx_.allocate(bytes, slot == Slot::Primary ? name_ : name_ + " (split-K partials)");
+  current = ctx_.allocate(bytes, slot == Slot::Primary    ? name_
+                                 : slot == Slot::Partials ? name_ + " (split-K partials)"
+                                                          : name_ + " (filters)");
   return current;
 }
 

@@ -21,8 +21,9 @@ class Conv2dScratch {
   Conv2dScratch(const Conv2dScratch&) = delete;
   Conv2dScratch& operator=(const Conv2dScratch&) = delete;
 
-  // What one op needs at the same time: a staged input, and the fp32 partials of a split-K GEMM reading it.
-  enum class Slot { Primary, Partials };
+  // What one op needs at the same time: a staged input, the fp32 partials of a split-K GEMM reading it, and
+  // filters transformed per call (ops/conv2d_coop_upsample.cpp).
+  enum class Slot { Primary, Partials, Filters };
   // At least `bytes` of device memory, valid until this object is destroyed. The slots never overlap.
   const Allocation& acquire(uint64_t bytes, Slot slot = Slot::Primary);
   Context& context() const { return ctx_; }  // the device the memory lives on (nn::Builder asks what it can run)
@@ -32,7 +33,7 @@ class Conv2dScratch {
  private:
   Context& ctx_;
   std::string name_;
-  Allocation current_[2];  // by Slot
+  Allocation current_[3];  // by Slot
   std::vector<Allocation> retired_;
 };
 

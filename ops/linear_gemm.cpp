@@ -301,7 +301,12 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
                             : p.norm             ? rawHalfRowStride(buffer(p.norm->x), p.k)
                                                  : rawHalfRowStride(p.a, p.k);
   info.rawA = rawStride > 0 || p.conv || p.winograd;
-  info.aMode = p.winograd ? 4 : p.conv ? 2 : p.norm ? 3 : info.rawA ? 1 : 0;
+  info.aMode = p.winograd ? 4 : p.conv ? (p.conv->phaseRows ? 5 : 2) : p.norm ? 3 : info.rawA ? 1 : 0;
+  if (p.conv && p.conv->phaseRows &&
+      (p.m != 4 * p.conv->phaseRows || p.conv->phaseRows % tile.bm || p.conv->kh != 2 || p.conv->kw != 2 ||
+       p.conv->ho != p.conv->h || p.conv->wo != p.conv->w || p.batches != 1))
+    throw Error(p.label + ": internal error: the upsampling phases need M = 4 x " + std::to_string(p.conv->phaseRows) +
+                " rows (a multiple of the tile's " + std::to_string(tile.bm) + "), 2x2 taps and one batch");
   const VkDeviceAddress aRaw = p.winograd ? p.winograd->input : p.conv ? p.conv->input : p.norm ? p.norm->x.address
                                : info.rawA ? p.a.node().tensor.address : 0;
   params.address(aRaw).u32(uint32_t(rawStride));
@@ -310,7 +315,8 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     const GemmConv& c = *p.conv;
     params.u32(uint32_t(c.h)).u32(uint32_t(c.w)).u32(uint32_t(c.cin)).u32(uint32_t(c.ho)).u32(uint32_t(c.wo));
     params.u32(uint32_t(c.kw));
-    params.u32(uint32_t(c.strideH) | uint32_t(c.strideW) << 8 | uint32_t(c.padH) << 16 | uint32_t(c.padW) << 24);
+    params.u32(c.phaseRows ? uint32_t(c.phaseRows)
+                           : uint32_t(c.strideH) | uint32_t(c.strideW) << 8 | uint32_t(c.padH) << 16 | uint32_t(c.padW) << 24);
     params.u32(uint32_t(c.dilationH) | uint32_t(c.dilationW) << 8);
   } else if (p.winograd) {
     const GemmWinograd& w = *p.winograd;

@@ -23,10 +23,15 @@ struct PackedB {
 
 // The tensor-core kernel's implicit-GEMM convolution (A_MODE 2): A is the im2col matrix of a raw fp16 NHWC
 // input [N, H, W, Cin] at `input` (dense, Cin % 8 == 0), rows = output pixels, k = (ky * kw + kx) * Cin + ci.
+// phaseRows > 0 (A_MODE 5): the four output phases of a 3x3 convolution of the nearest 2x upsampling of that
+// input, each a 2x2 convolution of the input (kh = kw = 2, Ho = H, Wo = W, stride and dilation 1): rows
+// [p * phaseRows, (p + 1) * phaseRows) are phase p (phaseRows = N * H * W, a multiple of the tile's BM), whose
+// padding the kernel derives and whose B is the p-th [K][NP] matrix of the packed weights.
 struct GemmConv {
   VkDeviceAddress input = 0;
   int64_t h = 0, w = 0, cin = 0, ho = 0, wo = 0;
   int kh = 0, kw = 0, strideH = 1, strideW = 1, padH = 0, padW = 0, dilationH = 1, dilationW = 1;
+  int64_t phaseRows = 0;
 };
 
 // The tensor-core kernel's Winograd F(2,3) mode (A_MODE 4, the conv algorithm "coop-winograd"): batch e of the

@@ -155,6 +155,30 @@ TEST_P(ExprTest, Sinks) {
   compare(read(added), test::evalReference(x + residual, mem_));
 }
 
+// graph::subPixel: value [4N, H, W, C] row p * N + n lands at (n, 2y + p / 2, 2x + p % 2) of the sink, through a
+// residual add that reads the sink's own coordinates; vector (C 8) and scalar (C 3) stores. Odd sinks are refused.
+TEST_P(ExprTest, SubPixelSinkPlacesEachPhase) {
+  for (int64_t c : {8, 3}) {
+    SCOPED_TRACE(c);
+    const int64_t n = 2, h = 3, w = 5;
+    Expr x = input({4 * n, h, w, c}, 30), residual = input({n, 2 * h, 2 * w, c}, 31);
+    TensorView out = output({n, 2 * h, 2 * w, c}, dt());
+    CommandSequence seq(ctx());
+    ops::elementwise(ctx(), seq, x, subPixel(residualAdd(bufferSink(out), residual)));
+    seq.run();
+    const std::vector<double> xv = test::evalReference(x, mem_), rv = test::evalReference(residual, mem_);
+    std::vector<double> ref(rv.size());
+    for (int64_t i = 0; i < 4 * n * h * w * c; ++i) {
+      const int64_t ch = i % c, xx = (i / c) % w, y = (i / (c * w)) % h, q = i / (c * w * h), p = q / n, img = q % n;
+      const int64_t o = ((img * 2 * h + 2 * y + p / 2) * 2 * w + 2 * xx + p % 2) * c + ch;
+      ref[size_t(o)] = xv[size_t(i)] + rv[size_t(o)];
+    }
+    compare(read(out), ref);
+  }
+  TensorView odd = output({1, 3, 4, 8}, dt());
+  EXPECT_THROW(subPixel(bufferSink(odd)), Error);
+}
+
 TEST_P(ExprTest, VectorAndScalarPathsAgreeAndVectorIsChosenWhenAligned) {
   Expr a = input({2, 3, 4, 12}, 20), bias = input({12}, 21);
   Expr e = silu(a * constant(1.5f) + bias);

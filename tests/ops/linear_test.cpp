@@ -169,8 +169,9 @@ TEST(GemmCoopRule, FlushedKernelCompilesToSpirv) {
   std::filesystem::remove_all(cache);
 }
 
-// Host-only: the im2col mode (A_MODE 2, the conv algorithm coop: its tap walk) compiles to SPIR-V for the conv
-// tiles, plain and split-K (the H100/H200 run them in ConvTest.Coop*WhereSupported against float64).
+// Host-only: the im2col mode (A_MODE 2, the conv algorithm coop: its tap walk) and the upsampling phases (A_MODE
+// 5) compile to SPIR-V for the conv tiles, plain and split-K (the H100/H200 run them in ConvTest.Coop*WhereSupported
+// against float64).
 TEST(GemmCoopRule, Im2colKernelCompilesToSpirv) {
   const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-gemm-im2col-compile-test";
   std::filesystem::remove_all(cache);
@@ -180,6 +181,12 @@ TEST(GemmCoopRule, Im2colKernelCompilesToSpirv) {
     KernelSource src;
     src.generated = ops::gemmWrapperSource(test::coopGemmInfo(2), tile, true);
     src.label = "gemm coop im2col " + tile.describe();
+    test::expectCompiles(compiler, src);
+    // A_MODE 5: the four phases of an upsampled convolution into their pixels (graph::subPixel).
+    ops::GemmInfo phases = test::coopGemmInfo(5);
+    phases.sinkType = "SubPixelSink<33,BufSink<34,F16Storage>>";
+    src.generated = ops::gemmWrapperSource(phases, tile, true);
+    src.label = "gemm coop upsampling phases " + tile.describe();
     test::expectCompiles(compiler, src);
   }
   std::filesystem::remove_all(cache);
