@@ -72,6 +72,7 @@ struct GemmInfo {
   int aMode = 0;                       // coop: 0 expression, 1 raw matrix, 2 im2col of a convolution input
   int splitK = 1;                      // coop: K split over this many workgroups, summed by a second launch
   bool edgeChecks = true;              // coop: bounds checks on M, N, K (off where every tile is whole: EDGE 0)
+  bool residualPreloaded = false;      // coop: the sink's residual add loaded into the accumulators (words 26-27)
   std::array<uint32_t, 3> groups{};
 };
 

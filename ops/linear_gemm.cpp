@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 
 #include "engine/error.h"
@@ -16,7 +17,7 @@ namespace sdgen::ops {
 
 using namespace graph;
 
-static constexpr int kHeaderWords = 26;  // shaders/linear/gemm.slang kGemmHeaderWords
+static constexpr int kHeaderWords = 28;  // shaders/linear/gemm.slang kGemmHeaderWords
 
 PackedB PackedB::of(const LinearWeights& w) {
   return PackedB{w.weightAddress(), w.biasAddress(), w.paddedOut(), w.storage(), w.ranges()};
@@ -203,6 +204,32 @@ std::string gemmSplitSumSource(const GemmInfo& info, bool bias) {
          std::to_string(kReduceThreads) + ">(group, local);\n}\n";
 }
 
+// A residual add the tensor-core kernel can take into its accumulators (header words 26-27): the sink is
+// residualAdd(child, r) — map(kernelOutput + r) — with r a dense, 16-byte-aligned fp16 tensor whose rows are the
+// GEMM's rows in order ([rows / (d1 d2), d1, d2, N] with rows = batches * M). Returns r, or nothing.
+static std::optional<TensorView> residualOperand(const GemmProblem& p) {
+  const SinkNode& s = p.out.node();
+  if (s.kind != SinkKind::Map || p.geglu) return std::nullopt;
+  const ExprNode& e = s.epilogue.node();
+  if (e.kind != ExprKind::Binary || e.op != int(BinaryOp::Add)) return std::nullopt;
+  const Expr* r = nullptr;
+  if (e.children[0].node().kind == ExprKind::KernelOutput) r = &e.children[1];
+  else if (e.children[1].node().kind == ExprKind::KernelOutput) r = &e.children[0];
+  if (!r || r->node().kind != ExprKind::Buffer) return std::nullopt;
+  const TensorView& t = r->node().tensor;
+  const int64_t rows = p.batches * p.m;
+  if (t.isInt32 || t.dtype != DType::F16 || !t.dense() || t.address % 16 || p.d1 <= 0 || p.d2 <= 0 ||
+      rows % (p.d1 * p.d2) || pad4(t.shape) != Shape{rows / (p.d1 * p.d2), p.d1, p.d2, p.n})
+    return std::nullopt;
+  return t;
+}
+
+// SDGEN_GEMM_RESIDUAL=0: residual adds stay in the sink (measurements).
+static bool residualPreloadEnabled() {
+  const char* v = std::getenv("SDGEN_GEMM_RESIDUAL");
+  return !v || std::strcmp(v, "0") != 0;
+}
+
 GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   // Offsets and coordinates are 32-bit in the kernel. A convolution's im2col A is never stored: its offsets
   // are those of the input tensor (a 1024^2 VAE decode has M x K = 2.4e9 but 2.7e8 input elements).
@@ -329,6 +356,12 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     for (int i = 0; i < 8; ++i) params.u32(i == 6 ? uint32_t(p.bBatchStride) : 0);
   }
   params.address(partials.address);
+  // Whole tiles on fp32 accumulators: a residual add is loaded into them (the sink keeps the rest).
+  std::optional<TensorView> residual;
+  if (tile.isCoop() && !info.edgeChecks && !tile.f16Accumulators && residualPreloadEnabled())
+    residual = residualOperand(p);
+  const Sink out = residual ? p.out.node().children[0] : p.out;
+  params.address(residual ? residual->address : 0);
   if (params.size() != kHeaderWords) throw Error("gemm: header layout mismatch");
 
   // Each operand gets its own vector decision: A along K, B and the output along N.
@@ -348,10 +381,12 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     read.insert(read.end(), more.begin(), more.end());
   }
   ExprCodegen genS(params, {info.vectorOut, false});
-  info.sinkType = genS.emit(p.out);
+  info.sinkType = genS.emit(out);
   info.scalarWrappedNodes = wrapped + genS.scalarWrappedNodes();
+  info.residualPreloaded = residual.has_value();
   for (auto& r : rangesOf(read)) reads.push_back(r);
-  std::vector<MemRange> sinkReads = rangesOf(tensorsRead(p.out)), sinkWrites = rangesOf(tensorsWritten(p.out));
+  if (residual) reads.push_back(rangesOf(std::vector<TensorView>{*residual})[0]);
+  std::vector<MemRange> sinkReads = rangesOf(tensorsRead(out)), sinkWrites = rangesOf(tensorsWritten(out));
 
   const bool bias = p.packed && p.packed->bias != 0;
   KernelSource src;

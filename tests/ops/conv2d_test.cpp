@@ -232,6 +232,8 @@ TEST_P(ConvTest, CoopWhereSupported) {
                         {"1x1", 1, 7, 5, 32, 16, Conv2dParams::square(1)},
                         {"3x3 wide", 1, 12, 12, 64, 136, k3},
                         {"3x3 deep", 1, 5, 4, 256, 72, k3},  // few rows, K 2304: split-K (chooseSplitK)
+                        // whole 64 x 64 tiles (M 128, K 288): the residual sink loaded into the accumulators
+                        {"3x3 whole tiles", 1, 8, 16, 32, 64, k3},
                         // Cin 40: a 32-deep K slice crosses a tap boundary at a different k per invocation (the
                         // im2col tap walk); 3x5 taps, dilation 2 x 1 and stride 1 x 2 (the walk's row and column steps).
                         {"3x5 d2x1 s1x2 Cin 40", 1, 11, 13, 40, 24, geometry(3, 5, 1, 2, 2, 2, 2, 1)}};

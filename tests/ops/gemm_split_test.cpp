@@ -57,8 +57,8 @@ TEST(GemmSplitK, RealKernelsCompileToSpirv) {
   const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-gemm-split-compile-test";
   std::filesystem::remove_all(cache);
   SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
-  // Parameter words after the 26-word GEMM header: A (mode 0) at 26, the sink at 33.
-  for (int aMode : {0, 1, 2})
+  // Parameter words after the 28-word GEMM header: A (mode 0) at 28, the sink at 35.
+  for (int aMode : {0, 1, 2, 5})
     for (int split : {1, 3})
       for (int variant = 0; variant < 4; ++variant) {  // 64x64, 128x128, + double buffer, + fp16 accumulators
         ops::GemmTile tile = variant == 0 ? ops::GemmTile::coopTile(64, 64, 32, 2, 2)
@@ -81,7 +81,7 @@ TEST(GemmSplitK, RealKernelsCompileToSpirv) {
   }
   for (bool vector : {true, false}) {
     ops::GemmInfo info;
-    info.sinkType = "BufSink<33,F16Storage>";
+    info.sinkType = "BufSink<35,F16Storage>";
     info.vectorOut = vector;
     KernelSource src;
     src.generated = ops::gemmSplitSumSource(info, vector);
