@@ -44,11 +44,11 @@ void recordConvCoop(const ConvCall& call, Conv2dScratch* scratch, const ConvCand
 // upsamplePhasesViolation: why it cannot run `call` on `tile` (empty: it can); SDGEN_CONV_UPSAMPLE_PHASES=0
 // turns it off (upsamplePhasesEnabled; measurements).
 bool upsamplePhasesEnabled();
+std::string upsamplePhasesViolation(const ConvCall& call, const GemmTile& tile, const Conv2dScratch* scratch);
+void recordConvCoopUpsample(const ConvCall& call, Conv2dScratch& scratch, const GemmTile& tile);
 // The phase filters alone: U fp16 [4 phases][4 taps][Cin][Cout] at `u` from the fp16 gemm layout of call.weights
 // (shaders/conv/upsample_phases.slang), one launch labelled "<label> coop phase filters".
 void recordUpsamplePhaseFilters(const ConvCall& call, VkDeviceAddress u);
-std::string upsamplePhasesViolation(const ConvCall& call, const GemmTile& tile, const Conv2dScratch* scratch);
-void recordConvCoopUpsample(const ConvCall& call, Conv2dScratch& scratch, const GemmTile& tile);
 // shaders/conv/conv_direct.slang: Cout <= 4, kernels up to 3x3, stride 1, dilation 1, Cin % 4 == 0. `scratch`
 // (may be null): where a large group-norm input's per-channel table goes, and the fp32 partials of `parts` > 1
 // (the input channels split over that many workgroups per block, summed by a second launch; needs scratch).

@@ -69,7 +69,8 @@ struct GemmInfo {
   std::string kernel;                  // GemmTile::describe() of the tile that ran
   bool stagedInput = false;            // A was computed once into scratch memory first (see LinearOptions)
   bool rawA = false;                   // coop: A read raw (a plain fp16 tensor, a staged one, a conv input)
-  int aMode = 0;                       // coop: 0 expression, 1 raw matrix, 2 im2col of a convolution input
+  int aMode = 0;                       // coop: 0 expression, 1 raw matrix, 2 im2col of a convolution input, 3 layer
+                                       // norm, 4 Winograd F(2,3), 5 an upsampled convolution's phases
   int splitK = 1;                      // coop: K split over this many workgroups, summed by a second launch
   bool edgeChecks = true;              // coop: bounds checks on M, N, K (off where every tile is whole: EDGE 0)
   bool residualPreloaded = false;      // coop: the sink's residual add loaded into the accumulators (words 26-27)
