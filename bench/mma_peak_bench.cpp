@@ -88,6 +88,9 @@ int main(int argc, char** argv) {
   try {
     Context ctx;
     const DeviceInfo& info = ctx.info();
+    if (uint32_t(groups) > info.maxWorkgroupCount[0])
+      throw Error("--groups " + std::to_string(groups) + " exceeds the device's " +
+                  std::to_string(info.maxWorkgroupCount[0]) + " workgroups per grid row");
     std::printf("%s", info.describe().c_str());
     std::printf("%-24s %9s %9s %9s %9s  %s\n", "variant", "median", "p10", "p90", "TFLOP/s", "check");
     for (const std::string& t : texts) {
