@@ -4,7 +4,9 @@
 //   mma_peak_bench [--rounds N] [--steps N] [--groups N] VARIANT...
 // VARIANT: NA,NB,f32|f16,SOURCE[,WARPS[,SLICE,WORDS,BARRIERS]]: NA x NB accumulators of 16 x 16 per subgroup (a
 // warp tile of 16 NA x 16 NB), fp32 or fp16 accumulation, WARPS subgroups per workgroup (default 8). SOURCE: regs
-// (the fragments kept in registers), shared (loaded from shared memory every step), l1 / l2 / mem (shared, plus
+// (the fragments kept in registers), shared (loaded from shared memory every step), global / global32 (loaded
+// from global memory every step, L1 hits: rows of 48 bytes as in shared memory, or of 32 bytes so that each
+// fragment is 512 contiguous bytes), l1 / l2 / mem (shared, plus
 // gemm_coop's slice round trip: words per invocation fetched from global memory one slice ahead and stored to
 // shared memory between barriers; the same words every slice, or streamed through 16 MB or 256 MB). SLICE: steps
 // per round trip (default 2, a 32-deep slice), WORDS per invocation (default 4), BARRIERS 2 (default) or 1 (two
@@ -34,7 +36,8 @@ namespace {
 struct Variant {
   int na = 0, nb = 0, warps = 8, stage = 0, slice = 2, words = 4, barriers = 2;  // mma_peak.slang's parameters
   uint64_t regionBytes = 0;
-  bool f16 = false, shared = false;
+  bool f16 = false;
+  int shared = 0;  // mma_peak.slang's SHARED: 0 registers, 1 shared memory, 2 / 3 global memory
   std::string text;
 };
 
@@ -44,15 +47,15 @@ Variant parseVariant(const std::string& v) {
   std::vector<std::string> parts;
   std::istringstream in(v);
   for (std::string p; std::getline(in, p, ',');) parts.push_back(p);
-  const std::vector<std::string> sources = {"regs", "shared", "l1", "l2", "mem"};
+  const std::vector<std::string> sources = {"regs", "shared", "global", "global32", "l1", "l2", "mem"};
   if ((parts.size() != 4 && parts.size() != 5 && parts.size() != 8) || (parts[2] != "f32" && parts[2] != "f16") ||
       std::find(sources.begin(), sources.end(), parts[3]) == sources.end())
     throw Error("variant '" + v.substr(0, 64) +
-                "' is not NA,NB,f32|f16,regs|shared|l1|l2|mem[,WARPS[,SLICE,WORDS,BARRIERS]]");
+                "' is not NA,NB,f32|f16,regs|shared|global|global32|l1|l2|mem[,WARPS[,SLICE,WORDS,BARRIERS]]");
   r.na = std::atoi(parts[0].c_str());
   r.nb = std::atoi(parts[1].c_str());
   r.f16 = parts[2] == "f16";
-  r.shared = parts[3] != "regs";
+  r.shared = parts[3] == "regs" ? 0 : parts[3] == "global" ? 2 : parts[3] == "global32" ? 3 : 1;
   r.stage = parts[3] == "l1" ? 1 : parts[3] == "l2" || parts[3] == "mem" ? 2 : 0;
   r.regionBytes = parts[3] == "l2" ? uint64_t(16) << 20 : parts[3] == "mem" ? uint64_t(256) << 20 : 0;
   if (parts.size() >= 5) r.warps = std::atoi(parts[4].c_str());
@@ -61,6 +64,7 @@ Variant parseVariant(const std::string& v) {
     r.words = std::atoi(parts[6].c_str());
     r.barriers = std::atoi(parts[7].c_str());
   }
+  if (r.shared >= 2 && r.stage) throw Error("variant '" + v.substr(0, 64) + "': global fragments take no staging");
   if (r.slice < 1 || r.slice > 16 || r.words < 1 || r.words > 16 || (r.barriers != 1 && r.barriers != 2))
     throw Error("variant '" + v.substr(0, 64) + "': SLICE 1 to 16, WORDS 1 to 16, BARRIERS 1 or 2");
   if (r.na < 1 || r.na > 8 || r.nb < 1 || r.nb > 8 || r.warps < 1 || r.warps > 32)
@@ -82,7 +86,7 @@ int main(int argc, char** argv) {
   }
   if (texts.empty() || rounds < 1 || steps < 1 || groups < 1) {
     std::fprintf(stderr, "usage: mma_peak_bench [--rounds N] [--steps N] [--groups N] "
-                         "NA,NB,f32|f16,regs|shared|l1|l2|mem[,WARPS[,SLICE,WORDS,BARRIERS]]...\n");
+                         "NA,NB,f32|f16,regs|shared|global|global32|l1|l2|mem[,WARPS[,SLICE,WORDS,BARRIERS]]...\n");
     return 2;
   }
   bool allConsistent = true;
@@ -112,14 +116,22 @@ int main(int argc, char** argv) {
       Allocation out = ctx.allocate(outFloats * 4, "mma peak out");
       // STAGE's source: a whole number of slices (WORDS per invocation); 4 slices for l1.
       const uint64_t sliceBytes = uint64_t(v.words) * 32 * v.warps * 16;
-      const uint64_t srcBytes = std::max(v.regionBytes / sliceBytes, uint64_t(4)) * sliceBytes;
+      // Global fragments: every subgroup's NA + NB + 1 fragments in rows of 48 bytes (the larger layout).
+      const uint64_t fragBytes = uint64_t(v.warps) * (v.na + v.nb + 1) * 768;
+      const uint64_t srcBytes =
+          std::max(std::max(v.regionBytes / sliceBytes, uint64_t(4)) * sliceBytes, v.shared >= 2 ? fragBytes : 0);
       Allocation source = ctx.allocate(srcBytes, "mma peak source");
+      if (v.shared >= 2) {  // small values, exact in fp16, as the kernel writes into shared memory
+        std::vector<float> init(srcBytes / 2);
+        for (size_t i = 0; i < init.size(); ++i) init[i] = float(int(i % 7) - 3) * 0.0625f;
+        writeFloats(ctx, source, init, DType::F16);
+      }
       KernelSource src;
       src.generated = "import sdgen;\nimport linear.mma_peak;\n[shader(\"compute\")]\n[numthreads(" +
                       std::to_string(32 * v.warps) + ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : "
                       "SV_GroupThreadID) {\n  mmaPeakMain<" + std::to_string(v.na) + ", " + std::to_string(v.nb) +
                       ", " +
-                      (v.f16 ? "1" : "0") + ", " + (v.shared ? "1" : "0") + ", " + std::to_string(v.warps) + ", " +
+                      (v.f16 ? "1" : "0") + ", " + std::to_string(v.shared) + ", " + std::to_string(v.warps) + ", " +
                       std::to_string(v.stage) + ", " + std::to_string(v.slice) + ", " + std::to_string(v.words) + ", " +
                       std::to_string(v.barriers) + ">(group, local);\n}\n";
       src.capabilities = {"spvCooperativeMatrixKHR"};

@@ -1,6 +1,7 @@
 #include "ops/group_norm_rows.h"
 
 #include <array>
+#include <cstdlib>
 #include <vector>
 
 #include "engine/error.h"
@@ -13,6 +14,15 @@ namespace sdgen::ops {
 using namespace graph;
 
 static constexpr int kHeaderWords = 6;   // shaders/group_norm_rows.slang kGroupNormRowsHeaderWords
+
+int groupNormRowsHeld(int64_t p, int64_t cg, int vec, int threads) {
+  int64_t maxPixels = kGroupNormRowsHeldPixels;
+  if (const char* v = std::getenv("SDGEN_GROUP_NORM_HELD"); v && *v) maxPixels = std::atoll(v);  // 0: never
+  const int64_t rows = threads / (cg / vec), held = (p + rows - 1) / rows;
+  // fp32 values per invocation beside the kernel's ~20 other registers: 1024 invocations have 64 registers each.
+  const int64_t budget = threads > 256 ? kGroupNormRowsHeldFloats1024 : kGroupNormRowsHeldFloats256;
+  return held <= maxPixels && held * vec <= budget ? int(held) : 0;
+}
 
 void groupNormRows(Context& ctx, CommandSequence& seq, const Expr& x, const Expr& gamma, const Expr& beta, int groups,
                    float eps, bool silu, const TensorView& out, const std::string& label) {
@@ -33,6 +43,7 @@ void groupNormRows(Context& ctx, CommandSequence& seq, const Expr& x, const Expr
   // 1024 invocations keep more of a large group's loads in flight; small groups are done sooner by 256
   // (H200, session 21: 2560 elements per group 0.0052 ms with 256, 0.0060 with 1024; 40960: 0.034 / 0.025).
   const int threads = p * cg <= kGroupNormRowsSmallGroup ? 256 : 1024;
+  const int held = groupNormRowsHeld(p, cg, vec, threads);
   ParamBlock params;
   params.u32(uint32_t(p)).u32(uint32_t(c)).u32(uint32_t(cg)).address(out.address).f32(eps);
   if (params.size() != kHeaderWords) throw Error("group norm rows: header layout mismatch");
@@ -46,8 +57,8 @@ void groupNormRows(Context& ctx, CommandSequence& seq, const Expr& x, const Expr
                   "[numthreads(" + std::to_string(threads) + ", 1, 1)]\n"
                   "void main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
                   "  groupNormRowsMain<X, G, Bt, " + (out.dtype == DType::F16 ? "F16Storage" : "F32Storage") + ", " +
-                  std::to_string(vec) + ", " + (silu ? "1" : "0") + ", " + std::to_string(threads) +
-                  ">(group, local);\n}\n";
+                  std::to_string(vec) + ", " + (silu ? "1" : "0") + ", " + std::to_string(threads) + ", " +
+                  std::to_string(held) + ">(group, local);\n}\n";
   src.label = label;
   const std::array<uint32_t, 3> grid{uint32_t(groups), uint32_t(n), 1};
   seq.dispatch(ctx.kernels().request(src), grid, params, rangesOf(tensorsRead({x, gamma, beta})),

@@ -193,14 +193,14 @@ TEST(GemmCoopRule, Im2colKernelCompilesToSpirv) {
 }
 
 // The tensor-core rate kernel of bench/mma_peak_bench (shaders/linear/mma_peak.slang) compiles in its forms (fp32 /
-// fp16 accumulators, fragments from shared memory / registers, the slice round trip from L1 / a streamed region),
-// where CI has no tensor cores.
+// fp16 accumulators, fragments from shared memory / registers / global memory, the slice round trip from L1 / a
+// streamed region), where CI has no tensor cores.
 TEST(GemmCoopRule, MmaPeakKernelCompilesToSpirv) {
   const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-mma-peak-compile-test";
   std::filesystem::remove_all(cache);
   SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
   for (const char* flags : {"0, 0, 8, 0, 2, 4, 2", "0, 1, 8, 0, 2, 4, 2", "1, 0, 8, 0, 2, 4, 2", "1, 1, 8, 0, 2, 4, 2",
-                            "0, 1, 8, 1, 2, 4, 2", "0, 1, 8, 2, 4, 8, 1"}) {
+                            "0, 1, 8, 1, 2, 4, 2", "0, 1, 8, 2, 4, 8, 1", "0, 2, 8, 0, 2, 4, 2", "0, 3, 8, 0, 2, 4, 2"}) {
     KernelSource src;
     src.generated = std::string("import sdgen;\nimport linear.mma_peak;\n[shader(\"compute\")]\n"
                                 "[numthreads(256, 1, 1)]\n"

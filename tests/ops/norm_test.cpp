@@ -1,6 +1,7 @@
 // Group norm, layer norm, softmax, timestep embedding and classifier-free guidance against float64 references,
 // fp32 and fp16 storage, shapes whose channel counts are not multiples of 4.
 #include <cmath>
+#include <cstdlib>
 
 #include "engine/command_sequence.h"
 #include "ops/elementwise.h"
@@ -144,6 +145,14 @@ TEST_P(NormOps, GroupNormRowsInOneLaunch) {
   // Groups of 4 channels and more (read 4 at a time), of 10, 3 and 2 (one at a time, some sharing a 16-byte
   // word with their neighbours), the widest group the kernel takes (256 channels: every invocation a column),
   // SiLU on and off; workgroups of 256 invocations and, past 4096 elements per group (272 x 40, 1600 x 3), of 1024.
+  // Each case read raw and as the expression x * 0.5 + 1, both ways against float64: with each invocation's pixels held in registers where they fit (all but the last case, 4096
+  // pixels of 12 channels: 52 values per invocation) and with SDGEN_GROUP_NORM_HELD=0 (the two-pass loop). The two
+  // add the same terms in the same order, but a driver may contract them into FMAs differently (the H200's did: 1
+  // ulp apart), so they are not compared bit for bit.
+  EXPECT_EQ(ops::groupNormRowsHeld(1024, 30, 1, 1024), 31);  // SD 1.x's 32^2 level, 960 channels: 31 pixels held
+  EXPECT_EQ(ops::groupNormRowsHeld(4096, 10, 1, 1024), 0);   // its 64^2 level: 41 pixels, over the cap of 32
+  EXPECT_EQ(ops::groupNormRowsHeld(4096, 12, 4, 1024), 0);   // 52 fp32 values
+  EXPECT_EQ(ops::groupNormRowsHeld(16, 4, 4, 256), 1);
   struct Case {
     Shape s;
     int groups;
@@ -151,37 +160,49 @@ TEST_P(NormOps, GroupNormRowsInOneLaunch) {
   };
   for (const Case& k : {Case{{2, 4, 4, 32}, 8, true}, Case{{1, 3, 5, 30}, 3, false}, Case{{2, 8, 8, 64}, 32, true},
                         Case{{1, 2, 3, 1024}, 4, false}, Case{{2, 9, 7, 24}, 8, true}, Case{{1, 17, 16, 160}, 4, true},
-                        Case{{1, 40, 40, 24}, 8, false}, Case{{2, 6, 5, 40}, 4, true}, Case{{1, 4, 4, 12}, 6, false}}) {
-    std::vector<double> x, gamma, beta;
-    const int64_t n = k.s[0], p = k.s[1] * k.s[2], c = k.s[3], cg = c / k.groups;
-    Expr ex = input(k.s, uint32_t(c) + 11, &x, -1, 3);
-    Expr eg = input({c}, 12, &gamma, 0.5, 1.5, DType::F32, false);
-    Expr eb = input({c}, 13, &beta, -0.5, 0.5, DType::F32, false);
-    TensorView out = output(k.s, dt());
-    CommandSequence seq(ctx());
-    // x * 0.5 + 1 and gamma * 2: expressions, not only buffers, are read.
-    ops::groupNormRows(ctx(), seq, ex * constant(0.5f) + constant(1.f), eg * constant(2.f), eb, k.groups, 1e-5f, k.silu,
-                       out, "gn rows");
-    seq.run();
-    std::vector<double> ref(x.size());
-    for (int64_t b = 0; b < n; ++b)
-      for (int g = 0; g < k.groups; ++g) {
-        double m = 0, v = 0;
-        auto at = [&](int64_t i, int64_t j) { return (b * p + i) * c + g * cg + j; };
-        for (int64_t i = 0; i < p; ++i)
-          for (int64_t j = 0; j < cg; ++j) m += x[at(i, j)] * 0.5 + 1;
-        m /= double(p * cg);
-        for (int64_t i = 0; i < p; ++i)
-          for (int64_t j = 0; j < cg; ++j) v += std::pow(x[at(i, j)] * 0.5 + 1 - m, 2);
-        const double rstd = 1 / std::sqrt(v / double(p * cg) + 1e-5);
-        for (int64_t i = 0; i < p; ++i)
-          for (int64_t j = 0; j < cg; ++j) {
-            const double y = (x[at(i, j)] * 0.5 + 1 - m) * rstd * 2 * gamma[g * cg + j] + beta[g * cg + j];
-            ref[at(i, j)] = k.silu ? y / (1 + std::exp(-y)) : y;
-          }
-      }
-    compare(read(out), ref, tol());
-  }
+                        Case{{1, 40, 40, 24}, 8, false}, Case{{2, 6, 5, 40}, 4, true}, Case{{1, 4, 4, 12}, 6, false},
+                        Case{{1, 64, 64, 24}, 2, true}})
+    for (bool raw : {true, false}) {
+      SCOPED_TRACE(shapeString(k.s) + (raw ? " raw" : " computed"));
+      std::vector<double> x, gamma, beta;
+      const int64_t n = k.s[0], p = k.s[1] * k.s[2], c = k.s[3], cg = c / k.groups;
+      Expr ex = input(k.s, uint32_t(c) + 11, &x, -1, 3);
+      Expr eg = input({c}, 12, &gamma, 0.5, 1.5, DType::F32, false);
+      Expr eb = input({c}, 13, &beta, -0.5, 0.5, DType::F32, false);
+      TensorView out = output(k.s, dt()), loopOut = output(k.s, dt());
+      // x * 0.5 + 1 and gamma * 2: expressions, not only buffers, are read.
+      const double scale = raw ? 1 : 0.5, offset = raw ? 0 : 1;
+      const Expr xe = raw ? ex : ex * constant(0.5f) + constant(1.f);
+      auto record = [&](const TensorView& o) {
+        CommandSequence seq(ctx());
+        ops::groupNormRows(ctx(), seq, xe, eg * constant(2.f), eb, k.groups, 1e-5f, k.silu, o, "gn rows");
+        seq.run();
+      };
+      record(out);
+      setenv("SDGEN_GROUP_NORM_HELD", "0", 1);
+      record(loopOut);
+      unsetenv("SDGEN_GROUP_NORM_HELD");
+      const std::vector<float> got = read(out), loop = read(loopOut);
+      std::vector<double> ref(x.size());
+      for (int64_t b = 0; b < n; ++b)
+        for (int g = 0; g < k.groups; ++g) {
+          double m = 0, v = 0;
+          auto at = [&](int64_t i, int64_t j) { return (b * p + i) * c + g * cg + j; };
+          for (int64_t i = 0; i < p; ++i)
+            for (int64_t j = 0; j < cg; ++j) m += x[at(i, j)] * scale + offset;
+          m /= double(p * cg);
+          for (int64_t i = 0; i < p; ++i)
+            for (int64_t j = 0; j < cg; ++j) v += std::pow(x[at(i, j)] * scale + offset - m, 2);
+          const double rstd = 1 / std::sqrt(v / double(p * cg) + 1e-5);
+          for (int64_t i = 0; i < p; ++i)
+            for (int64_t j = 0; j < cg; ++j) {
+              const double y = (x[at(i, j)] * scale + offset - m) * rstd * 2 * gamma[g * cg + j] + beta[g * cg + j];
+              ref[at(i, j)] = k.silu ? y / (1 + std::exp(-y)) : y;
+            }
+        }
+      compare(got, ref, tol());
+      compare(loop, ref, tol());
+    }
   // Groups wider than the kernel's invocations: an error naming the op and the shape, nothing recorded.
   std::vector<double> x, g;
   Expr ex = input({1, 2, 2, 1028}, 3, &x), eg = input({1028}, 4, &g, 0.5, 1.5, DType::F32, false);
