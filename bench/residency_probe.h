@@ -18,7 +18,8 @@ inline std::vector<uint32_t> randomCycle(uint32_t n, uint32_t seed) {
   std::vector<uint32_t> order(n);
   for (uint32_t i = 0; i < n; ++i) order[i] = i;
   std::mt19937 rng(seed);
-  for (uint32_t i = n - 1; i > 0; --i) std::swap(order[i], order[std::uniform_int_distribution<uint32_t>(0, i - 1)(rng)]);
+  for (uint32_t i = n - 1; i > 0; --i)
+    std::swap(order[i], order[std::uniform_int_distribution<uint32_t>(0, i - 1)(rng)]);
   std::vector<uint32_t> next(n);
   for (uint32_t i = 0; i < n; ++i) next[order[i]] = order[(i + 1) % n];
   return next;
