@@ -145,10 +145,11 @@ TEST_P(NormOps, GroupNormRowsInOneLaunch) {
   // Groups of 4 channels and more (read 4 at a time), of 10, 3 and 2 (one at a time, some sharing a 16-byte
   // word with their neighbours), the widest group the kernel takes (256 channels: every invocation a column),
   // SiLU on and off; workgroups of 256 invocations and, past 4096 elements per group (272 x 40, 1600 x 3), of 1024.
-  // Each case read raw and as the expression x * 0.5 + 1, both ways against float64: with each invocation's pixels held in registers where they fit (all but the last case, 4096
-  // pixels of 12 channels: 52 values per invocation) and with SDGEN_GROUP_NORM_HELD=0 (the two-pass loop). The two
-  // add the same terms in the same order, but a driver may contract them into FMAs differently (the H200's did: 1
-  // ulp apart), so they are not compared bit for bit.
+  // Each case read raw and as the expression x * 0.5 + 1, both ways against float64: with each invocation's
+  // pixels held in registers where they fit (all but the last case, 4096 pixels of 12 channels: 52 values per
+  // invocation) and with SDGEN_GROUP_NORM_HELD=0 (the two-pass loop). The two add the same terms in the same
+  // order, but a driver may contract them into FMAs differently (the H200's did: 1 ulp apart), so they are not
+  // compared bit for bit.
   EXPECT_EQ(ops::groupNormRowsHeld(1024, 30, 1, 1024), 31);  // SD 1.x's 32^2 level, 960 channels: 31 pixels held
   EXPECT_EQ(ops::groupNormRowsHeld(4096, 10, 1, 1024), 0);   // its 64^2 level: 41 pixels, over the cap of 32
   EXPECT_EQ(ops::groupNormRowsHeld(4096, 12, 4, 1024), 0);   // 52 fp32 values
