@@ -200,7 +200,8 @@ TEST(GemmCoopRule, MmaPeakKernelCompilesToSpirv) {
   std::filesystem::remove_all(cache);
   SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
   for (const char* flags : {"0, 0, 8, 0, 2, 4, 2", "0, 1, 8, 0, 2, 4, 2", "1, 0, 8, 0, 2, 4, 2", "1, 1, 8, 0, 2, 4, 2",
-                            "0, 1, 8, 1, 2, 4, 2", "0, 1, 8, 2, 4, 8, 1", "0, 2, 8, 0, 2, 4, 2", "0, 3, 8, 0, 2, 4, 2"}) {
+                            "0, 1, 8, 1, 2, 4, 2", "0, 1, 8, 2, 4, 8, 1", "0, 2, 8, 0, 2, 4, 2",
+                            "0, 3, 8, 0, 2, 4, 2"}) {
     KernelSource src;
     src.generated = std::string("import sdgen;\nimport linear.mma_peak;\n[shader(\"compute\")]\n"
                                 "[numthreads(256, 1, 1)]\n"
