@@ -7,6 +7,7 @@
 // whose time is under 1.5 of k = 1's. Each launch's stores are checked against the host's walk of the chain.
 #include <cstdio>
 #include <cstdlib>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -55,6 +56,9 @@ int main(int argc, char** argv) {
     Allocation chain = ctx.allocate(uint64_t(n) * 4, "residency probe chain");
     ctx.upload(chain, 0, std::span(reinterpret_cast<const uint8_t*>(next.data()), next.size() * 4));
     const uint32_t maxGroups = uint32_t(maxK) * uint32_t(sms);
+    if (uint64_t(maxK) * uint64_t(sms) > info.maxWorkgroupCount[0])
+      throw Error("--max-k x --sms = " + std::to_string(uint64_t(maxK) * uint64_t(sms)) + " exceeds the device's " +
+                  std::to_string(info.maxWorkgroupCount[0]) + " workgroups per grid row");
     Allocation out = ctx.allocate(uint64_t(maxGroups) * 4, "residency probe out");
     std::vector<uint32_t> expected(maxGroups);
     for (uint32_t g = 0; g < maxGroups; ++g) expected[g] = bench::chainEnd(next, g, steps);
@@ -66,6 +70,7 @@ int main(int argc, char** argv) {
         continue;
       }
       std::vector<double> ms;
+      bool right = true;  // this configuration's stores
       for (int k = 1; k <= maxK; ++k) {
         const uint32_t groups = uint32_t(k) * uint32_t(sms);
         std::vector<std::unique_ptr<CommandSequence>> seqs;
@@ -80,14 +85,15 @@ int main(int argc, char** argv) {
         ms.push_back(bench::stats(t).median);
         std::vector<uint32_t> got(groups);
         ctx.download(out, 0, std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
-        for (uint32_t g = 0; g < groups; ++g) allRight = allRight && got[g] == expected[g];
+        for (uint32_t g = 0; g < groups; ++g) right = right && got[g] == expected[g];
       }
       int resident = 0;
       while (resident < maxK && ms[resident] < 1.5 * ms[0]) ++resident;
       std::printf("%4d,%-7d %-10s  %.4f:", threads, bytes,
                   (resident == maxK ? ">=" + std::to_string(maxK) : std::to_string(resident)).c_str(), ms[0]);
       for (double m : ms) std::printf(" %.2f", m / ms[0]);
-      std::printf("%s\n", allRight ? "" : "  WRONG STORES");
+      std::printf("%s\n", right ? "" : "  WRONG STORES");
+      allRight = allRight && right;
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {
