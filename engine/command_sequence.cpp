@@ -58,7 +58,8 @@ void CommandSequence::emit(const Op& op) {
     vkCmdPipelineBarrier2(cmd_, &di);
   } else if (const auto* d = std::get_if<DispatchOp>(&op)) {
     vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, d->kernel.wait().handle());
-    vkCmdPushConstants(cmd_, ctx_.kernels().layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof d->pc, &d->pc);
+    vkCmdPushConstants(cmd_, ctx_.kernels().layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                       pushConstantBytes(ctx_.kernels().pushWords()), &d->pc);
     vkCmdDispatch(cmd_, d->groups[0], d->groups[1], d->groups[2]);
   } else if (const auto* c = std::get_if<CopyOp>(&op)) {
     vkCmdCopyBuffer(cmd_, c->src, c->dst, 1, &c->region);
@@ -111,7 +112,9 @@ void CommandSequence::dispatch(const KernelRef& kernel, std::array<uint32_t, 3> 
       throw Error("dispatch of " + kernel.name() + ": workgroup count " + std::to_string(groups[i]) +
                   " on axis " + std::to_string(i) + " outside 1.." + std::to_string(limits[i]));
   barrier(hazards_.access(reads, writes, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT));
-  ops_.push_back(DispatchOp{kernel, PushConstants{storeParams(params), uniforms_.address()}, groups});
+  PushConstants pc{storeParams(params), uniforms_.address()};
+  std::copy_n(params.begin(), std::min<size_t>(params.size(), ctx_.kernels().pushWords()), pc.words);
+  ops_.push_back(DispatchOp{kernel, pc, groups});
   labels_.push_back(label.empty() ? kernel.name() : label);
   dispatches_++;
   if (options_.timestamps) timestamp();

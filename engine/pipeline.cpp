@@ -60,7 +60,11 @@ KernelRegistry::KernelRegistry(Device& device, SlangCompiler& compiler) : device
   // One slangc per core; SDGEN_COMPILE_THREADS overrides (1: the serial order, for debugging).
   maxWorkers_ = int(std::clamp(std::thread::hardware_concurrency(), 1u, 64u));
   if (const char* v = std::getenv("SDGEN_COMPILE_THREADS"); v && std::atoi(v) > 0) maxWorkers_ = std::min(std::atoi(v), 64);
-  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants)};
+  pushWords_ = pushParamWords(device.info().maxPushConstantsSize);
+  // SDGEN_PUSH_PARAM_WORDS=N pushes at most N parameter words (0: every word from memory, as before session 25).
+  if (const char* v = std::getenv("SDGEN_PUSH_PARAM_WORDS"); v && *v)
+    pushWords_ = std::min<uint32_t>(pushWords_, uint32_t(std::clamp(std::atoi(v), 0, int(kMaxPushParamWords))));
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, pushConstantBytes(pushWords_)};
   VkPipelineLayoutCreateInfo li{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   li.pushConstantRangeCount = 1;
   li.pPushConstantRanges = &range;
@@ -151,6 +155,9 @@ std::vector<std::string> KernelRegistry::queuedKeys() const {
 }
 
 KernelRef KernelRegistry::request(const KernelSource& source) {
+  // The registry's key is the request's own (KernelSource::requestKey: compileQueuedNow, queuedKeys); every
+  // kernel is compiled for the parameter words this registry pushes (shaders/sdgen.slang SDGEN_PUSH_WORDS), a
+  // define that the compiler's cache key holds.
   const std::string key = source.requestKey();
   std::unique_lock lock(mutex_);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return KernelRef(*it->second);
@@ -161,7 +168,9 @@ KernelRef KernelRegistry::request(const KernelSource& source) {
     std::exception_ptr failure;
     const ComputePipeline* ready = nullptr;
     try {
-      auto spirv = compiler_.compile(source);
+      KernelSource compiled = source;
+      compiled.defines.emplace_back("SDGEN_PUSH_WORDS", std::to_string(pushWords_));
+      auto spirv = compiler_.compile(compiled);
       auto pipeline = std::make_unique<ComputePipeline>(device_, cache_, layout_, spirv, source);
       std::lock_guard lock(mutex_);
       ready = pipelines_.emplace(key, std::move(pipeline)).first->second.get();

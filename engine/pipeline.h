@@ -3,6 +3,7 @@
 // each distinct KernelSource once (in parallel when many are requested together).
 #include <vulkan/vulkan.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -23,11 +24,25 @@ namespace sdgen {
 class Device;
 
 // Every sdgen kernel receives one push-constant block: the address of its parameter block and of the
-// sequence's uniform slots (runtime scalars such as the timestep, changeable between replays).
+// sequence's uniform slots (runtime scalars such as the timestep, changeable between replays), then a copy of
+// the parameter block's first words (as many as the device's push constants hold: pushParamWords). A kernel reads
+// those words from the push constants (shaders/sdgen.slang paramU32), which the compiler knows nothing writes:
+// it keeps or re-reads them freely, where a word read from memory must be loaded again after every store the
+// kernel makes (the parameter block could alias the output). Measured on the H200: -0.05 ms per SD 1.5 step
+// (docs/perf.md, session 25).
+inline constexpr uint32_t kMaxPushParamWords = 60;
 struct PushConstants {
   VkDeviceAddress params = 0;
   VkDeviceAddress uniforms = 0;
+  uint32_t words[kMaxPushParamWords] = {};
 };
+// Parameter words pushed on a device that holds `maxPushConstantsSize` bytes of push constants (Vulkan
+// guarantees 128: 28 words; NVIDIA and most GPUs 256: 60). Kernels are compiled for it (SDGEN_PUSH_WORDS).
+inline uint32_t pushParamWords(uint32_t maxPushConstantsSize) {
+  const uint32_t fixed = 2 * sizeof(VkDeviceAddress);
+  return maxPushConstantsSize <= fixed ? 0 : std::min(kMaxPushParamWords, (maxPushConstantsSize - fixed) / 4);
+}
+inline uint32_t pushConstantBytes(uint32_t words) { return uint32_t(2 * sizeof(VkDeviceAddress)) + 4 * words; }
 
 class ComputePipeline {
  public:
@@ -90,6 +105,7 @@ class KernelRegistry {
   // Compiles all kernels concurrently and creates their pipelines; waits for them.
   void prepare(const std::vector<KernelSource>& sources);
   VkPipelineLayout layout() const { return layout_; }
+  uint32_t pushWords() const { return pushWords_; }  // parameter words in every dispatch's push constants
   SlangCompiler& compiler() { return compiler_; }
   size_t size() const;
   int workerCount() const { return maxWorkers_; }
@@ -121,6 +137,7 @@ class KernelRegistry {
   Device& device_;
   SlangCompiler& compiler_;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  uint32_t pushWords_ = 0;
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<ComputePipeline>> pipelines_;

@@ -1,6 +1,7 @@
 #include "ops/linear_gemm.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,7 +18,7 @@ namespace sdgen::ops {
 
 using namespace graph;
 
-static constexpr int kHeaderWords = 28;  // shaders/linear/gemm.slang kGemmHeaderWords
+static constexpr int kHeaderWords = 32;  // shaders/linear/gemm.slang kGemmHeaderWords
 
 PackedB PackedB::of(const LinearWeights& w) {
   return PackedB{w.weightAddress(), w.biasAddress(), w.paddedOut(), w.storage(), w.ranges()};
@@ -230,6 +231,14 @@ static bool residualPreloadEnabled() {
   return !v || std::strcmp(v, "0") != 0;
 }
 
+DivisionMagic divisionMagic(uint32_t d) {
+  if (d == 0 || d >= (1u << 31)) throw Error("gemm: internal error: a row divisor of " + std::to_string(d));
+  const uint32_t l = uint32_t(std::bit_width(d - 1));  // ceil(log2 d)
+  const uint32_t s = 31 + l;
+  const uint64_t m = ((uint64_t(1) << s) + d - 1) / d;  // < 2^32 since d > 2^(l - 1)
+  return {uint32_t(m), s};
+}
+
 GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   // Offsets and coordinates are 32-bit in the kernel. A convolution's im2col A is never stored: its offsets
   // are those of the input tensor (a 1024^2 VAE decode has M x K = 2.4e9 but 2.7e8 input elements).
@@ -362,6 +371,10 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     residual = residualOperand(p);
   const Sink out = residual ? p.out.node().children[0] : p.out;
   params.address(residual ? residual->address : 0);
+  for (int64_t d : {p.d2, p.d1}) {  // words 28-31: rowCoord divides by multiplying
+    const DivisionMagic dm = divisionMagic(uint32_t(d));
+    params.u32(dm.multiplier).u32(dm.shift);
+  }
   if (params.size() != kHeaderWords) throw Error("gemm: header layout mismatch");
 
   // Each operand gets its own vector decision: A along K, B and the output along N.

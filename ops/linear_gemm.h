@@ -84,6 +84,12 @@ std::string coopTileProblem(const GemmTile& tile, const DeviceInfo& info);
 int64_t rawHalfRowStride(const graph::Expr& a, int64_t k);
 
 GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p);
+// n / d = (n * multiplier) >> shift for every 0 <= n < 2^31 (1 <= d < 2^31): the GEMM header's words 28-31 for
+// the row decomposition (shaders/linear/gemm.slang rowCoord).
+struct DivisionMagic {
+  uint32_t multiplier = 0, shift = 0;
+};
+DivisionMagic divisionMagic(uint32_t d);
 
 // The generated entry points (exposed so that CI without tensor cores still compiles them to SPIR-V): the GEMM
 // kernel for `tile` with info's A and sink types, vector flags and A mode, and split-K's sum launch.

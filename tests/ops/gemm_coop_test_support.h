@@ -13,12 +13,12 @@
 
 namespace sdgen::test {
 
-// A GEMM whose A is a raw fp16 buffer (parameter word 28, after the 28-word header) and whose sink is an fp16
-// buffer (word 35), with bias, in A mode `aMode`.
+// A GEMM whose A is a raw fp16 buffer (parameter word 32, after the 32-word header) and whose sink is an fp16
+// buffer (word 39), with bias, in A mode `aMode`.
 inline ops::GemmInfo coopGemmInfo(int aMode) {
   ops::GemmInfo info;
-  info.aType = "Buf<28,F16Storage,1,0>";
-  info.sinkType = "BufSink<35,F16Storage>";
+  info.aType = "Buf<32,F16Storage,1,0>";
+  info.sinkType = "BufSink<39,F16Storage>";
   info.vectorA = info.vectorOut = true;
   info.aMode = aMode;
   return info;

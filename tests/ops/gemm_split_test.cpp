@@ -2,11 +2,14 @@
 // the rule that picks the number of parts, the refusals, and the generated kernels compiling to SPIR-V (so that
 // CI without cooperative matrices still catches a kernel that would not build on the H100). The kernels'
 // results are checked against float64 on tensor-core devices by LinearTest.CoopMatrixKernelWhereSupported and
-// ConvTest.CoopWhereSupported (scripts/device/run-tests.sh).
+// ConvTest.CoopWhereSupported (scripts/device/run-tests.sh). Also the GEMM header's row divisors (GemmHeader).
 #include <filesystem>
+#include <random>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "engine/error.h"
 #include "engine/slang_compiler.h"
 #include "ops/linear_gemm.h"
 #include "tests/ops/gemm_coop_test_support.h"
@@ -57,7 +60,7 @@ TEST(GemmSplitK, RealKernelsCompileToSpirv) {
   const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-gemm-split-compile-test";
   std::filesystem::remove_all(cache);
   SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
-  // Parameter words after the 28-word GEMM header: A (mode 0) at 28, the sink at 35.
+  // Parameter words after the 32-word GEMM header: A (mode 0) at 32, the sink at 39.
   for (int aMode : {0, 1, 2, 5})
     for (int split : {1, 3})
       for (int variant = 0; variant < 4; ++variant) {  // 64x64, 128x128, + double buffer, + fp16 accumulators
@@ -81,7 +84,7 @@ TEST(GemmSplitK, RealKernelsCompileToSpirv) {
   }
   for (bool vector : {true, false}) {
     ops::GemmInfo info;
-    info.sinkType = "BufSink<35,F16Storage>";
+    info.sinkType = "BufSink<39,F16Storage>";
     info.vectorOut = vector;
     KernelSource src;
     src.generated = ops::gemmSplitSumSource(info, vector);
@@ -89,6 +92,26 @@ TEST(GemmSplitK, RealKernelsCompileToSpirv) {
     test::expectCompiles(compiler, src, false);
   }
   std::filesystem::remove_all(cache);
+}
+
+// The GEMM header's row divisors (words 28-31, rowCoord): (n * multiplier) >> shift is n / d for every row index
+// 0 <= n < 2^31, at the edges of each divisor's range and at random; a divisor outside 1..2^31 - 1 is refused.
+TEST(GemmHeader, RowDivisionMagicIsExact) {
+  std::mt19937 rng(25);
+  std::vector<uint32_t> divisors = {1, 2, 3, 7, 8, 9, 64, 77, 1023, 1024, 1025, 4096, 65535, (1u << 20) + 3,
+                                    (1u << 30) - 1, 1u << 30, (1u << 31) - 1};
+  for (int i = 0; i < 2000; ++i) divisors.push_back(1 + rng() % ((1u << 31) - 1));
+  for (int i = 0; i < 2000; ++i) divisors.push_back(1 + rng() % 5000);
+  for (uint32_t d : divisors) {
+    const ops::DivisionMagic m = ops::divisionMagic(d);
+    std::vector<uint32_t> ns = {0, 1, d - 1, d, (1u << 31) - 1, (1u << 31) - 2, (1u << 31) - 1 - (1u << 31) % d};
+    if (d < (1u << 30)) ns.push_back(d + 1);
+    for (int i = 0; i < 50; ++i) ns.push_back(rng() % (1u << 31));
+    for (uint32_t n : ns)
+      ASSERT_EQ(uint32_t((uint64_t(n) * m.multiplier) >> m.shift), n / d) << n << " / " << d;
+  }
+  EXPECT_THROW(ops::divisionMagic(0), Error);
+  EXPECT_THROW(ops::divisionMagic(1u << 31), Error);
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "engine/command_sequence.h"
 
+#include <cstdlib>
+
+#include "engine/pipeline.h"
 #include "ops/basic_kernels.h"
 #include "tests/test_support.h"
 
@@ -70,6 +73,47 @@ TEST_F(CommandSequenceTest, BadDispatchesAreErrors) {
   CommandSequence seq(ctx());
   EXPECT_THROW(seq.copy(a, 0, a, 32, 64, "overrun"), Error);
   EXPECT_THROW(seq.fill(a, 2, 8, 0), Error);
+}
+
+// A kernel reads the parameter block's first words from the push constants (as many as the device holds) and
+// the rest from memory: every word reads back as stored, at constant and at computed indices, on either side of
+// the boundary.
+TEST_F(CommandSequenceTest, ParameterWordsFromPushConstantsAndMemory) {
+  EXPECT_EQ(pushParamWords(128), 28u);  // Vulkan's minimum (lavapipe)
+  EXPECT_EQ(pushParamWords(256), 60u);
+  EXPECT_EQ(pushParamWords(16), 0u);
+  EXPECT_EQ(pushParamWords(4096), kMaxPushParamWords);
+  if (!std::getenv("SDGEN_PUSH_PARAM_WORDS"))
+    EXPECT_EQ(ctx().kernels().pushWords(), pushParamWords(ctx().info().maxPushConstantsSize));
+  const uint32_t words = 72;
+  Allocation out = ctx().allocate(words * 4, "parameter words");
+  std::vector<uint32_t> params(words);
+  params[0] = uint32_t(out.address());
+  params[1] = uint32_t(out.address() >> 32);
+  for (uint32_t i = 2; i < words; ++i) params[i] = 1000 + 7 * i;
+  KernelSource src;
+  src.generated =
+      "import sdgen;\n[shader(\"compute\")]\n[numthreads(64, 1, 1)]\nvoid main(uint3 t : SV_DispatchThreadID) {\n"
+      "  uint* out = (uint*)paramAddress(0);\n"
+      "  int i = int(t.x) + 2;\n"
+      "  if (i < 70) out[i] = paramU32(i);\n"
+      "  if (t.x == 0) {\n"
+      "    out[0] = paramU32(27);\n"
+      "    out[1] = paramU32(59) + paramU32(60);\n"
+      "    out[70] = paramU32(2);\n"
+      "    out[71] = paramU32(71);\n"
+      "  }\n}\n";
+  src.label = "parameter words";
+  CommandSequence seq(ctx());
+  seq.dispatch(ctx().kernels().request(src), {2, 1, 1}, params, {}, {range(out)}, src.label);
+  seq.run();
+  std::vector<uint32_t> got(words);
+  ctx().download(out, 0, std::span(reinterpret_cast<uint8_t*>(got.data()), words * 4));
+  for (uint32_t i = 2; i < 70; ++i) EXPECT_EQ(got[i], params[i]) << "word " << i;
+  EXPECT_EQ(got[0], params[27]);
+  EXPECT_EQ(got[1], params[59] + params[60]);
+  EXPECT_EQ(got[70], params[2]);
+  EXPECT_EQ(got[71], params[71]);
 }
 
 }  // namespace
