@@ -36,13 +36,14 @@ struct PushConstants {
   VkDeviceAddress uniforms = 0;
   uint32_t words[kMaxPushParamWords] = {};
 };
+// Bytes pushed with `words` parameter words (the two addresses first).
+inline uint32_t pushConstantBytes(uint32_t words) { return uint32_t(2 * sizeof(VkDeviceAddress)) + 4 * words; }
 // Parameter words pushed on a device that holds `maxPushConstantsSize` bytes of push constants (Vulkan
 // guarantees 128: 28 words; NVIDIA and most GPUs 256: 60). Kernels are compiled for it (SDGEN_PUSH_WORDS).
 inline uint32_t pushParamWords(uint32_t maxPushConstantsSize) {
-  const uint32_t fixed = 2 * sizeof(VkDeviceAddress);
+  const uint32_t fixed = pushConstantBytes(0);
   return maxPushConstantsSize <= fixed ? 0 : std::min(kMaxPushParamWords, (maxPushConstantsSize - fixed) / 4);
 }
-inline uint32_t pushConstantBytes(uint32_t words) { return uint32_t(2 * sizeof(VkDeviceAddress)) + 4 * words; }
 
 class ComputePipeline {
  public:

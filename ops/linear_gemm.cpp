@@ -231,9 +231,9 @@ static bool residualPreloadEnabled() {
   return !v || std::strcmp(v, "0") != 0;
 }
 
-DivisionMagic divisionMagic(uint32_t d) {
-  if (d == 0 || d >= (1u << 31)) throw Error("gemm: internal error: a row divisor of " + std::to_string(d));
-  const uint32_t l = uint32_t(std::bit_width(d - 1));  // ceil(log2 d)
+DivisionMagic divisionMagic(int64_t d) {
+  if (d < 1 || d >= (int64_t(1) << 31)) throw Error("gemm: internal error: a row divisor of " + std::to_string(d));
+  const uint32_t l = uint32_t(std::bit_width(uint64_t(d - 1)));  // ceil(log2 d)
   const uint32_t s = 31 + l;
   const uint64_t m = ((uint64_t(1) << s) + d - 1) / d;  // < 2^32 since d > 2^(l - 1)
   return {uint32_t(m), s};
@@ -372,7 +372,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   const Sink out = residual ? p.out.node().children[0] : p.out;
   params.address(residual ? residual->address : 0);
   for (int64_t d : {p.d2, p.d1}) {  // words 28-31: rowCoord divides by multiplying
-    const DivisionMagic dm = divisionMagic(uint32_t(d));
+    const DivisionMagic dm = divisionMagic(d);
     params.u32(dm.multiplier).u32(dm.shift);
   }
   if (params.size() != kHeaderWords) throw Error("gemm: header layout mismatch");

@@ -89,7 +89,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p);
 struct DivisionMagic {
   uint32_t multiplier = 0, shift = 0;
 };
-DivisionMagic divisionMagic(uint32_t d);
+DivisionMagic divisionMagic(int64_t d);
 
 // The generated entry points (exposed so that CI without tensor cores still compiles them to SPIR-V): the GEMM
 // kernel for `tile` with info's A and sink types, vector flags and A mode, and split-K's sum launch.

@@ -111,7 +111,9 @@ TEST(GemmHeader, RowDivisionMagicIsExact) {
       ASSERT_EQ(uint32_t((uint64_t(n) * m.multiplier) >> m.shift), n / d) << n << " / " << d;
   }
   EXPECT_THROW(ops::divisionMagic(0), Error);
-  EXPECT_THROW(ops::divisionMagic(1u << 31), Error);
+  EXPECT_THROW(ops::divisionMagic(int64_t(1) << 31), Error);
+  EXPECT_THROW(ops::divisionMagic(-3), Error);
+  EXPECT_THROW(ops::divisionMagic((int64_t(1) << 32) + 5), Error);  // not truncated to 5
 }
 
 }  // namespace
