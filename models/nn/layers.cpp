@@ -8,6 +8,7 @@
 #include "ops/conv2d_scratch.h"
 #include "ops/conv2d_tune.h"
 #include "ops/group_norm_rows.h"
+#include "ops/group_norm_tiles.h"
 #include "ops/layer_norm_rows.h"
 #include "ops/linear_gemm.h"
 #include "ops/norm.h"
@@ -291,42 +292,58 @@ Value Builder::attentionByHalfProducts(const Value& q, const Value& k, const Val
 }
 
 // fp16 activations on a tensor-core device, where the consumers (the coop convolutions and GEMMs) stage a
-// computed input into fp16 scratch anyway: the statistics and the normalized (SiLU) values in one launch
-// (ops::groupNormRows) instead of a statistics launch (plus a combine where it is split) and a staging launch,
-// up to kGroupNormInOneLaunchMaxElements per (image, group): one workgroup per (image, group) reads the group
-// twice, so large groups are slower than the split statistics. SDGEN_GROUP_NORM_MAX=N sets that bound for
-// measurements (0: never).
-bool Builder::groupNormInOneLaunch(const Shape& shape, int groups) const {
-  if (dtype_ != DType::F16 || !scratch_ || !ops::gemmCoopSupported(scratch_->context().info()) ||
-      !ops::groupNormRowsFit(shape, groups))
-    return false;
+// computed input into fp16 scratch anyway: the normalized (SiLU) values are written once, by a statistics launch
+// and a normalization launch over pixel blocks (ops::groupNormTiles), instead of a statistics launch (plus a
+// combine where it is split) and a staging launch. SDGEN_GROUP_NORM selects for measurements: `rows` the rule
+// before it (ops::groupNormRows, one workgroup per (image, group), up to kGroupNormInOneLaunchMaxElements per
+// group, where it beat the split statistics; SDGEN_GROUP_NORM_MAX=N sets that bound), `lazy` the statistics
+// launch and a lazy result everywhere.
+Builder::GroupNormPath Builder::groupNormPath(const Shape& shape, int groups) const {
+  if (dtype_ != DType::F16 || !scratch_ || !ops::gemmCoopSupported(scratch_->context().info()))
+    return GroupNormPath::Lazy;
+  const char* env = std::getenv("SDGEN_GROUP_NORM");
+  const std::string choice = env ? env : "";
+  if (choice == "lazy") return GroupNormPath::Lazy;
+  if (choice != "rows" && ops::groupNormTilesFit(shape, groups)) return GroupNormPath::Tiles;
+  if (!ops::groupNormRowsFit(shape, groups)) return GroupNormPath::Lazy;
   int64_t limit = kGroupNormInOneLaunchMaxElements;
-  if (const char* env = std::getenv("SDGEN_GROUP_NORM_MAX"); env && *env) limit = std::atoll(env);
-  return shape[1] * shape[2] * (shape[3] / groups) <= limit;
+  if (const char* max = std::getenv("SDGEN_GROUP_NORM_MAX"); max && *max) limit = std::atoll(max);
+  return shape[1] * shape[2] * (shape[3] / groups) <= limit ? GroupNormPath::Rows : GroupNormPath::Lazy;
 }
 
 Value Builder::groupNorm(const Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, int groups, float eps,
                          const std::string& label, bool silu) {
-  if (groupNormInOneLaunch(x.shape, groups)) {
-    TensorId dst = graph_.intermediate(label, x.shape, dtype_);
-    graph::GraphNode node;
-    node.label = label;
-    node.op = "norm";
-    node.reads = x.reads;
-    node.writes = {dst};
-    node.logicalOps = 1 + x.logicalOps;
-    auto build = x.build, bg = gamma.value().build, bb = beta.value().build;
-    std::string l = label;
+  const GroupNormPath path = groupNormPath(x.shape, groups);
+  if (path == GroupNormPath::Lazy) {
+    TensorId stats = graph_.groupStats(x, groups, label + " stats");
+    Value normalized = graph_.groupNormalize(x, stats, groups, eps, gamma.value(), beta.value());
+    return silu ? graph_.map(normalized, graph::silu) : normalized;
+  }
+  TensorId dst = graph_.intermediate(label, x.shape, dtype_);
+  graph::GraphNode node;
+  node.label = label;
+  node.op = "norm";
+  node.reads = x.reads;
+  node.writes = {dst};
+  node.logicalOps = 1 + x.logicalOps;
+  auto build = x.build, bg = gamma.value().build, bb = beta.value().build;
+  std::string l = label;
+  if (path == GroupNormPath::Tiles) {
+    TensorId partials = graph_.intermediate(label + " partials", ops::groupNormTilesPartials(x.shape, groups),
+                                            DType::F32);
+    node.writes.push_back(partials);
+    node.record = [=](NodeRecorder& r) {
+      ops::groupNormTiles(r.ctx, r.seq, build(r.tensors), bg(r.tensors), bb(r.tensors), groups, eps, silu,
+                          r.tensors.view(partials), r.tensors.view(dst), l);
+    };
+  } else {
     node.record = [=](NodeRecorder& r) {
       ops::groupNormRows(r.ctx, r.seq, build(r.tensors), bg(r.tensors), bb(r.tensors), groups, eps, silu,
                          r.tensors.view(dst), l);
     };
-    graph_.addNode(std::move(node));
-    return graph_.read(dst);
   }
-  TensorId stats = graph_.groupStats(x, groups, label + " stats");
-  Value normalized = graph_.groupNormalize(x, stats, groups, eps, gamma.value(), beta.value());
-  return silu ? graph_.map(normalized, graph::silu) : normalized;
+  graph_.addNode(std::move(node));
+  return graph_.read(dst);
 }
 
 // fp16 activations on a device whose GEMMs run on tensor cores: there every consumer of a layer norm stages the

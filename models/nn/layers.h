@@ -31,7 +31,8 @@ struct Out {
   std::optional<graph::TensorId> into;
 };
 
-// The largest (image, group) that nn::Builder::groupNorm normalizes in one launch (elements: H * W * C / groups).
+// The largest (image, group) that nn::Builder::groupNorm normalizes with ops::groupNormRows where SDGEN_GROUP_NORM=rows
+// (elements: H * W * C / groups).
 inline constexpr int64_t kGroupNormInOneLaunchMaxElements = 65536;
 
 class Builder {
@@ -54,7 +55,7 @@ class Builder {
   graph::Value attention(const graph::Value& q, const graph::Value& k, const graph::Value& v,
                          const ops::AttentionOptions& options, const Out& out);
   // Group norm of NHWC x, then SiLU where `silu`: one statistics launch and a lazy result, or, where its
-  // consumers would stage it for tensor cores anyway (groupNormInOneLaunch), the result written by one launch.
+  // consumers would stage it for tensor cores anyway (groupNormPath), the result written by two launches.
   graph::Value groupNorm(const graph::Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, int groups,
                          float eps, const std::string& label, bool silu = false);
   // Layer norm over the last axis: one statistics launch and a lazy result, or, where its consumers would
@@ -75,7 +76,10 @@ class Builder {
  private:
   graph::TensorId target(const Out& out, const graph::Shape& shape);
   bool layerNormInOneLaunch(int64_t d) const;
-  bool groupNormInOneLaunch(const graph::Shape& shape, int groups) const;
+  // How groupNorm computes: a statistics launch and a lazy result, or the result written by
+  // ops::groupNormRows or by ops::groupNormTiles.
+  enum class GroupNormPath { Lazy, Rows, Tiles };
+  GroupNormPath groupNormPath(const graph::Shape& shape, int groups) const;
   graph::Value kernelNode(const graph::Value& x, const graph::Shape& shape, const Epilogue& e, const Out& out,
                           std::function<void(graph::NodeRecorder&, const graph::Expr&, const graph::Sink&)> launch);
   graph::Value attentionByProducts(const graph::Value& q, const graph::Value& k, const graph::Value& v,

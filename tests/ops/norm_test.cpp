@@ -6,6 +6,7 @@
 #include "engine/command_sequence.h"
 #include "ops/elementwise.h"
 #include "ops/group_norm_rows.h"
+#include "ops/group_norm_tiles.h"
 #include "ops/guidance.h"
 #include "ops/layer_norm_rows.h"
 #include "ops/norm.h"
@@ -212,6 +213,93 @@ TEST_P(NormOps, GroupNormRowsInOneLaunch) {
   test::expectErrorContaining([&] { ops::groupNormRows(ctx(), seq, ex, eg, eg, 4, 1e-5f, false, out, "gn rows"); },
                               "gn rows: the one-launch group norm needs NHWC [N, H, W, C] with C divisible by 4 groups "
                               "of at most 256 channels, got [1,2,2,1028]");
+}
+
+TEST_P(NormOps, GroupNormOverPixelBlocks) {
+  // The two-launch group norm of ops::groupNormTiles against float64: columns of 4 channels inside one group
+  // (cg 4, 8) and shared by two (cg 10 and 30, SD's 320 and 960 channels in 32 groups), one channel at a time
+  // (C % 4 != 0, or groups of 2), several columns per invocation (1032 channels: 258 columns; 4096: 1024), one
+  // and 256 groups, SiLU on and off; x read raw and as x * 0.5 + 1. Each case with the blocks of the default
+  // target (mostly one pixel per invocation at these sizes) and with 3 workgroups in all
+  // (SDGEN_GROUP_NORM_WORKGROUPS: one to three blocks per image, many pixels per invocation).
+  const ops::GroupNormTilesPlan sd = ops::groupNormTilesPlan({2, 64, 64, 320}, 32);
+  EXPECT_EQ(sd.vec, 4);
+  EXPECT_EQ(sd.columnsPerRow, 80);
+  EXPECT_EQ(sd.rows, 3);
+  EXPECT_EQ(sd.columnsPerThread, 1);
+  EXPECT_EQ(sd.pixelsPerBlock, 18);  // 4096 pixels in 264 blocks per image (16), rounded up to whole rows of 3
+  EXPECT_EQ(sd.blocks, 228);
+  EXPECT_EQ(ops::groupNormTilesPlan({1, 2, 2, 4096}, 32).columnsPerThread, 4);
+  EXPECT_EQ(ops::groupNormTilesPlan({1, 3, 5, 30}, 3).vec, 1);
+  EXPECT_EQ(ops::groupNormTilesPlan({1, 4, 4, 12}, 6).vec, 1);  // groups of 2: a column would span 3 groups
+  struct Case {
+    Shape s;
+    int groups;
+    bool silu;
+  };
+  for (const Case& k : {Case{{2, 16, 16, 320}, 32, true}, Case{{1, 8, 8, 120}, 4, false}, Case{{2, 4, 4, 32}, 8, true},
+                        Case{{1, 3, 5, 30}, 3, false}, Case{{1, 4, 4, 12}, 6, true}, Case{{1, 3, 2, 1032}, 4, true},
+                        Case{{1, 2, 2, 4096}, 32, false}, Case{{1, 40, 40, 24}, 1, true}, Case{{2, 5, 3, 1024}, 256, false},
+                        Case{{3, 7, 9, 64}, 16, true}})
+    for (bool raw : {true, false})
+      for (bool few : {false, true}) {
+        SCOPED_TRACE(shapeString(k.s) + " in " + std::to_string(k.groups) + (raw ? " raw" : " computed") +
+                     (few ? ", 3 workgroups" : ""));
+        if (few) setenv("SDGEN_GROUP_NORM_WORKGROUPS", "3", 1);
+        const ops::GroupNormTilesPlan plan = ops::groupNormTilesPlan(k.s, k.groups);
+        unsetenv("SDGEN_GROUP_NORM_WORKGROUPS");
+        if (few) {
+          EXPECT_LE(plan.blocks, (3 + k.s[0] - 1) / k.s[0]);
+        }
+        std::vector<double> x, gamma, beta;
+        const int64_t n = k.s[0], p = k.s[1] * k.s[2], c = k.s[3], cg = c / k.groups;
+        Expr ex = input(k.s, uint32_t(c) + 17, &x, -1, 3);
+        Expr eg = input({c}, 12, &gamma, 0.5, 1.5, DType::F32, false);
+        Expr eb = input({c}, 13, &beta, -0.5, 0.5, DType::F32, false);
+        TensorView out = output(k.s, dt());
+        TensorView partials = output({k.s[0], plan.blocks, k.groups, 2}, DType::F32);
+        const double scale = raw ? 1 : 0.5, offset = raw ? 0 : 1;
+        const Expr xe = raw ? ex : ex * constant(0.5f) + constant(1.f);
+        CommandSequence seq(ctx());
+        if (few) setenv("SDGEN_GROUP_NORM_WORKGROUPS", "3", 1);
+        ops::groupNormTiles(ctx(), seq, xe, eg * constant(2.f), eb, k.groups, 1e-5f, k.silu, partials, out, "gn tiles");
+        unsetenv("SDGEN_GROUP_NORM_WORKGROUPS");
+        seq.run();
+        std::vector<double> ref(x.size());
+        for (int64_t b = 0; b < n; ++b)
+          for (int g = 0; g < k.groups; ++g) {
+            double m = 0, v = 0;
+            auto at = [&](int64_t i, int64_t j) { return (b * p + i) * c + g * cg + j; };
+            for (int64_t i = 0; i < p; ++i)
+              for (int64_t j = 0; j < cg; ++j) m += x[at(i, j)] * scale + offset;
+            m /= double(p * cg);
+            for (int64_t i = 0; i < p; ++i)
+              for (int64_t j = 0; j < cg; ++j) v += std::pow(x[at(i, j)] * scale + offset - m, 2);
+            const double rstd = 1 / std::sqrt(v / double(p * cg) + 1e-5);
+            for (int64_t i = 0; i < p; ++i)
+              for (int64_t j = 0; j < cg; ++j) {
+                const double y = (x[at(i, j)] * scale + offset - m) * rstd * 2 * gamma[g * cg + j] + beta[g * cg + j];
+                ref[at(i, j)] = k.silu ? y / (1 + std::exp(-y)) : y;
+              }
+          }
+        compare(read(out), ref, tol());
+      }
+  // Shapes the kernel does not take and a partials buffer too small: errors naming the op, nothing recorded.
+  std::vector<double> x, g;
+  Expr ex = input({1, 2, 2, 1028}, 3, &x), eg = input({1028}, 4, &g, 0.5, 1.5, DType::F32, false);
+  TensorView out = output({1, 2, 2, 1028}, dt()), small = output({2}, DType::F32);
+  CommandSequence seq(ctx());
+  EXPECT_FALSE(ops::groupNormTilesFit({1, 2, 2, 1028}, 1028));  // more groups than invocations
+  EXPECT_FALSE(ops::groupNormTilesFit({1, 2, 2, 4100}, 4));     // 1025 columns
+  EXPECT_FALSE(ops::groupNormTilesFit({2, 2, 1028}, 4));        // not NHWC
+  test::expectErrorContaining(
+      [&] { ops::groupNormTiles(ctx(), seq, ex, eg, eg, 1028, 1e-5f, false, small, out, "gn tiles"); },
+      "gn tiles: the tiled group norm needs NHWC [N, H, W, C] (N <= 65535, under 2^31 elements) with C divisible by "
+      "1 to 256 groups and at most 1024 columns, got [1,2,2,1028] in 1028 groups");
+  test::expectErrorContaining(
+      [&] { ops::groupNormTiles(ctx(), seq, ex, eg, eg, 4, 1e-5f, false, small, out, "gn tiles"); },
+      "gn tiles: the partial sums need a dense fp32 tensor of at least 32 elements, got [2]");
+  EXPECT_EQ(seq.dispatchCount(), 0u);
 }
 
 TEST_P(NormOps, SoftmaxIsStableAndWritesEveryElement) {
