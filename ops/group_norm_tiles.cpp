@@ -36,7 +36,8 @@ GroupNormTilesPlan groupNormTilesPlan(const Shape& s, int groups) {
   plan.columnsPerThread = int((columns + plan.columnsPerRow - 1) / plan.columnsPerRow);
   // Blocks of whole rows of pixels: as many per image as fill the target, at least one pixel row each.
   int64_t target = kGroupNormTilesTargetWorkgroups;
-  if (const char* env = std::getenv("SDGEN_GROUP_NORM_WORKGROUPS"); env && *env) target = std::max(1LL, std::atoll(env));
+  if (const char* env = std::getenv("SDGEN_GROUP_NORM_WORKGROUPS"); env && *env)
+    target = std::clamp<int64_t>(std::atoll(env), 1, 65535);  // the grid's x limit
   const int64_t wanted = std::clamp<int64_t>((target + n - 1) / n, 1, (p + plan.rows - 1) / plan.rows);
   const int64_t perBlock = (p + wanted - 1) / wanted;
   plan.pixelsPerBlock = (perBlock + plan.rows - 1) / plan.rows * plan.rows;
