@@ -16,6 +16,16 @@ namespace sdgen::ops {
 inline constexpr int64_t kLayerNormRowsMaxWidth = 2048;
 inline bool layerNormRowsFit(int64_t d) { return d > 0 && d % 4 == 0 && d <= kLayerNormRowsMaxWidth; }
 
+// The subgroup-per-row kernel (layerNormSubgroupRowsMain): `rows` rows per workgroup of 256 invocations (256 / the
+// device's largest subgroup size), `quadsPerLane` words of 4 per lane (D / 4 over its smallest); rows = 0: the
+// workgroup-per-row kernel (layerNormRowsMain), where the device does not report its subgroup sizes, a lane would
+// hold more than kLayerNormRowsMaxSubgroupQuads words, or SDGEN_LAYER_NORM_ROWS=workgroup (measurements).
+struct LayerNormRowsLayout {
+  int rows = 0, quadsPerLane = 0;
+};
+inline constexpr int64_t kLayerNormRowsMaxSubgroupQuads = 16;
+LayerNormRowsLayout layerNormRowsLayout(const DeviceInfo& info, int64_t d);
+
 // out = layer norm of x [..., D] over D with gamma, beta [D] (expressions of any storage) and eps; out is a
 // dense tensor (fp32 or fp16) of x's shape. Throws, naming `label`, where D does not fit (layerNormRowsFit).
 void layerNormRows(Context& ctx, CommandSequence& seq, const graph::Expr& x, const graph::Expr& gamma,

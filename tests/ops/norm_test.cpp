@@ -109,28 +109,47 @@ TEST_P(NormOps, LayerNorm) {
 // tensor-core devices): rows as wide as the kernel takes (2048), the UNet's widths, a computed input and gamma,
 // rows past one grid axis' worth of the register words (D 40: most invocations idle), against float64.
 TEST_P(NormOps, LayerNormRowsInOneLaunch) {
-  for (Shape s : {Shape{2, 7, 320}, Shape{3, 2048}, Shape{5, 40}, Shape{1, 9, 1280}}) {
-    std::vector<double> x, gamma, beta;
-    int64_t d = s.back(), rows = numel(s) / d;
-    Expr ex = input(s, uint32_t(d) + 7, &x, -1, 3);
-    Expr eg = input({d}, 8, &gamma, 0.5, 1.5, DType::F32, false);
-    Expr eb = input({d}, 9, &beta, -0.5, 0.5, DType::F32, false);
-    TensorView out = output(s, dt());
-    CommandSequence seq(ctx());
-    // x * 0.5 + 1 and gamma * 2: expressions, not only buffers, are read.
-    ops::layerNormRows(ctx(), seq, ex * constant(0.5f) + constant(1.f), eg * constant(2.f), eb, 1e-5f, out, "ln rows");
-    seq.run();
-    std::vector<double> ref(x.size());
-    for (int64_t r = 0; r < rows; ++r) {
-      double m = 0, v = 0;
-      for (int64_t i = 0; i < d; ++i) m += x[r * d + i] * 0.5 + 1;
-      m /= d;
-      for (int64_t i = 0; i < d; ++i) v += std::pow(x[r * d + i] * 0.5 + 1 - m, 2);
-      double rstd = 1 / std::sqrt(v / d + 1e-5);
-      for (int64_t i = 0; i < d; ++i) ref[r * d + i] = (x[r * d + i] * 0.5 + 1 - m) * rstd * 2 * gamma[i] + beta[i];
+  // Both kernels: one subgroup per row where the lanes hold the row (here: lavapipe's 8 lanes, D <= 512; the
+  // layouts of other subgroup sizes below) and one workgroup per row (SDGEN_LAYER_NORM_ROWS=workgroup).
+  DeviceInfo info;
+  info.minSubgroupSize = info.maxSubgroupSize = info.subgroupSize = 32;  // NVIDIA
+  EXPECT_EQ(ops::layerNormRowsLayout(info, 320).rows, 8);
+  EXPECT_EQ(ops::layerNormRowsLayout(info, 320).quadsPerLane, 3);
+  EXPECT_EQ(ops::layerNormRowsLayout(info, 2048).quadsPerLane, 16);
+  info.maxSubgroupSize = 64;  // a device that may run 32 or 64 lanes: rows for 64, words for 32
+  EXPECT_EQ(ops::layerNormRowsLayout(info, 1280).rows, 4);
+  EXPECT_EQ(ops::layerNormRowsLayout(info, 1280).quadsPerLane, 10);
+  info.minSubgroupSize = info.maxSubgroupSize = info.subgroupSize = 8;
+  EXPECT_EQ(ops::layerNormRowsLayout(info, 512).quadsPerLane, 16);
+  EXPECT_EQ(ops::layerNormRowsLayout(info, 516).rows, 0);  // 17 words per lane: the workgroup kernel
+  info.minSubgroupSize = info.maxSubgroupSize = info.subgroupSize = 0;
+  EXPECT_EQ(ops::layerNormRowsLayout(info, 320).rows, 0);
+  for (bool workgroup : {false, true})
+    for (Shape s : {Shape{2, 7, 320}, Shape{3, 2048}, Shape{5, 40}, Shape{1, 9, 1280}, Shape{37, 512}}) {
+      SCOPED_TRACE(shapeString(s) + (workgroup ? " workgroup per row" : ""));
+      if (workgroup) setenv("SDGEN_LAYER_NORM_ROWS", "workgroup", 1);
+      std::vector<double> x, gamma, beta;
+      int64_t d = s.back(), rows = numel(s) / d;
+      Expr ex = input(s, uint32_t(d) + 7, &x, -1, 3);
+      Expr eg = input({d}, 8, &gamma, 0.5, 1.5, DType::F32, false);
+      Expr eb = input({d}, 9, &beta, -0.5, 0.5, DType::F32, false);
+      TensorView out = output(s, dt());
+      CommandSequence seq(ctx());
+      // x * 0.5 + 1 and gamma * 2: expressions, not only buffers, are read.
+      ops::layerNormRows(ctx(), seq, ex * constant(0.5f) + constant(1.f), eg * constant(2.f), eb, 1e-5f, out, "ln rows");
+      unsetenv("SDGEN_LAYER_NORM_ROWS");
+      seq.run();
+      std::vector<double> ref(x.size());
+      for (int64_t r = 0; r < rows; ++r) {
+        double m = 0, v = 0;
+        for (int64_t i = 0; i < d; ++i) m += x[r * d + i] * 0.5 + 1;
+        m /= d;
+        for (int64_t i = 0; i < d; ++i) v += std::pow(x[r * d + i] * 0.5 + 1 - m, 2);
+        double rstd = 1 / std::sqrt(v / d + 1e-5);
+        for (int64_t i = 0; i < d; ++i) ref[r * d + i] = (x[r * d + i] * 0.5 + 1 - m) * rstd * 2 * gamma[i] + beta[i];
+      }
+      compare(read(out), ref, tol());
     }
-    compare(read(out), ref, tol());
-  }
   // Rows the kernel cannot hold: an error naming the op and the shape, nothing recorded.
   std::vector<double> x, g;
   for (Shape s : {Shape{2, 30}, Shape{2, 4096}}) {
