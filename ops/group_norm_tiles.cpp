@@ -14,7 +14,7 @@ namespace sdgen::ops {
 
 using namespace graph;
 
-static constexpr int kHeaderWords = 11;  // shaders/group_norm_tiles.slang kGroupNormTilesHeaderWords
+static constexpr int kHeaderWords = 13;  // shaders/group_norm_tiles.slang kGroupNormTilesHeaderWords
 
 // 4 channels per column where whole columns exist and a column spans at most two groups (cg >= 4).
 static int vecOf(int64_t c, int64_t cg) { return c % 4 == 0 && cg >= 4 ? 4 : 1; }
@@ -50,7 +50,8 @@ Shape groupNormTilesPartials(const Shape& s, int groups) {
 }
 
 void groupNormTiles(Context& ctx, CommandSequence& seq, const Expr& x, const Expr& gamma, const Expr& beta, int groups,
-                    float eps, bool silu, const TensorView& partials, const TensorView& out, const std::string& label) {
+                    float eps, bool silu, const TensorView& partials, const TensorView& out, const std::string& label,
+                    const TensorView* copy) {
   const Shape& s = x.shape();
   if (!groupNormTilesFit(s, groups))
     throw Error(label + ": the tiled group norm needs NHWC [N, H, W, C] (N <= 65535, under 2^31 elements) with C "
@@ -64,6 +65,9 @@ void groupNormTiles(Context& ctx, CommandSequence& seq, const Expr& x, const Exp
   if (out.isInt32 || !out.dense() || out.shape != s || (out.dtype != DType::F32 && out.dtype != DType::F16))
     throw Error(label + ": output must be a dense fp32 or fp16 tensor of shape " + shapeString(s) + ", got " +
                 shapeString(out.shape));
+  if (copy && (copy->isInt32 || !copy->dense() || copy->shape != s || copy->dtype != out.dtype))
+    throw Error(label + ": the copy of the input must be a dense tensor of the output's dtype and shape " +
+                shapeString(s) + ", got " + shapeString(copy->shape));
   const GroupNormTilesPlan plan = groupNormTilesPlan(s, groups);
   const int64_t partialFloats = numel(groupNormTilesPartials(s, groups));
   if (partials.isInt32 || partials.dtype != DType::F32 || !partials.dense() || numel(partials.shape) < partialFloats)
@@ -73,7 +77,7 @@ void groupNormTiles(Context& ctx, CommandSequence& seq, const Expr& x, const Exp
   ParamBlock header;
   header.u32(uint32_t(p)).u32(uint32_t(c)).u32(uint32_t(cg)).u32(uint32_t(groups));
   header.u32(uint32_t(plan.pixelsPerBlock)).u32(uint32_t(plan.blocks)).address(partials.address);
-  header.address(out.address).f32(eps);
+  header.address(out.address).f32(eps).address(copy ? copy->address : 0);
   if (header.size() != kHeaderWords) throw Error("group norm tiles: header layout mismatch");
   // The generics every entry ends with: VEC, then (SILU for the normalization) TQ, R, K.
   const std::string vec = std::to_string(plan.vec) + ", ";
@@ -103,11 +107,13 @@ void groupNormTiles(Context& ctx, CommandSequence& seq, const Expr& x, const Exp
   src.generated = "import sdgen;\nimport expr;\nimport group_norm_tiles;\ntypealias X = " + xType +
                   ";\ntypealias Gm = " + gType + ";\ntypealias Bt = " + bType + ";\n" + entry +
                   "groupNormTileApplyMain<X, Gm, Bt, " + (out.dtype == DType::F16 ? "F16Storage" : "F32Storage") +
-                  ", " + vec + (silu ? "1, " : "0, ") + layout + ">(group, local);\n}\n";
+                  ", " + vec + (silu ? "1, " : "0, ") + (copy ? "1, " : "0, ") + layout + ">(group, local);\n}\n";
   src.label = label;
   std::vector<TensorView> reads = tensorsRead({x, gamma, beta});
   reads.push_back(used);
-  seq.dispatch(ctx.kernels().request(src), grid, params, rangesOf(reads), rangesOf({out}), label);
+  std::vector<TensorView> writes{out};
+  if (copy) writes.push_back(*copy);
+  seq.dispatch(ctx.kernels().request(src), grid, params, rangesOf(reads), rangesOf(writes), label);
 }
 
 }  // namespace sdgen::ops

@@ -36,9 +36,10 @@ graph::Shape groupNormTilesPartials(const graph::Shape& nhwc, int groups);
 
 // out = act(group norm of x [N, H, W, C] with `groups` groups, gamma and beta [C] (expressions of any storage),
 // eps), act = SiLU where `silu`; out is a dense fp32 or fp16 tensor of x's shape; partials a dense fp32 tensor of
-// at least groupNormTilesPartials' elements. Throws, naming `label`, where the shapes do not fit.
+// at least groupNormTilesPartials' elements; `copy` (optional) a dense tensor of out's dtype and shape that also
+// gets x itself, written by the same launch. Throws, naming `label`, where the shapes do not fit.
 void groupNormTiles(Context& ctx, CommandSequence& seq, const graph::Expr& x, const graph::Expr& gamma,
                     const graph::Expr& beta, int groups, float eps, bool silu, const graph::TensorView& partials,
-                    const graph::TensorView& out, const std::string& label);
+                    const graph::TensorView& out, const std::string& label, const graph::TensorView* copy = nullptr);
 
 }  // namespace sdgen::ops

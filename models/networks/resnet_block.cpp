@@ -19,10 +19,13 @@ ResnetBlock::ResnetBlock(nn::ParameterStore& p, const models::ScopedWeights& w, 
 }
 
 Value ResnetBlock::operator()(nn::Builder& b, const Value& x, const nn::Epilogue& time, const std::string& name) const {
-  Value n1 = b.groupNorm(x, *norm1_.gamma, *norm1_.beta, groups_, eps_, name + " norm1", /*silu=*/true);
+  // The shortcut reads x as well: where x is computed (an up block's concatenation), norm1's launch stores it too.
+  Value input = x;
+  Value n1 = b.groupNorm(x, *norm1_.gamma, *norm1_.beta, groups_, eps_, name + " norm1", /*silu=*/true,
+                         shortcut_ ? &input : nullptr);
   Value h = b.conv2d(n1, *conv1_, time, {name + " conv1"});
   Value n2 = b.groupNorm(h, *norm2_.gamma, *norm2_.beta, groups_, eps_, name + " norm2", /*silu=*/true);
-  Value shortcut = shortcut_ ? b.linear(x, *shortcut_, {}, {name + " shortcut"}) : x;
+  Value shortcut = shortcut_ ? b.linear(input, *shortcut_, {}, {name + " shortcut"}) : x;
   return b.conv2d(n2, *conv2_, nn::residual(shortcut), {name + " conv2"});
 }
 

@@ -304,16 +304,23 @@ Builder::GroupNormPath Builder::groupNormPath(const Shape& shape, int groups) co
   const char* env = std::getenv("SDGEN_GROUP_NORM");
   const std::string choice = env ? env : "";
   if (choice == "lazy") return GroupNormPath::Lazy;
-  if (choice != "rows" && ops::groupNormTilesFit(shape, groups)) return GroupNormPath::Tiles;
+  // SDGEN_GROUP_NORM_TILES_MIN=N: groups of fewer elements keep the rule below (the 8² and 16² levels' norms took
+  // 5-7 µs in one launch; two launches may cost more there), for the measurement that sets such a bound.
+  int64_t tilesMin = 0;
+  if (const char* min = std::getenv("SDGEN_GROUP_NORM_TILES_MIN"); min && *min) tilesMin = std::atoll(min);
+  const int64_t groupElements = shape.size() == 4 && groups > 0 ? shape[1] * shape[2] * (shape[3] / groups) : 0;
+  if (choice != "rows" && groupElements >= tilesMin && ops::groupNormTilesFit(shape, groups))
+    return GroupNormPath::Tiles;
   if (!ops::groupNormRowsFit(shape, groups)) return GroupNormPath::Lazy;
   int64_t limit = kGroupNormInOneLaunchMaxElements;
   if (const char* max = std::getenv("SDGEN_GROUP_NORM_MAX"); max && *max) limit = std::atoll(max);
-  return shape[1] * shape[2] * (shape[3] / groups) <= limit ? GroupNormPath::Rows : GroupNormPath::Lazy;
+  return groupElements <= limit ? GroupNormPath::Rows : GroupNormPath::Lazy;
 }
 
 Value Builder::groupNorm(const Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, int groups, float eps,
-                         const std::string& label, bool silu) {
+                         const std::string& label, bool silu, Value* input) {
   const GroupNormPath path = groupNormPath(x.shape, groups);
+  if (input) *input = x;
   if (path == GroupNormPath::Lazy) {
     TensorId stats = graph_.groupStats(x, groups, label + " stats");
     Value normalized = graph_.groupNormalize(x, stats, groups, eps, gamma.value(), beta.value());
@@ -332,16 +339,25 @@ Value Builder::groupNorm(const Value& x, const DeviceTensor& gamma, const Device
     TensorId partials = graph_.intermediate(label + " partials", ops::groupNormTilesPartials(x.shape, groups),
                                             DType::F32);
     node.writes.push_back(partials);
+    // x stored beside the result where another consumer wants it and it is computed (a concatenation, ...).
+    std::optional<TensorId> copy;
+    if (input && x.logicalOps > 0) {
+      copy = graph_.intermediate(label + " input", x.shape, dtype_);
+      node.writes.push_back(*copy);
+    }
     node.record = [=](NodeRecorder& r) {
+      const graph::TensorView copyView = copy ? r.tensors.view(*copy) : graph::TensorView{};
       ops::groupNormTiles(r.ctx, r.seq, build(r.tensors), bg(r.tensors), bb(r.tensors), groups, eps, silu,
-                          r.tensors.view(partials), r.tensors.view(dst), l);
+                          r.tensors.view(partials), r.tensors.view(dst), l, copy ? &copyView : nullptr);
     };
-  } else {
-    node.record = [=](NodeRecorder& r) {
-      ops::groupNormRows(r.ctx, r.seq, build(r.tensors), bg(r.tensors), bb(r.tensors), groups, eps, silu,
-                         r.tensors.view(dst), l);
-    };
+    graph_.addNode(std::move(node));
+    if (copy) *input = graph_.read(*copy);
+    return graph_.read(dst);
   }
+  node.record = [=](NodeRecorder& r) {
+    ops::groupNormRows(r.ctx, r.seq, build(r.tensors), bg(r.tensors), bb(r.tensors), groups, eps, silu,
+                       r.tensors.view(dst), l);
+  };
   graph_.addNode(std::move(node));
   return graph_.read(dst);
 }

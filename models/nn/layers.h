@@ -56,8 +56,11 @@ class Builder {
                          const ops::AttentionOptions& options, const Out& out);
   // Group norm of NHWC x, then SiLU where `silu`: one statistics launch and a lazy result, or, where its
   // consumers would stage it for tensor cores anyway (groupNormPath), the result written by two launches.
+  // `input` (optional) receives x for another consumer: where x is computed (not a stored tensor) and the
+  // normalization launch is ops::groupNormTiles', x as stored by that launch too (one staging launch fewer for
+  // a consumer that reads it raw, as a resnet's shortcut does); else x itself.
   graph::Value groupNorm(const graph::Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, int groups,
-                         float eps, const std::string& label, bool silu = false);
+                         float eps, const std::string& label, bool silu = false, graph::Value* input = nullptr);
   // Layer norm over the last axis: one statistics launch and a lazy result, or, where its consumers would
   // stage it for tensor cores anyway (layerNormInOneLaunch), the normalized rows written by one launch.
   graph::Value layerNorm(const graph::Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, float eps,

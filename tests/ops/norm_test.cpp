@@ -279,9 +279,12 @@ TEST_P(NormOps, GroupNormOverPixelBlocks) {
         TensorView partials = output({k.s[0], plan.blocks, k.groups, 2}, DType::F32);
         const double scale = raw ? 1 : 0.5, offset = raw ? 0 : 1;
         const Expr xe = raw ? ex : ex * constant(0.5f) + constant(1.f);
+        // The computed input is also stored beside the result (what an up block's shortcut reads).
+        TensorView copy = output(k.s, dt());
         CommandSequence seq(ctx());
         if (few) setenv("SDGEN_GROUP_NORM_WORKGROUPS", "3", 1);
-        ops::groupNormTiles(ctx(), seq, xe, eg * constant(2.f), eb, k.groups, 1e-5f, k.silu, partials, out, "gn tiles");
+        ops::groupNormTiles(ctx(), seq, xe, eg * constant(2.f), eb, k.groups, 1e-5f, k.silu, partials, out, "gn tiles",
+                            raw ? nullptr : &copy);
         unsetenv("SDGEN_GROUP_NORM_WORKGROUPS");
         seq.run();
         std::vector<double> ref(x.size());
@@ -302,8 +305,14 @@ TEST_P(NormOps, GroupNormOverPixelBlocks) {
               }
           }
         compare(read(out), ref, tol());
+        if (!raw) {
+          std::vector<double> input(x.size());
+          for (size_t i = 0; i < x.size(); ++i) input[i] = x[i] * scale + offset;
+          compare(read(copy), input, tol());
+        }
       }
-  // Shapes the kernel does not take and a partials buffer too small: errors naming the op, nothing recorded.
+  // Shapes the kernel does not take, a partials buffer too small, a copy of another shape: errors naming the op,
+  // nothing recorded.
   std::vector<double> x, g;
   Expr ex = input({1, 2, 2, 1028}, 3, &x), eg = input({1028}, 4, &g, 0.5, 1.5, DType::F32, false);
   TensorView out = output({1, 2, 2, 1028}, dt()), small = output({2}, DType::F32);
@@ -318,6 +327,9 @@ TEST_P(NormOps, GroupNormOverPixelBlocks) {
   test::expectErrorContaining(
       [&] { ops::groupNormTiles(ctx(), seq, ex, eg, eg, 4, 1e-5f, false, small, out, "gn tiles"); },
       "gn tiles: the partial sums need a dense fp32 tensor of at least 32 elements, got [2]");
+  test::expectErrorContaining(
+      [&] { ops::groupNormTiles(ctx(), seq, ex, eg, eg, 4, 1e-5f, false, small, out, "gn tiles", &small); },
+      "gn tiles: the copy of the input must be a dense tensor of the output's dtype and shape [1,2,2,1028], got [2]");
   EXPECT_EQ(seq.dispatchCount(), 0u);
 }
 
