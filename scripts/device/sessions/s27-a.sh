@@ -3,7 +3,7 @@
 # after `scripts/device/pack.sh build/default/tests/ops/ops_tests build/default/tests/model_check/sdgen_model_check`
 # and `scripts/device/slim-tree.sh on`. Session 26's two norm kernels, both the new defaults on tensor-core devices
 # and unmeasured: the group norm over pixel blocks (ops::groupNormTiles; predicted: the UNet step's norms 0.85 ->
-# ~0.5 ms, the VAE's staging launches gone) and the layer norm with one subgroup per row (layerNormSubgroupRowsMain;
+# ~0.5 ms, the VAE's staging launches gone, the up blocks' 12 shortcut staging launches gone) and the layer norm with one subgroup per row (layerNormSubgroupRowsMain;
 # predicted: the 64^2 level's 12 us -> ~6 us, the step -0.15 ms). Their tests with validation; sdgen --profile-conv
 # of three variants alternating, two rounds, one autotune cache (the same conv choices): `base` (both previous
 # kernels: SDGEN_GROUP_NORM=rows SDGEN_LAYER_NORM_ROWS=workgroup), `gn` (the group norm only), `both` (the
