@@ -46,8 +46,8 @@ class MemFile {
 class ScratchDir {
  public:
   ScratchDir() {
-    const std::filesystem::path base =
-        ::access("/dev/shm", W_OK | X_OK) == 0 ? std::filesystem::path("/dev/shm") : std::filesystem::temp_directory_path();
+    const bool shm = ::access("/dev/shm", W_OK | X_OK) == 0;
+    const std::filesystem::path base = shm ? std::filesystem::path("/dev/shm") : std::filesystem::temp_directory_path();
     std::string tmpl = (base / "sdgen-fuzz-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) std::abort();
     path_ = tmpl;

@@ -136,7 +136,8 @@ TEST_P(NormOps, LayerNormRowsInOneLaunch) {
       TensorView out = output(s, dt());
       CommandSequence seq(ctx());
       // x * 0.5 + 1 and gamma * 2: expressions, not only buffers, are read.
-      ops::layerNormRows(ctx(), seq, ex * constant(0.5f) + constant(1.f), eg * constant(2.f), eb, 1e-5f, out, "ln rows");
+      ops::layerNormRows(ctx(), seq, ex * constant(0.5f) + constant(1.f), eg * constant(2.f), eb, 1e-5f, out,
+                         "ln rows");
       unsetenv("SDGEN_LAYER_NORM_ROWS");
       seq.run();
       std::vector<double> ref(x.size());
@@ -258,8 +259,8 @@ TEST_P(NormOps, GroupNormOverPixelBlocks) {
   };
   for (const Case& k : {Case{{2, 16, 16, 320}, 32, true}, Case{{1, 8, 8, 120}, 4, false}, Case{{2, 4, 4, 32}, 8, true},
                         Case{{1, 3, 5, 30}, 3, false}, Case{{1, 4, 4, 12}, 6, true}, Case{{1, 3, 2, 1032}, 4, true},
-                        Case{{1, 2, 2, 4096}, 32, false}, Case{{1, 40, 40, 24}, 1, true}, Case{{2, 5, 3, 1024}, 256, false},
-                        Case{{3, 7, 9, 64}, 16, true}})
+                        Case{{1, 2, 2, 4096}, 32, false}, Case{{1, 40, 40, 24}, 1, true},
+                        Case{{2, 5, 3, 1024}, 256, false}, Case{{3, 7, 9, 64}, 16, true}})
     for (bool raw : {true, false})
       for (bool few : {false, true}) {
         SCOPED_TRACE(shapeString(k.s) + " in " + std::to_string(k.groups) + (raw ? " raw" : " computed") +
