@@ -8,6 +8,7 @@
 #include "engine/param_block.h"
 #include "graph/expr_codegen.h"
 #include "ops/elementwise.h"
+#include "ops/norm.h"
 
 namespace sdgen::ops {
 
@@ -32,12 +33,7 @@ void groupNormRows(Context& ctx, CommandSequence& seq, const Expr& x, const Expr
                 std::to_string(groups) + " groups of at most " + std::to_string(kGroupNormRowsMaxGroupChannels) +
                 " channels, got " + shapeString(s));
   const int64_t n = s[0], p = s[1] * s[2], c = s[3], cg = c / groups;
-  if (gamma.shape() != Shape{c} || beta.shape() != Shape{c})
-    throw Error(label + ": gamma and beta must be [" + std::to_string(c) + "], got " + shapeString(gamma.shape()) +
-                " and " + shapeString(beta.shape()));
-  if (out.isInt32 || !out.dense() || out.shape != s || (out.dtype != DType::F32 && out.dtype != DType::F16))
-    throw Error(label + ": output must be a dense fp32 or fp16 tensor of shape " + shapeString(s) + ", got " +
-                shapeString(out.shape));
+  checkNormOperands(label, s, c, gamma, beta, out);
   if (n > 65535 || numel(s) >= (int64_t(1) << 31)) throw Error(label + ": too large (" + shapeString(s) + ")");
   const int vec = cg % 4 == 0 ? 4 : 1;
   // 1024 invocations keep more of a large group's loads in flight; small groups are done sooner by 256

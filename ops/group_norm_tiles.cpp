@@ -9,6 +9,7 @@
 #include "engine/param_block.h"
 #include "graph/expr_codegen.h"
 #include "ops/elementwise.h"
+#include "ops/norm.h"
 
 namespace sdgen::ops {
 
@@ -59,17 +60,12 @@ void groupNormTiles(Context& ctx, CommandSequence& seq, const Expr& x, const Exp
                 std::to_string(kGroupNormTilesThreads * kGroupNormTilesMaxColumnsPerThread) +
                 " columns, got " + shapeString(s) + " in " + std::to_string(groups) + " groups");
   const int64_t n = s[0], p = s[1] * s[2], c = s[3], cg = c / groups;
-  if (gamma.shape() != Shape{c} || beta.shape() != Shape{c})
-    throw Error(label + ": gamma and beta must be [" + std::to_string(c) + "], got " + shapeString(gamma.shape()) +
-                " and " + shapeString(beta.shape()));
-  if (out.isInt32 || !out.dense() || out.shape != s || (out.dtype != DType::F32 && out.dtype != DType::F16))
-    throw Error(label + ": output must be a dense fp32 or fp16 tensor of shape " + shapeString(s) + ", got " +
-                shapeString(out.shape));
+  checkNormOperands(label, s, c, gamma, beta, out);
   if (copy && (copy->isInt32 || !copy->dense() || copy->shape != s || copy->dtype != out.dtype))
     throw Error(label + ": the copy of the input must be a dense tensor of the output's dtype and shape " +
                 shapeString(s) + ", got " + shapeString(copy->shape));
   const GroupNormTilesPlan plan = groupNormTilesPlan(s, groups);
-  const int64_t partialFloats = numel(groupNormTilesPartials(s, groups));
+  const int64_t partialFloats = n * plan.blocks * groups * 2;  // groupNormTilesPartials' elements
   if (partials.isInt32 || partials.dtype != DType::F32 || !partials.dense() || numel(partials.shape) < partialFloats)
     throw Error(label + ": the partial sums need a dense fp32 tensor of at least " + std::to_string(partialFloats) +
                 " elements, got " + shapeString(partials.shape));

@@ -10,6 +10,7 @@
 #include "engine/param_block.h"
 #include "graph/expr_codegen.h"
 #include "ops/elementwise.h"
+#include "ops/norm.h"
 
 namespace sdgen::ops {
 
@@ -38,12 +39,7 @@ void layerNormRows(Context& ctx, CommandSequence& seq, const Expr& x, const Expr
   if (!layerNormRowsFit(d))
     throw Error(label + ": the one-launch layer norm needs rows of a multiple of 4 elements up to " +
                 std::to_string(kLayerNormRowsMaxWidth) + ", got " + shapeString(s));
-  if (gamma.shape() != Shape{d} || beta.shape() != Shape{d})
-    throw Error(label + ": gamma and beta must be [" + std::to_string(d) + "], got " + shapeString(gamma.shape()) +
-                " and " + shapeString(beta.shape()));
-  if (out.isInt32 || !out.dense() || out.shape != s || (out.dtype != DType::F32 && out.dtype != DType::F16))
-    throw Error(label + ": output must be a dense fp32 or fp16 tensor of shape " + shapeString(s) + ", got " +
-                shapeString(out.shape));
+  checkNormOperands(label, s, d, gamma, beta, out);
   if (rows >= int64_t(65535) * 65535 || rows * d >= (int64_t(1) << 31))
     throw Error(label + ": too many rows (" + std::to_string(rows) + ")");
   ParamBlock params;

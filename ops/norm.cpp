@@ -68,4 +68,14 @@ Expr layerNorm(Context& ctx, CommandSequence& seq, const Expr& x, float eps, con
   return normalized;
 }
 
+void checkNormOperands(const std::string& label, const Shape& shape, int64_t channels, const Expr& gamma,
+                       const Expr& beta, const TensorView& out) {
+  if (gamma.shape() != Shape{channels} || beta.shape() != Shape{channels})
+    throw Error(label + ": gamma and beta must be [" + std::to_string(channels) + "], got " +
+                shapeString(gamma.shape()) + " and " + shapeString(beta.shape()));
+  if (out.isInt32 || !out.dense() || out.shape != shape || (out.dtype != DType::F32 && out.dtype != DType::F16))
+    throw Error(label + ": output must be a dense fp32 or fp16 tensor of shape " + shapeString(shape) + ", got " +
+                shapeString(out.shape));
+}
+
 }  // namespace sdgen::ops

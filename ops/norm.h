@@ -1,6 +1,9 @@
 #pragma once
 // Group norm and layer norm: one statistics launch (fp32 sum and sum of squares, ops/reduce.h) plus a lazy
 // expression that the consumer kernel fuses (SiLU, when wanted, is applied by the consumer's expression too).
+#include <cstdint>
+#include <string>
+
 #include "engine/command_sequence.h"
 #include "engine/context.h"
 #include "graph/expr.h"
@@ -20,5 +23,10 @@ graph::Expr layerNormFromStats(const graph::Expr& x, const graph::TensorView& st
                                const graph::Expr& gamma, const graph::Expr& beta);
 graph::Expr layerNorm(Context& ctx, CommandSequence& seq, const graph::Expr& x, float eps, const graph::Expr& gamma,
                       const graph::Expr& beta, const graph::TensorView& stats);
+
+// The checks the one-pass norm ops (ops::layerNormRows, groupNormRows, groupNormTiles) share: gamma and beta of
+// shape [channels], out a dense fp32 or fp16 tensor of shape `shape`. Throws, naming `label`.
+void checkNormOperands(const std::string& label, const graph::Shape& shape, int64_t channels,
+                       const graph::Expr& gamma, const graph::Expr& beta, const graph::TensorView& out);
 
 }  // namespace sdgen::ops

@@ -20,6 +20,33 @@ namespace {
 
 using namespace graph;
 
+// float64 group norm of x * scale + offset (NHWC, `s` = [N, H, W, C], eps 1e-5) with gamma * gammaScale and beta,
+// then SiLU where `silu`.
+std::vector<double> groupNormReference(const std::vector<double>& x, const Shape& s, int groups, double scale,
+                                       double offset, const std::vector<double>& gamma, double gammaScale,
+                                       const std::vector<double>& beta, bool silu) {
+  const int64_t n = s[0], p = s[1] * s[2], c = s[3], cg = c / groups;
+  std::vector<double> ref(x.size());
+  for (int64_t b = 0; b < n; ++b)
+    for (int g = 0; g < groups; ++g) {
+      double m = 0, v = 0;
+      auto at = [&](int64_t i, int64_t j) { return (b * p + i) * c + g * cg + j; };
+      for (int64_t i = 0; i < p; ++i)
+        for (int64_t j = 0; j < cg; ++j) m += x[at(i, j)] * scale + offset;
+      m /= double(p * cg);
+      for (int64_t i = 0; i < p; ++i)
+        for (int64_t j = 0; j < cg; ++j) v += std::pow(x[at(i, j)] * scale + offset - m, 2);
+      const double rstd = 1 / std::sqrt(v / double(p * cg) + 1e-5);
+      for (int64_t i = 0; i < p; ++i)
+        for (int64_t j = 0; j < cg; ++j) {
+          const double y =
+              (x[at(i, j)] * scale + offset - m) * rstd * gammaScale * gamma[g * cg + j] + beta[g * cg + j];
+          ref[at(i, j)] = silu ? y / (1 + std::exp(-y)) : y;
+        }
+    }
+  return ref;
+}
+
 class NormOps : public test::TensorTest {
  protected:
   double tol() const { return tolerance(); }
@@ -59,25 +86,7 @@ TEST_P(NormOps, GroupNormWithSiluInTheConsumer) {
     Expr normalized = ops::groupNorm(ctx(), seq, ex, k.g, 1e-5f, eg, eb, stats);
     ops::elementwise(ctx(), seq, silu(normalized), bufferSink(out));
     seq.run();
-    std::vector<double> ref(x.size());
-    int cg = k.c / k.g, hw = k.h * k.w;
-    for (int n = 0; n < k.n; ++n)
-      for (int g = 0; g < k.g; ++g) {
-        double s = 0, q = 0;
-        for (int p = 0; p < hw; ++p)
-          for (int c = g * cg; c < (g + 1) * cg; ++c) s += x[(size_t(n) * hw + p) * k.c + c];
-        double mean = s / (hw * cg);
-        for (int p = 0; p < hw; ++p)
-          for (int c = g * cg; c < (g + 1) * cg; ++c) q += std::pow(x[(size_t(n) * hw + p) * k.c + c] - mean, 2);
-        double rstd = 1 / std::sqrt(q / (hw * cg) + 1e-5);
-        for (int p = 0; p < hw; ++p)
-          for (int c = g * cg; c < (g + 1) * cg; ++c) {
-            size_t i = (size_t(n) * hw + p) * k.c + c;
-            double y = (x[i] - mean) * rstd * gamma[c] + beta[c];
-            ref[i] = y / (1 + std::exp(-y));
-          }
-      }
-    compare(read(out), ref, tol());
+    compare(read(out), groupNormReference(x, {k.n, k.h, k.w, k.c}, k.g, 1, 0, gamma, 1, beta, true), tol());
   }
 }
 
@@ -187,7 +196,7 @@ TEST_P(NormOps, GroupNormRowsInOneLaunch) {
     for (bool raw : {true, false}) {
       SCOPED_TRACE(shapeString(k.s) + (raw ? " raw" : " computed"));
       std::vector<double> x, gamma, beta;
-      const int64_t n = k.s[0], p = k.s[1] * k.s[2], c = k.s[3], cg = c / k.groups;
+      const int64_t c = k.s[3];
       Expr ex = input(k.s, uint32_t(c) + 11, &x, -1, 3);
       Expr eg = input({c}, 12, &gamma, 0.5, 1.5, DType::F32, false);
       Expr eb = input({c}, 13, &beta, -0.5, 0.5, DType::F32, false);
@@ -205,23 +214,7 @@ TEST_P(NormOps, GroupNormRowsInOneLaunch) {
       record(loopOut);
       unsetenv("SDGEN_GROUP_NORM_HELD");
       const std::vector<float> got = read(out), loop = read(loopOut);
-      std::vector<double> ref(x.size());
-      for (int64_t b = 0; b < n; ++b)
-        for (int g = 0; g < k.groups; ++g) {
-          double m = 0, v = 0;
-          auto at = [&](int64_t i, int64_t j) { return (b * p + i) * c + g * cg + j; };
-          for (int64_t i = 0; i < p; ++i)
-            for (int64_t j = 0; j < cg; ++j) m += x[at(i, j)] * scale + offset;
-          m /= double(p * cg);
-          for (int64_t i = 0; i < p; ++i)
-            for (int64_t j = 0; j < cg; ++j) v += std::pow(x[at(i, j)] * scale + offset - m, 2);
-          const double rstd = 1 / std::sqrt(v / double(p * cg) + 1e-5);
-          for (int64_t i = 0; i < p; ++i)
-            for (int64_t j = 0; j < cg; ++j) {
-              const double y = (x[at(i, j)] * scale + offset - m) * rstd * 2 * gamma[g * cg + j] + beta[g * cg + j];
-              ref[at(i, j)] = k.silu ? y / (1 + std::exp(-y)) : y;
-            }
-        }
+      const std::vector<double> ref = groupNormReference(x, k.s, k.groups, scale, offset, gamma, 2, beta, k.silu);
       compare(got, ref, tol());
       compare(loop, ref, tol());
     }
@@ -272,7 +265,7 @@ TEST_P(NormOps, GroupNormOverPixelBlocks) {
           EXPECT_LE(plan.blocks, (3 + k.s[0] - 1) / k.s[0]);
         }
         std::vector<double> x, gamma, beta;
-        const int64_t n = k.s[0], p = k.s[1] * k.s[2], c = k.s[3], cg = c / k.groups;
+        const int64_t c = k.s[3];
         Expr ex = input(k.s, uint32_t(c) + 17, &x, -1, 3);
         Expr eg = input({c}, 12, &gamma, 0.5, 1.5, DType::F32, false);
         Expr eb = input({c}, 13, &beta, -0.5, 0.5, DType::F32, false);
@@ -288,23 +281,8 @@ TEST_P(NormOps, GroupNormOverPixelBlocks) {
                             raw ? nullptr : &copy);
         unsetenv("SDGEN_GROUP_NORM_WORKGROUPS");
         seq.run();
-        std::vector<double> ref(x.size());
-        for (int64_t b = 0; b < n; ++b)
-          for (int g = 0; g < k.groups; ++g) {
-            double m = 0, v = 0;
-            auto at = [&](int64_t i, int64_t j) { return (b * p + i) * c + g * cg + j; };
-            for (int64_t i = 0; i < p; ++i)
-              for (int64_t j = 0; j < cg; ++j) m += x[at(i, j)] * scale + offset;
-            m /= double(p * cg);
-            for (int64_t i = 0; i < p; ++i)
-              for (int64_t j = 0; j < cg; ++j) v += std::pow(x[at(i, j)] * scale + offset - m, 2);
-            const double rstd = 1 / std::sqrt(v / double(p * cg) + 1e-5);
-            for (int64_t i = 0; i < p; ++i)
-              for (int64_t j = 0; j < cg; ++j) {
-                const double y = (x[at(i, j)] * scale + offset - m) * rstd * 2 * gamma[g * cg + j] + beta[g * cg + j];
-                ref[at(i, j)] = k.silu ? y / (1 + std::exp(-y)) : y;
-              }
-          }
+        const std::vector<double> ref =
+            groupNormReference(x, k.s, k.groups, scale, offset, gamma, 2, beta, k.silu);
         compare(read(out), ref, tol());
         if (!raw) {
           std::vector<double> input(x.size());
