@@ -298,23 +298,32 @@ Value Builder::attentionByHalfProducts(const Value& q, const Value& k, const Val
 // before it (ops::groupNormRows, one workgroup per (image, group), up to kGroupNormInOneLaunchMaxElements per
 // group, where it beat the split statistics; SDGEN_GROUP_NORM_MAX=N sets that bound), `lazy` the statistics
 // launch and a lazy result everywhere.
-Builder::GroupNormPath Builder::groupNormPath(const Shape& shape, int groups) const {
+GroupNormKnobs GroupNormKnobs::fromEnvironment() {
+  GroupNormKnobs k;
+  if (const char* env = std::getenv("SDGEN_GROUP_NORM")) k.choice = env;
+  if (const char* min = std::getenv("SDGEN_GROUP_NORM_TILES_MIN"); min && *min) k.tilesMinElements = std::atoll(min);
+  if (const char* max = std::getenv("SDGEN_GROUP_NORM_MAX"); max && *max) k.rowsMaxElements = std::atoll(max);
+  return k;
+}
+
+GroupNormPath chooseGroupNormPath(const Shape& shape, int groups, const GroupNormKnobs& knobs) {
+  if (knobs.choice == "lazy" || shape.size() != 4 || groups < 1) return GroupNormPath::Lazy;
+  const int64_t pixels = shape[1] * shape[2], cg = shape[3] / groups, groupElements = pixels * cg;
+  const bool tiles = groupElements >= knobs.tilesMinElements && ops::groupNormTilesFit(shape, groups);
+  const bool rows = ops::groupNormRowsFit(shape, groups) && groupElements <= knobs.rowsMaxElements;
+  if (knobs.choice == "tiles" && tiles) return GroupNormPath::Tiles;
+  // H200, session 27 (docs/perf.md): the tiles take 13-19 µs at the UNet's 64² level against 26 for one
+  // launch (groups of 10 channels), but 11-16 µs at 8²-32² against 5-9 (two launches' fixed cost).
+  if (knobs.choice != "rows" && knobs.choice != "tiles" && tiles && pixels <= kGroupNormTilesMaxPixels &&
+      (cg % 4 != 0 || !rows))
+    return GroupNormPath::Tiles;
+  return rows ? GroupNormPath::Rows : GroupNormPath::Lazy;
+}
+
+GroupNormPath Builder::groupNormPath(const Shape& shape, int groups) const {
   if (dtype_ != DType::F16 || !scratch_ || !ops::gemmCoopSupported(scratch_->context().info()))
     return GroupNormPath::Lazy;
-  const char* env = std::getenv("SDGEN_GROUP_NORM");
-  const std::string choice = env ? env : "";
-  if (choice == "lazy") return GroupNormPath::Lazy;
-  // SDGEN_GROUP_NORM_TILES_MIN=N: groups of fewer elements keep the rule below (the 8² and 16² levels' norms took
-  // 5-7 µs in one launch; two launches may cost more there), for the measurement that sets such a bound.
-  int64_t tilesMin = 0;
-  if (const char* min = std::getenv("SDGEN_GROUP_NORM_TILES_MIN"); min && *min) tilesMin = std::atoll(min);
-  const int64_t groupElements = shape.size() == 4 && groups > 0 ? shape[1] * shape[2] * (shape[3] / groups) : 0;
-  if (choice != "rows" && groupElements >= tilesMin && ops::groupNormTilesFit(shape, groups))
-    return GroupNormPath::Tiles;
-  if (!ops::groupNormRowsFit(shape, groups)) return GroupNormPath::Lazy;
-  int64_t limit = kGroupNormInOneLaunchMaxElements;
-  if (const char* max = std::getenv("SDGEN_GROUP_NORM_MAX"); max && *max) limit = std::atoll(max);
-  return groupElements <= limit ? GroupNormPath::Rows : GroupNormPath::Lazy;
+  return chooseGroupNormPath(shape, groups, GroupNormKnobs::fromEnvironment());
 }
 
 Value Builder::groupNorm(const Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, int groups, float eps,

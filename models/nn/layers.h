@@ -31,9 +31,30 @@ struct Out {
   std::optional<graph::TensorId> into;
 };
 
-// The largest (image, group) that nn::Builder::groupNorm normalizes with ops::groupNormRows where SDGEN_GROUP_NORM=rows
-// (elements: H * W * C / groups).
+// The largest (image, group) that nn::Builder::groupNorm normalizes with ops::groupNormRows (elements: H * W * C /
+// groups); past it one workgroup per group reads too much alone.
 inline constexpr int64_t kGroupNormInOneLaunchMaxElements = 65536;
+// The most pixels per image (H * W) for ops::groupNormTiles: past it (the VAE's 256² and 512² levels) its ~528
+// workgroups each sum every partial of their image and move too few bytes each; the statistics path wins there
+// (H200, session 27: 73 µs against 78 per 512² norm, docs/perf.md).
+inline constexpr int64_t kGroupNormTilesMaxPixels = 128 * 128;
+
+// How nn::Builder::groupNorm computes (fp16 activations on a tensor-core device; docs/dispatch.md): a statistics
+// launch and a lazy result read by its consumer, or the result written by ops::groupNormRows (one launch) or by
+// ops::groupNormTiles (two launches over pixel blocks).
+enum class GroupNormPath { Lazy, Rows, Tiles };
+// The knobs of the rule (the environment: SDGEN_GROUP_NORM=rows|tiles|lazy, SDGEN_GROUP_NORM_TILES_MIN,
+// SDGEN_GROUP_NORM_MAX); the defaults are the rule.
+struct GroupNormKnobs {
+  std::string choice;  // "", "rows" (never tiles), "tiles" (tiles wherever they fit), "lazy"
+  int64_t tilesMinElements = 0;
+  int64_t rowsMaxElements = kGroupNormInOneLaunchMaxElements;
+  static GroupNormKnobs fromEnvironment();
+};
+// The rule: the tiles where the one-launch kernel is slow, i.e. its groups are not whole 4-channel columns (it
+// reads them 2 bytes at a time: the UNet's 320-, 960-channel norms) or past its bound, up to
+// kGroupNormTilesMaxPixels; else the one-launch kernel within its bound; else the statistics path.
+GroupNormPath chooseGroupNormPath(const graph::Shape& shape, int groups, const GroupNormKnobs& knobs);
 
 class Builder {
  public:
@@ -79,9 +100,6 @@ class Builder {
  private:
   graph::TensorId target(const Out& out, const graph::Shape& shape);
   bool layerNormInOneLaunch(int64_t d) const;
-  // How groupNorm computes: a statistics launch and a lazy result, or the result written by
-  // ops::groupNormRows or by ops::groupNormTiles.
-  enum class GroupNormPath { Lazy, Rows, Tiles };
   GroupNormPath groupNormPath(const graph::Shape& shape, int groups) const;
   graph::Value kernelNode(const graph::Value& x, const graph::Shape& shape, const Epilogue& e, const Out& out,
                           std::function<void(graph::NodeRecorder&, const graph::Expr&, const graph::Sink&)> launch);
