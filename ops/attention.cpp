@@ -19,21 +19,24 @@ static constexpr int kHeaderWords = 20;  // shaders/attention/flash.slang kAtten
 static constexpr double kLog2e = 1.4426950408889634;  // Q is pre-scaled by scale * log2(e): softmax via exp2
 
 // SDGEN_FLASH_SOFTMAX=shared keeps the softmax of the tensor-core attention in shared memory
-// (flash_coop.slang) where the accumulator kernel (flash_coop2.slang) would be chosen: a developer knob for
-// comparing the two through whole steps (docs/dispatch.md).
-static bool accumulatorSoftmaxAllowed() {
+// (flash_coop.slang) where the accumulator kernel (flash_coop2.slang) would be chosen, =divisible only where
+// it needs no key mask (before session 27): developer knobs for comparing them through whole steps
+// (docs/dispatch.md).
+static std::string accumulatorSoftmaxKnob() {
   const char* v = std::getenv("SDGEN_FLASH_SOFTMAX");
-  return !(v && std::string(v) == "shared");
+  return v ? v : "";
 }
 
 // The accumulator-softmax tile where the engine picks it by itself: the device and the shape allow it
 // (flashCoop2UnsupportedReason with the smallest key block), no emulation, and the knob does not forbid it.
 static std::optional<FlashCoopTile> defaultAccumulatorSoftmaxTile(const DeviceInfo& dev, const AttentionOptions& options,
                                                                   int64_t d, int64_t sq, int64_t sk) {
-  if (options.coopEmulation || !accumulatorSoftmaxAllowed() ||
-      !flashCoop2UnsupportedReason(dev, options.causal, sk, 16).empty())
+  const std::string knob = accumulatorSoftmaxKnob();
+  if (options.coopEmulation || knob == "shared" || !flashCoop2UnsupportedReason(dev, options.causal, sk, 16).empty())
     return std::nullopt;
-  return chooseFlashCoop2Tile(d, sq, sk, dev.sharedMemoryPerWorkgroup, dev.maxWorkgroupInvocations);
+  auto t = chooseFlashCoop2Tile(d, sq, sk, dev.sharedMemoryPerWorkgroup, dev.maxWorkgroupInvocations);
+  if (t && t->maskKeys && knob == "divisible") return std::nullopt;
+  return t;
 }
 
 static std::string wrapperSource(const AttentionInfo& info, int64_t d, bool causal) {
@@ -113,6 +116,7 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
         if (options.coopEmulation) fail("the accumulator-softmax kernel has no emulation");
         if (std::string why = flashCoop2UnsupportedReason(dev, options.causal, ks[1], info.coopTile.bkv); !why.empty())
           fail("the accumulator-softmax attention kernel was requested, but it cannot run here: " + why);
+        info.coopTile.maskKeys = ks[1] % info.coopTile.bkv != 0;
       }
     } else if (auto t = defaultAccumulatorSoftmaxTile(dev, options, d, qs[1], ks[1])) {
       info.coopTile = *t;

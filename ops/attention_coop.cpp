@@ -7,7 +7,9 @@ namespace sdgen::ops {
 uint32_t FlashCoopTile::sharedBytes() const {
   // flash_coop2.slang: only the K/V (first Q, last the fp16 output) rows, and where the padded head has a free
   // column (4 * ceil(d / 4) < dp: V's ones column) the 16 x 16 fp32 mask that reads L out of O.
-  if (accumulatorSoftmax) return uint32_t(2 * kvRows() * (dp + 8) + (4 * ((d + 3) / 4) < dp ? 16 * 16 * 4 : 0));
+  // With maskKeys, the 16 x 16 fp32 tile of the partial key tile's mask.
+  if (accumulatorSoftmax)
+    return uint32_t(2 * kvRows() * (dp + 8) + (4 * ((d + 3) / 4) < dp ? 16 * 16 * 4 : 0) + (maskKeys ? 16 * 16 * 4 : 0));
   // K/V (and first Q) rows of dp + 8 halfs; per 16-row tile the fp32 scores [16][bkv + 4] and the fp16
   // probabilities [16][bkv + 8] (shaders/attention/flash_coop.slang FlashCoopTiles).
   const int tiles = rowTiles * subgroups;
@@ -19,7 +21,7 @@ std::string FlashCoopTile::describe() const {
          " query x " + std::to_string(bkv) + " key rows, " + std::to_string(subgroups) + " subgroups of " +
          std::to_string(rowTiles * 16) + " rows, " + std::to_string(sharedBytes()) + " bytes shared" +
          (doubleBuffer ? ", double-buffered" : prefetch ? ", prefetch" : "") +
-         (accumulatorSoftmax ? ", softmax in accumulators" : "");
+         (accumulatorSoftmax ? ", softmax in accumulators" : "") + (maskKeys ? ", keys past Sk masked" : "");
 }
 
 std::string flashCoopUnsupportedReason(const DeviceInfo& info) {
@@ -35,9 +37,9 @@ std::string flashCoop2UnsupportedReason(const DeviceInfo& info, bool causal, int
   if (std::string why = flashCoopUnsupportedReason(info); !why.empty()) return why;
   if (!info.coopMatrix2Softmax)
     return "no VK_NV_cooperative_matrix2 with cooperativeMatrixReductions and cooperativeMatrixConversions";
-  if (causal) return "a causal mask (the accumulator-softmax kernel masks no key)";
-  if (bkv <= 0 || sk % bkv != 0)
-    return std::to_string(sk) + " keys are not a multiple of the " + std::to_string(bkv) + "-key block";
+  if (causal) return "a causal mask (the accumulator-softmax kernel masks only the keys past Sk)";
+  if (sk < 1) return "no keys";
+  if (bkv != 16 && bkv != 32 && bkv != 64) return "a " + std::to_string(bkv) + "-key block (16, 32 or 64)";
   return "";
 }
 
@@ -92,16 +94,21 @@ std::optional<FlashCoopTile> chooseFlashCoop2Tile(int64_t d, int64_t sq, int64_t
   // block costs two workgroup barriers; 64x64 level 0.333 ms vs 0.465 at 16), 32 beyond (D 160: 0.018 vs
   // 0.020 ms at 64, more workgroups resident), the largest that divides sk; 4 subgroups; two 16-row tiles per
   // subgroup where the grid stays large (64x64 level: 0.333 -> 0.272 ms; at 32x32 one is faster).
+  // Where no block divides sk (a cross-attention's 77 keys), the first in that order whose padding to whole
+  // blocks stays within a quarter of sk (77: 32-key blocks, 96 rows), its last block's keys past sk masked.
   int subgroups = sq <= 16 ? 1 : sq <= 32 ? 2 : 4;
   const std::vector<int> blocks = d > 128 ? std::vector<int>{32, 64, 16} : std::vector<int>{64, 32, 16};
-  for (int bkv : blocks) {
-    if (sk % bkv != 0) continue;
-    for (int rows : {2, 1}) {
-      if (rows == 2 && sq < 2048) continue;
-      FlashCoopTile t = makeFlashCoopTile(d, {bkv, rows, subgroups, false, true});
-      if (t.sharedBytes() <= sharedBytes && uint32_t(t.threads()) <= maxInvocations) return t;
+  for (bool masked : {false, true})
+    for (int bkv : blocks) {
+      const int64_t padded = (sk + bkv - 1) / bkv * bkv;
+      if (masked ? (sk % bkv == 0 || (bkv != 16 && 4 * padded > 5 * sk)) : sk % bkv != 0) continue;
+      for (int rows : {2, 1}) {
+        if (rows == 2 && sq < 2048) continue;
+        FlashCoopTile t = makeFlashCoopTile(d, {bkv, rows, subgroups, false, true});
+        t.maskKeys = masked;
+        if (t.sharedBytes() <= sharedBytes && uint32_t(t.threads()) <= maxInvocations) return t;
+      }
     }
-  }
   return std::nullopt;
 }
 
@@ -123,7 +130,7 @@ std::string flashCoopWrapperSource(const FlashCoopTile& t, const std::string& q,
            ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
            "  flashCoop2Main<Q, K, V, O, " + n(t.d) + ", " + n(t.dp) + ", " + n(t.bkv) + ", " + n(t.rowTiles) + ", " +
            n(t.subgroups) + ", " + n(t.kvRows()) + ", " + (t.prefetch ? "1" : "0") + ", " + (vector ? "1" : "0") +
-           ", " + (raw ? "1" : "0") + ">(group, local);\n}\n";
+           ", " + (raw ? "1" : "0") + ", " + (t.maskKeys ? "1" : "0") + ">(group, local);\n}\n";
   }
   return "import sdgen;\nimport expr;\nimport attention.flash_coop;\n"
          "typealias Q = " + q + ";\ntypealias K = " + k + ";\ntypealias V = " + v + ";\ntypealias O = " + out +

@@ -37,6 +37,7 @@ struct FlashCoopTile {
   bool prefetch = false;  // the next key block is loaded into registers during the current one
   bool doubleBuffer = false;  // two shared K/V tiles (implies prefetch)
   bool accumulatorSoftmax = false;  // flash_coop2.slang: scores, softmax and P stay in accumulators
+  bool maskKeys = false;  // flash_coop2.slang with Sk % bkv != 0: the last block's keys past Sk are masked
   int bq() const { return 16 * rowTiles * subgroups; }
   int threads() const { return 32 * subgroups; }
   // K and V rows (twice over when double-buffered); the Q block is staged there first.
@@ -54,7 +55,8 @@ inline bool flashCoopSupported(const DeviceInfo& info) { return flashCoopUnsuppo
 
 // Empty when the accumulator-softmax kernel (flash_coop2.slang) can run this attention with key blocks of bkv
 // rows: the device has VK_NV_cooperative_matrix2's reductions and conversions (DeviceInfo::coopMatrix2Softmax),
-// no causal mask, and Sk a multiple of bkv (the kernel masks no key); otherwise the missing condition.
+// no causal mask, at least one key, and bkv 16, 32 or 64 (Sk need not be a multiple of it: the last block's
+// keys past Sk are masked, FlashCoopTile::maskKeys); otherwise the missing condition.
 std::string flashCoop2UnsupportedReason(const DeviceInfo& info, bool causal, int64_t sk, int bkv);
 
 // The tile for head dimension `d` with the given blocks; throws sdgen::Error on inconsistent blocks.

@@ -300,9 +300,10 @@ TEST_P(AttentionTest, TensorCoreKernel) {
 
 TEST_P(AttentionTest, AccumulatorSoftmaxKernel) {
   // flash_coop2.slang (softmax in accumulators, VK_NV_cooperative_matrix2) against the reference where the
-  // device has it (H100, H200): every block variant on shapes whose key count its blocks divide, raw and
-  // expression loads, odd query counts and head dimensions; the default choice takes it for such shapes and
-  // keeps flash_coop.slang for 77 keys and causal masks. Elsewhere (lavapipe): forcing it throws the reason.
+  // device has it (H100, H200): every block variant on shapes whose key count its blocks divide and on shapes
+  // whose last block is masked, raw and expression loads, odd query counts and head dimensions; the default
+  // choice takes it for both and keeps flash_coop.slang for causal masks. Elsewhere (lavapipe): forcing it
+  // throws the reason.
   const DeviceInfo& dev = ctx().info();
   const std::string why = ops::flashCoop2UnsupportedReason(dev, false, 128, 64);
   if (!why.empty()) {
@@ -330,15 +331,32 @@ TEST_P(AttentionTest, AccumulatorSoftmaxKernel) {
   run(dense(1, 17, 32, 1, 33, 1631), {.coopBlocks = ops::FlashCoopBlocks{16, 1, 2, false, true}}, "cm2 D 33");
   if (dt() == DType::F16) {
     EXPECT_TRUE(run(dense(2, 100, 256, 2, 40, 1640), {}, "default, 256 keys").coopTile.accumulatorSoftmax);
-    EXPECT_FALSE(run(dense(2, 100, 77, 2, 40, 1641), {}, "default, 77 keys").coopTile.accumulatorSoftmax);
+    const auto cross = run(dense(2, 100, 77, 2, 40, 1641), {}, "default, 77 keys");
+    EXPECT_TRUE(cross.coopTile.accumulatorSoftmax);
+    EXPECT_TRUE(cross.coopTile.maskKeys);
     EXPECT_FALSE(run(dense(2, 64, 64, 2, 40, 1642), {.causal = true}, "default, causal").coopTile.accumulatorSoftmax);
   }
-  Problem p = dense(1, 20, 77, 2, 40, 1650);
+  // Keys past Sk masked in the last block: a partial 16-key tile (77 = 64 + 13), whole masked tiles after it
+  // (13 keys in a 64-key block), a partial block with no partial tile (48 keys in 64-key blocks), one key; every
+  // block size, raw and expression loads, D 40 (ones column), 80 and 160.
+  for (int bkv : {16, 32, 64}) {
+    const ops::FlashCoopBlocks b{bkv, 1, 4, false, true};
+    auto i = run(dense(2, 70, 77, 2, 40, 1650 + uint32_t(bkv)), {.coopBlocks = b}, "cm2 masked, 77 keys, D 40");
+    EXPECT_TRUE(i.coopTile.maskKeys);
+    run(dense(1, 33, 13, 3, 80, 1660 + uint32_t(bkv)), {.coopBlocks = b, .allowRawInputs = false},
+        "cm2 masked, 13 keys, D 80, expression loads");
+    if (bkv == 64) run(dense(1, 20, 48, 2, 40, 1670), {.coopBlocks = b}, "cm2 masked, 48 keys in a 64-key block");
+  }
+  run(dense(2, 64, 77, 2, 160, 1680), {.coopBlocks = ops::FlashCoopBlocks{32, 1, 4, false, true}},
+      "cm2 masked, 77 keys, D 160");
+  run(dense(1, 40, 1, 2, 40, 1681), {.coopBlocks = ops::FlashCoopBlocks{16, 1, 4, false, true}}, "cm2 masked, one key");
+  Problem p = dense(1, 20, 77, 2, 40, 1690);
   TensorView out = output(p.q.shape());
   CommandSequence seq(ctx());
   test::expectErrorContaining([&] {
-    ops::attention(ctx(), seq, p.q, p.k, p.v, bufferSink(out), {.coopBlocks = ops::FlashCoopBlocks{16, 1, 4, false, true}});
-  }, "77 keys are not a multiple of the 16-key block");
+    ops::attention(ctx(), seq, p.q, p.k, p.v, bufferSink(out),
+                   {.causal = true, .coopBlocks = ops::FlashCoopBlocks{16, 1, 4, false, true}});
+  }, "a causal mask");
 }
 
 // fp16 storage only (instantiated below): fp32 leaves change nothing in the emulated kernel's code, and each
@@ -488,7 +506,14 @@ TEST(AttentionCoopTiles, AccumulatorSoftmaxChoiceAndContract) {
   EXPECT_EQ(ops::chooseFlashCoop2Tile(160, 256, 256, 49152, 1024)->bkv, 32) << "beyond D 128: 32-key blocks";
   EXPECT_EQ(ops::chooseFlashCoop2Tile(160, 256, 48, 49152, 1024)->bkv, 16);
   EXPECT_EQ(ops::chooseFlashCoop2Tile(160, 16, 48, 49152, 1024)->subgroups, 1);
-  EXPECT_FALSE(ops::chooseFlashCoop2Tile(40, 4096, 77, 49152, 1024).has_value()) << "77 keys: no block divides";
+  // No block divides 77 keys: the first whose padding stays within a quarter of Sk (96 rows of 32), masked.
+  t = *ops::chooseFlashCoop2Tile(40, 4096, 77, 49152, 1024);
+  EXPECT_EQ(t.bkv, 32);
+  EXPECT_TRUE(t.maskKeys);
+  EXPECT_EQ(t.sharedBytes(), uint32_t(2 * 128 * (48 + 8) + 2 * 16 * 16 * 4)) << "the ones column's and the key mask";
+  EXPECT_EQ(ops::chooseFlashCoop2Tile(160, 256, 77, 49152, 1024)->bkv, 32);
+  EXPECT_EQ(ops::chooseFlashCoop2Tile(80, 1024, 20, 49152, 1024)->bkv, 16) << "20 keys: only 16 pads within 25 %";
+  EXPECT_FALSE(ops::chooseFlashCoop2Tile(80, 1024, 1024, 49152, 1024)->maskKeys);
   EXPECT_FALSE(ops::chooseFlashCoop2Tile(256, 4096, 4096, 16384, 1024).has_value()) << "nothing fits 16 KiB";
   EXPECT_THROW(ops::makeFlashCoopTile(40, {16, 1, 4, true, true}), Error) << "no double-buffered variant";
 
@@ -501,7 +526,9 @@ TEST(AttentionCoopTiles, AccumulatorSoftmaxChoiceAndContract) {
   d.coopMatrix2Softmax = true;
   EXPECT_EQ(ops::flashCoop2UnsupportedReason(d, false, 128, 64), "");
   EXPECT_NE(ops::flashCoop2UnsupportedReason(d, true, 128, 64).find("causal"), std::string::npos);
-  EXPECT_NE(ops::flashCoop2UnsupportedReason(d, false, 77, 16).find("77 keys"), std::string::npos);
+  EXPECT_EQ(ops::flashCoop2UnsupportedReason(d, false, 77, 32), "") << "keys past Sk are masked";
+  EXPECT_NE(ops::flashCoop2UnsupportedReason(d, false, 0, 16).find("no keys"), std::string::npos);
+  EXPECT_NE(ops::flashCoop2UnsupportedReason(d, false, 128, 48).find("48-key block"), std::string::npos);
   EXPECT_EQ(ops::flashCoopCapabilities(t).size(), 3u);
 }
 
@@ -522,8 +549,10 @@ TEST(AttentionCoopTiles, RealKernelCompilesToSpirv) {
                         // The accumulator-softmax kernel (flash_coop2.slang).
                         Case{40, {64, 1, 4, false, true}, true, false, true},
                         Case{160, {32, 2, 4, false, true}, true, false, false},
-                        Case{33, {16, 1, 2, false, true}, false, false, false}}) {
+                        Case{33, {16, 1, 2, false, true}, false, false, false},
+                        Case{40, {32, 1, 4, false, true}, true, false, true}}) {  // masked below
     ops::FlashCoopTile t = ops::makeFlashCoopTile(c.d, c.blocks);
+    t.maskKeys = c.d == 40 && c.blocks.bkv == 32;
     KernelSource src;
     src.generated = ops::flashCoopWrapperSource(t, "Buf<20,F16Storage,1,0>", "Buf<27,F16Storage,1,0>",
                                                 "Buf<34,F16Storage,1,0>", "BufSink<41,F16Storage>", c.vector, c.causal,
