@@ -32,7 +32,8 @@ static std::string accumulatorSoftmaxKnob() {
 static std::optional<FlashCoopTile> defaultAccumulatorSoftmaxTile(const DeviceInfo& dev, const AttentionOptions& options,
                                                                   int64_t d, int64_t sq, int64_t sk) {
   const std::string knob = accumulatorSoftmaxKnob();
-  if (options.coopEmulation || knob == "shared" || !flashCoop2UnsupportedReason(dev, options.causal, sk, 16).empty())
+  if (options.coopEmulation || knob == "shared" ||
+      !flashCoop2UnsupportedReason(dev, options.causal, sk, 16).empty())
     return std::nullopt;
   auto t = chooseFlashCoop2Tile(d, sq, sk, dev.sharedMemoryPerWorkgroup, dev.maxWorkgroupInvocations);
   if (t && t->maskKeys && knob == "divisible") return std::nullopt;

@@ -9,7 +9,8 @@ uint32_t FlashCoopTile::sharedBytes() const {
   // column (4 * ceil(d / 4) < dp: V's ones column) the 16 x 16 fp32 mask that reads L out of O.
   // With maskKeys, the 16 x 16 fp32 tile of the partial key tile's mask.
   if (accumulatorSoftmax)
-    return uint32_t(2 * kvRows() * (dp + 8) + (4 * ((d + 3) / 4) < dp ? 16 * 16 * 4 : 0) + (maskKeys ? 16 * 16 * 4 : 0));
+    return uint32_t(2 * kvRows() * (dp + 8) + (4 * ((d + 3) / 4) < dp ? 16 * 16 * 4 : 0) +
+                    (maskKeys ? 16 * 16 * 4 : 0));
   // K/V (and first Q) rows of dp + 8 halfs; per 16-row tile the fp32 scores [16][bkv + 4] and the fp16
   // probabilities [16][bkv + 8] (shaders/attention/flash_coop.slang FlashCoopTiles).
   const int tiles = rowTiles * subgroups;

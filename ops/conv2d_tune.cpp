@@ -61,11 +61,17 @@ static std::string cacheFile(Context& ctx, const ConvTuneSettings& s) {
          std::to_string(ConvTuneCache::kVersion) + ".json";
 }
 
+// SDGEN_AUTOTUNE_REPS=N (1-100) replaces settings.reps: a developer knob for measuring the tuning's stability.
+static int timedReps(const ConvTuneSettings& s) {
+  if (const char* env = std::getenv("SDGEN_AUTOTUNE_REPS"); env && *env) return std::clamp(std::atoi(env), 1, 100);
+  return s.reps;
+}
+
 ConvTuner::ConvTuner(Context& ctx, ConvTuneSettings settings, std::unique_ptr<ConvCandidateTimer> timer)
     : ctx_(ctx),
       settings_(std::move(settings)),
       enabled_(convTuneEnabled(settings_, ctx.info())),
-      timer_(timer ? std::move(timer) : makeGpuConvTimer(ctx, settings_.reps)),
+      timer_(timer ? std::move(timer) : makeGpuConvTimer(ctx, timedReps(settings_))),
       cache_(cacheFile(ctx, settings_), convTuneDeviceKey(ctx.info())) {
   stats_.enabled = enabled_;
   if (enabled_ && !settings_.retune) cache_.load();

@@ -292,12 +292,13 @@ Value Builder::attentionByHalfProducts(const Value& q, const Value& k, const Val
 }
 
 // fp16 activations on a tensor-core device, where the consumers (the coop convolutions and GEMMs) stage a
-// computed input into fp16 scratch anyway: the normalized (SiLU) values are written once, by a statistics launch
-// and a normalization launch over pixel blocks (ops::groupNormTiles), instead of a statistics launch (plus a
-// combine where it is split) and a staging launch. SDGEN_GROUP_NORM selects for measurements: `rows` the rule
-// before it (ops::groupNormRows, one workgroup per (image, group), up to kGroupNormInOneLaunchMaxElements per
-// group, where it beat the split statistics; SDGEN_GROUP_NORM_MAX=N sets that bound), `lazy` the statistics
-// launch and a lazy result everywhere.
+// computed input into fp16 scratch anyway: the normalized (SiLU) values are written once, by ops::groupNormRows
+// (one workgroup per (image, group)) or ops::groupNormTiles (a statistics and a normalization launch over pixel
+// blocks) as chooseGroupNormPath decides, instead of a statistics launch (plus a combine where it is split) and
+// a staging launch. SDGEN_GROUP_NORM selects for measurements: `rows` never the tiles (the rule before session
+// 26), `tiles` the tiles wherever they fit (session 26's), `lazy` the statistics launch and a lazy result
+// everywhere; SDGEN_GROUP_NORM_MAX=N moves the one-launch bound, SDGEN_GROUP_NORM_TILES_MIN=N keeps the tiles
+// from groups of fewer elements.
 GroupNormKnobs GroupNormKnobs::fromEnvironment() {
   GroupNormKnobs k;
   if (const char* env = std::getenv("SDGEN_GROUP_NORM")) k.choice = env;
@@ -312,7 +313,7 @@ GroupNormPath chooseGroupNormPath(const Shape& shape, int groups, const GroupNor
   const bool tiles = groupElements >= knobs.tilesMinElements && ops::groupNormTilesFit(shape, groups);
   const bool rows = ops::groupNormRowsFit(shape, groups) && groupElements <= knobs.rowsMaxElements;
   if (knobs.choice == "tiles" && tiles) return GroupNormPath::Tiles;
-  // H200, session 27 (docs/perf.md): the tiles take 13-19 µs at the UNet's 64² level against 26 for one
+  // H200, session 27 (docs/perf.md): the tiles take 16-18 µs at the UNet's 64² level against 26 for one
   // launch (groups of 10 channels), but 11-16 µs at 8²-32² against 5-9 (two launches' fixed cost).
   if (knobs.choice != "rows" && knobs.choice != "tiles" && tiles && pixels <= kGroupNormTilesMaxPixels &&
       (cg % 4 != 0 || !rows))
