@@ -8,7 +8,10 @@ Run by scripts/device/e2e.sh. Steps, all in the same call:
   1. tests/reference/make_sd15_random.py builds the SD 1.5 architecture with random weights (fp16 diffusers
      folder) and times diffusers' UNet step (batch 2, fp16, 512²) eager and replayed as a CUDA graph (CUDA
      events, median of its runs after warm-up) into REFS/sd15_random.json;
-  2. sdgen_model_check --precision fp16: sdgen's UNet step recorded once and replayed (median, p10, p90 of 30);
+  2. sdgen_model_check --precision fp16: sdgen's UNet step recorded once and replayed (median, p10, p90 of 30),
+     as the pipeline records it: the 16 cross-attention K/V projections of the text context are a graph run once
+     per image before the steps, whose outputs every step reads (diffusers computes them in every step); their
+     time per image is reported beside it (details: context_kv_ms, and the step with 1/20 of it added);
   3. sdgen --profile-conv: launches per UNet step and the step's GPU time (sum of its launches' timestamps);
   4. sdgen -p PROMPT --steps 20 --sampler euler --cfg-scale 7 -W 512 -H 512 --precision fp16 --batch-count
      IMAGES -v: the time of one image after loading is the interval between consecutive "wrote" lines
@@ -88,8 +91,15 @@ def sdgen_step(model_check, model, refs):
                   r.stdout)
     if not m:
         raise RuntimeError("no fp16 'unet step' line in sdgen_model_check's output:\n" + r.stdout[-2000:])
-    return {"launches": int(m.group(1)), "median_ms": float(m.group(2)), "p10_ms": float(m.group(3)),
+    step = {"launches": int(m.group(1)), "median_ms": float(m.group(2)), "p10_ms": float(m.group(3)),
             "p90_ms": float(m.group(4))}
+    kv = re.search(r"fp16\s+unet context\s+K/V projections, once per image before the steps: (\d+) launches, "
+                   r"median ([0-9.]+) ms", r.stdout)
+    if kv:
+        step["context_kv_launches"] = int(kv.group(1))
+        step["context_kv_ms"] = float(kv.group(2))
+        step["median_plus_kv_over_20_ms"] = round(step["median_ms"] + step["context_kv_ms"] / 20, 3)
+    return step
 
 
 def sdgen_profile(sdgen, model, work):
@@ -204,6 +214,9 @@ def main(argv=None):
     d = details["diffusers"]
     print(f"{'':24}{'sdgen':>12}{'diffusers':>12}")
     print(f"{'UNet step (graph)':24}{result['unet_step_ms']:>12.2f}{result['diffusers_cudagraph_ms']:>12.2f}")
+    if "context_kv_ms" in step:
+        print(f"{'  + context K/V / 20':24}{step['median_plus_kv_over_20_ms']:>12.2f}"
+              f"{'':>12}  (K/V once per image: {step['context_kv_ms']:.3f} ms)")
     print(f"{'UNet step (eager)':24}{'':>12}{result['diffusers_eager_ms']:>12.2f}")
     print(f"{'VAE decode 512':24}{result['vae_decode_ms']:>12.2f}{d['vae_decode']['median']:>12.2f}")
     print(f"{'text encoder batch 2':24}{result['text_ms']:>12.2f}{d['text_encoder']['median']:>12.2f}")

@@ -52,6 +52,13 @@ struct Conv2dInfo {
 Conv2dInfo conv2d(Context& ctx, CommandSequence& seq, const graph::Expr& input, const Conv2dWeights& weights,
                   const graph::Sink& out, const Conv2dOptions& options = {});
 
+// Records the launch that makes `weights`' upsample phase filters (Conv2dWeightsOptions::packUpsamplePhases) from
+// its fp16 gemm layout (ops/conv2d_coop_upsample.cpp): run once after the weights are packed, and again whenever
+// the gemm layout changes (a LoRA re-merge), so that the recorded steps read them without a launch of their own.
+void packUpsamplePhaseFilters(Context& ctx, CommandSequence& seq, const Conv2dWeights& weights);
+// The phases of an upsampling conv on tensor cores are on unless SDGEN_CONV_UPSAMPLE_PHASES=0 (measurements).
+bool upsamplePhasesEnabled();
+
 // The output shape [N, Ho, Wo, Cout] for an input shape; throws when the output would be empty.
 graph::Shape conv2dOutputShape(const graph::Shape& input, const Conv2dWeights& weights);
 

@@ -1,6 +1,8 @@
 #include "ops/conv2d_candidates.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "engine/error.h"
@@ -179,6 +181,13 @@ std::optional<ConvCandidate> ruleCandidate(const ConvProblem& prob, const ConvCo
   return c;
 }
 
+// SDGEN_CONV_WIDE_SPLIT=0 leaves out session 28's split-K candidates (128x128 tiles in 8, 16 or 32 parts) for
+// the A/B that decided them (docs/perf.md).
+static bool wideSplitCandidates() {
+  const char* v = std::getenv("SDGEN_CONV_WIDE_SPLIT");
+  return !v || std::strcmp(v, "0") != 0;
+}
+
 // Split-K parts as chooseSplitK normalizes them: whole K slices per part, no empty part.
 static int normalizedParts(int parts, int64_t slices) {
   const int64_t chunk = (slices + parts - 1) / parts;
@@ -210,6 +219,13 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     for (int parts : {2, 4})
       if (slices / parts >= 8 && bigTiles * parts <= 1024)
         add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, normalizedParts(parts, slices)});
+    // ... and in 8, 16 or 32 parts where the deep K of the up blocks' concatenations meets few tiles (session 28,
+    // H200: up 2 resnet 0 conv1, K 17280 on 16x5 tiles, 0.283 -> 0.257 ms in 8 parts; up 1's conv1s 0.196 ->
+    // 0.189 in 16). 128x64 tiles and 64x64 in 32 parts were timed beside them and never chosen.
+    if (wideSplitCandidates())
+      for (int parts : {8, 16, 32})
+        if (slices / parts >= 8 && bigTiles * parts <= 1024)
+          add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, normalizedParts(parts, slices)});
     // 64x64 tiles split K where few tiles walk a deep K (docs/dispatch.md "Split-K"): at most 16 parts, each
     // part at least 4 slices of K, and no more than about 2,000 64x64 workgroups in all.
     const int64_t tiles = ((prob.m() + 63) / 64) * ((prob.cout + 63) / 64);

@@ -52,7 +52,7 @@ void recordConvCoop(const ConvCall& c, Conv2dScratch* scratch, const ConvCandida
   if (!candidate && scratch && p.cout % 4 == 0)
     tile.splitK = chooseSplitK(tile, p.m(), p.cout, phases ? 4 * p.cin : p.k(), 1);
   if (phases) {
-    recordConvCoopUpsample(c, *scratch, tile);
+    recordConvCoopUpsample(c, scratch, tile);
     return;
   }
   Expr in = coopConvInput(c, scratch, "coop");

@@ -40,12 +40,12 @@ void recordConvWinograd(const ConvCall& call, const ConvTile& tile, Conv2dScratc
 // fp16 tensor is not staged: its four output phases run as 2x2 convolutions (recordConvCoopUpsample).
 void recordConvCoop(const ConvCall& call, Conv2dScratch* scratch, const ConvCandidate* candidate);
 // ops/conv2d_coop_upsample.cpp: conv3x3(upsample2x(x)) as one GEMM over its four output phases, each a 2x2
-// convolution of x (gemm_coop.slang A_MODE 5), after a launch that makes the phase filters in `scratch`.
+// convolution of x (gemm_coop.slang A_MODE 5), reading the weights' phase filters where they hold them
+// (Conv2dWeights::hasUpsamplePhases), else after a launch that makes them in `scratch`.
 // upsamplePhasesViolation: why it cannot run `call` on `tile` (empty: it can); SDGEN_CONV_UPSAMPLE_PHASES=0
-// turns it off (upsamplePhasesEnabled; measurements).
-bool upsamplePhasesEnabled();
+// turns it off (upsamplePhasesEnabled, ops/conv2d.h; measurements).
 std::string upsamplePhasesViolation(const ConvCall& call, const GemmTile& tile, const Conv2dScratch* scratch);
-void recordConvCoopUpsample(const ConvCall& call, Conv2dScratch& scratch, const GemmTile& tile);
+void recordConvCoopUpsample(const ConvCall& call, Conv2dScratch* scratch, const GemmTile& tile);
 // The phase filters alone: U fp16 [4 phases][4 taps][Cin][Cout] at `u` from the fp16 gemm layout of call.weights
 // (shaders/conv/upsample_phases.slang), one launch labelled "<label> coop phase filters".
 void recordUpsamplePhaseFilters(const ConvCall& call, VkDeviceAddress u);

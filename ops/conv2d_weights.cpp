@@ -50,6 +50,12 @@ Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams
   if (options.packGemm) gemm_ = ctx.allocate(count * dtypeSize(storage_), name_ + " (gemm layout)");
   if (options.packWinograd && isWinogradGeometry(p))
     winograd_ = ctx.allocate(size_t(36) * cin * cout * 4, name_ + " (winograd U)");
+  if (options.packUpsamplePhases) {
+    if (std::string why = upsamplePhasesLayoutViolation(cout, cin, p, storage_); !why.empty())
+      throw Error(who + ": no upsample phase filters: " + why);
+    if (!options.packGemm) throw Error(who + ": the upsample phase filters are made from the gemm layout (packGemm)");
+    phases_ = ctx.allocate(size_t(16) * cin * cout * 2, name_ + " (upsample phases)");
+  }
   bias_ = ctx.allocate(size_t(cout) * 4, name_ + " (bias)");
 }
 
@@ -72,6 +78,7 @@ Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams
                 std::to_string(bias.size()));
   if (gemm_) writeFloats(ctx, gemm_, packGemmLayout(weights, cout, cin, p.kh, p.kw), storage_);
   if (winograd_) writeFloats(ctx, winograd_, winograd::packFilters(weights, cout, cin), DType::F32);
+  if (phases_) writeFloats(ctx, phases_, packUpsamplePhaseLayout(weights, cout, cin), DType::F16);
   std::vector<float> b(bias.begin(), bias.end());
   if (b.empty()) b.assign(cout, 0.0f);
   writeFloats(ctx, bias_, b, DType::F32);
@@ -80,6 +87,45 @@ Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams
 const Allocation& Conv2dWeights::gemm() const {
   if (!gemm_) throw Error(name_ + ": the gemm layout was not packed (Conv2dWeightsOptions::packGemm)");
   return gemm_;
+}
+
+const Allocation& Conv2dWeights::upsamplePhases() const {
+  if (!phases_)
+    throw Error(name_ + ": the upsample phase filters were not packed (Conv2dWeightsOptions::packUpsamplePhases)");
+  return phases_;
+}
+
+std::string upsamplePhasesLayoutViolation(int cout, int cin, const Conv2dParams& p, DType storage) {
+  if (storage != DType::F16) return "they need fp16 storage";
+  if (!isWinogradGeometry(p)) return "the geometry " + p.str() + " is not 3x3 s1 p1 d1";
+  if (cin % 8 || cout % 8) return "Cin and Cout must be multiples of 8";
+  return {};
+}
+
+std::vector<float> packUpsamplePhaseLayout(std::span<const float> weights, int cout, int cin) {
+  // As shaders/conv/upsample_phases.slang: per (ci, co) the 9 fp16 taps, summed over the filter columns of each
+  // (phase column b, tap column tx), then over the rows, in fp32.
+  std::vector<float> out(size_t(16) * cin * cout);
+  for (int ci = 0; ci < cin; ++ci)
+    for (int co = 0; co < cout; ++co) {
+      float g[3][3];
+      for (int ky = 0; ky < 3; ++ky)
+        for (int kx = 0; kx < 3; ++kx)
+          g[ky][kx] = roundToStorage(DType::F16, weights[((size_t(co) * cin + ci) * 3 + ky) * 3 + kx]);
+      for (int j = 0; j < 4; ++j) {  // j = 2b + tx
+        float c[3];
+        for (int ky = 0; ky < 3; ++ky) {
+          const float cols[4] = {g[ky][0], g[ky][1] + g[ky][2], g[ky][0] + g[ky][1], g[ky][2]};
+          c[ky] = cols[j];
+        }
+        const float r[4] = {c[0], c[1] + c[2], c[0] + c[1], c[2]};
+        for (int i = 0; i < 4; ++i) {  // i = 2a + ty
+          const int p = 2 * (i >> 1) + (j >> 1), t = 2 * (i & 1) + (j & 1);
+          out[((size_t(p) * 4 + t) * cin + ci) * cout + co] = r[i];
+        }
+      }
+    }
+  return out;
 }
 
 const Allocation& Conv2dWeights::winograd() const {

@@ -8,6 +8,10 @@
 //             F(4,3)'s output transform amplifies the rounding of U (coefficients up to 8 per axis against a
 //             result that cancels), so fp16 U gives errors of a few percent (measured: 3-9% relative) where
 //             fp32 U gives about 1e-4 of the output's scale.
+//   upsample phases  (fp16 3x3 s1 p1 d1 convolutions whose input is a nearest 2x upsampling: the UNet's and the
+//             VAE decoder's upsamplers) P[4 phases][4 taps * Cin][Cout]: each output phase of conv3x3(up2x(x)) as a
+//             2x2 convolution of x (ops/conv2d_coop_upsample.cpp), made once from the gemm layout
+//             (packUpsamplePhaseFilters) instead of by a launch in every recorded step.
 // The gemm layout is stored in fp32 or fp16 (`storage`); the bias is always fp32 [Cout] (zeros when absent).
 #include <cstdint>
 #include <span>
@@ -42,6 +46,9 @@ struct Conv2dWeightsOptions {
   DType storage = DType::F32;
   bool packGemm = true;      // General and GemmV2 need it; drop it only when Winograd always runs
   bool packWinograd = true;  // packed only when the geometry is Winograd's (4x the memory of the gemm layout)
+  // The upsample phase filters (16/9 of the gemm layout's bytes), beside the gemm layout they are made from: fp16
+  // storage, 3x3 s1 p1 d1, Cin and Cout multiples of 8. allocate() leaves them to packUpsamplePhaseFilters.
+  bool packUpsamplePhases = false;
   std::string name = "conv2d weights";  // names the allocations and appears in errors
   // The autotune that decided these layouts at load (ops/conv2d_tune.h): ConvAlgo::Auto convolutions with
   // these weights take its measured choice. Null: the rule (docs/dispatch-conv.md).
@@ -69,6 +76,8 @@ class Conv2dWeights {
   bool hasWinograd() const { return static_cast<bool>(winograd_); }
   const Allocation& gemm() const;      // throws sdgen::Error when not packed
   const Allocation& winograd() const;  // throws sdgen::Error when not packed; always fp32
+  bool hasUpsamplePhases() const { return static_cast<bool>(phases_); }
+  const Allocation& upsamplePhases() const;  // throws sdgen::Error when not packed; fp16
   const Allocation& bias() const { return bias_; }
   ConvTuner* tuner() const { return tuner_; }
 
@@ -79,10 +88,15 @@ class Conv2dWeights {
   DType storage_;
   std::string name_;
   ConvTuner* tuner_ = nullptr;
-  Allocation gemm_, winograd_, bias_;
+  Allocation gemm_, winograd_, phases_, bias_;
 };
 
 // Host packing (exposed for tests): the gemm layout of [Cout, Cin, kh, kw] weights.
 std::vector<float> packGemmLayout(std::span<const float> weights, int cout, int cin, int kh, int kw);
+// The upsample phase filters of [Cout, Cin, 3, 3] weights as the device makes them from the fp16 gemm layout (each
+// tap rounded to fp16, the same fp32 sums in the same order; the values before their rounding to fp16).
+std::vector<float> packUpsamplePhaseLayout(std::span<const float> weights, int cout, int cin);
+// Why `w` cannot hold upsample phase filters (empty: it can).
+std::string upsamplePhasesLayoutViolation(int cout, int cin, const Conv2dParams& p, DType storage);
 
 }  // namespace sdgen::ops

@@ -1,5 +1,8 @@
 #include "ops/linear.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "engine/error.h"
 #include "graph/expr_nodes.h"
 #include "ops/conv2d_plan.h"
@@ -24,6 +27,22 @@ bool stageLinearInput(const Expr& x, int64_t n, const DeviceInfo& device) {
   return (tiles - 1) * (leaves - 1) > 2;
 }
 
+std::optional<GemmTile> chooseGemvTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& device, bool fp16Weights) {
+  const char* env = std::getenv("SDGEN_GEMV");
+  if ((env && std::string(env) == "0") || !fp16Weights || m < 1 || m > 8 || useCpuGemmKernels(device))
+    return std::nullopt;
+  const int sg = int(device.subgroupSize);
+  if (sg < 4 || sg > 128 || (sg & (sg - 1)) || uint32_t(8 * sg) > device.maxWorkgroupInvocations) return std::nullopt;
+  const int64_t words = (n + 7) / 8;
+  const int wordLanes = words >= 1024 ? std::min(8, sg) : 1, kLanes = sg / wordLanes;
+  const int64_t columns = (words + wordLanes - 1) / wordLanes;  // subgroups per part
+  int parts = 1;
+  while (parts < 8 && columns * parts < 4096 && k / (2 * parts) >= kLanes) parts *= 2;
+  const GemmTile t = GemmTile::gemvTile(m <= 2 ? 2 : m <= 4 ? 4 : 8, sg, parts, wordLanes);
+  if (t.sharedBytes() > device.sharedMemoryPerWorkgroup) return std::nullopt;
+  return t;
+}
+
 GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearWeights& weights, const Sink& out,
                 const LinearOptions& options) {
   const Shape& xs = x.shape();
@@ -43,6 +62,8 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
   g.a = x;
   const int64_t m = p[0] * p[1] * p[2], n = weights.outFeatures(), k = weights.inFeatures();
   GemmTile tile = options.tile ? *options.tile : chooseGemmTile(m, n, k, ctx.info(), weights.storage() == DType::F16);
+  if (!options.tile && !options.gegluOutput)
+    if (std::optional<GemmTile> few = chooseGemvTile(m, n, k, ctx.info(), weights.storage() == DType::F16)) tile = *few;
   if (options.gegluOutput) {
     if (!tile.isCoop())
       throw Error(options.label + ": a GEGLU output needs the cooperative-matrix kernel (fp16 weights on a device "

@@ -30,10 +30,17 @@ struct GemmTile {
   // into a running fp16 total in scratch memory (ACC 3): the error of a flushK-deep fp16 sum, not a K-deep one.
   int flushK = 0;
   bool spirvOpt = false;           // compiled through spirv-opt (KernelSource::optimize), where measured faster
+  // > 0: the few-row kernel (shaders/linear/gemv.slang): 8 subgroups of gemvLanes (the device's subgroup size),
+  // each gemvWordLanes (1, 2, 4, 8) 16-byte column words wide, K split in gemvParts (1, 2, 4, 8) per word;
+  // bm = its rows (2, 4, 8), bn = 64 gemvWordLanes / gemvParts.
+  int gemvLanes = 0, gemvParts = 0, gemvWordLanes = 0;
   bool isLanes() const { return lanes > 0; }
   bool isCoop() const { return warpRows > 0; }
+  bool isGemv() const { return gemvLanes > 0; }
   int subgroups() const { return isCoop() ? (bm / (16 * warpRows)) * (bn / (16 * warpCols)) : 0; }
-  int threads() const { return isLanes() ? lanes : isCoop() ? 32 * subgroups() : (bm / 4) * (bn / 4); }
+  int threads() const {
+    return isLanes() ? lanes : isCoop() ? 32 * subgroups() : isGemv() ? 8 * gemvLanes : (bm / 4) * (bn / 4);
+  }
   // Coop: shared memory in 16-byte words, the larger of the A + B slice(s) and the epilogue's fp32 rows.
   uint32_t coopSharedWords() const {
     const int slices = (doubleBuffer ? 2 : 1) * (bm * (bk + 8) / 8 + bk * (bn + 8) / 8),
@@ -42,6 +49,7 @@ struct GemmTile {
   }
   uint32_t sharedBytes() const {
     if (isLanes()) return 0;
+    if (isGemv()) return uint32_t(16 * 8 * gemvWordLanes * bm * 2);
     if (isCoop()) return 16 * coopSharedWords();
     return uint32_t(16 * bk * (bm / 4 + bn / 4));
   }
@@ -53,6 +61,13 @@ struct GemmTile {
   static GemmTile coopTile(int bm, int bn, int bk, int warpRows, int warpCols, bool halfAccumulate = false,
                            int splitK = 1) {
     return GemmTile{bm, bn, bk, 0, 0, warpRows, warpCols, halfAccumulate, splitK};
+  }
+  static GemmTile gemvTile(int rows, int subgroupSize, int parts, int wordLanes) {
+    GemmTile t{rows, 64 * wordLanes / parts, subgroupSize};
+    t.gemvLanes = subgroupSize;
+    t.gemvParts = parts;
+    t.gemvWordLanes = wordLanes;
+    return t;
   }
 };
 
@@ -106,6 +121,13 @@ struct LinearOptions {
 // evaluating it once per column tile costs (tiles x tensors read) loads per element, staging costs
 // (tensors read + 1 store + tiles loads).
 bool stageLinearInput(const graph::Expr& x, int64_t n, const DeviceInfo& device);
+
+// The few-row kernel (GemmTile::gemvTile, shaders/linear/gemv.slang) for a linear layer of `m` <= 8 rows on fp16
+// weights on a GPU (not on CPU devices, which keep the lanes kernel): subgroups 8 column words wide (whole
+// 128-byte rows per quarter warp) from 1024 words (8192 outputs), else one word per subgroup and every lane its
+// own rows of K; K split in up to 8 parts so that about 4096 subgroups run, each part at least as deep as the
+// lanes that share a word. nullopt where it does not apply, or with SDGEN_GEMV=0 (measurements).
+std::optional<GemmTile> chooseGemvTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& device, bool fp16Weights);
 
 // out = x W^T + b. x: [..., K] (rank 1..4), out: [..., N] with the same leading axes; the leading axes are
 // batched into the rows of one GEMM.

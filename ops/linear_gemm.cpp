@@ -42,6 +42,9 @@ int64_t rawHalfRowStride(const Expr& a, int64_t k) {
 std::string GemmTile::describe() const {
   const std::string shape = std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk);
   if (isLanes()) return "lanes " + std::to_string(lanes) + "x" + std::to_string(rowsPerLane) + " " + shape;
+  if (isGemv())
+    return "gemv " + std::to_string(bm) + " rows, " + std::to_string(gemvLanes) + " lanes, " +
+           std::to_string(gemvWordLanes) + " words, K in " + std::to_string(gemvParts);
   if (isCoop())
     return "coop " + shape + " warp " + std::to_string(16 * warpRows) + "x" + std::to_string(16 * warpCols) +
            (halfAccumulate ? " acc16" : "") + (f16Accumulators ? " f16acc" : "") +
@@ -179,6 +182,14 @@ std::string gemmWrapperSource(const GemmInfo& info, const GemmTile& tile, bool b
            std::string(tile.f16Accumulators ? (tile.flushK > 0 ? "3" : "2") : tile.halfAccumulate ? "1" : "0") + ", " + flag(tile.splitK > 1) +
            ", " + flag(geglu) + ", " + flag(tile.doubleBuffer) + ", " + std::to_string(tile.coopSharedWords()) +
            ", " + flag(info.edgeChecks) + ">(group, local);\n}\n";
+  if (tile.isGemv())
+    return "import sdgen;\nimport expr;\nimport linear.gemm;\nimport linear.gemv;\n"
+           "typealias A = " + info.aType + ";\ntypealias S = " + info.sinkType +
+           ";\n[shader(\"compute\")]\n[numthreads(" + std::to_string(tile.threads()) +
+           ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
+           "  gemvMain<A, S, " + flag(info.vectorOut) + ", " + flag(bias) + ", " + std::to_string(tile.bm) + ", " +
+           std::to_string(tile.gemvParts) + ", " + std::to_string(tile.gemvLanes) + ", " +
+           std::to_string(tile.gemvWordLanes) + ">(group, local);\n}\n";
   if (tile.isLanes())
     return "import sdgen;\nimport expr;\nimport linear.gemm;\n"
            "typealias A = " + info.aType + ";\ntypealias B = " + info.bType + ";\ntypealias S = " + info.sinkType +
@@ -260,6 +271,22 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
                   "fp16, not a matmul of two expressions)");
     const std::string why = coopTileProblem(tile, ctx.info());
     if (!why.empty()) throw Error(p.label + ": cooperative-matrix tile " + tile.describe() + ": " + why);
+    if (p.packed->np % 8) throw Error(p.label + ": packed weight rows must be a multiple of 8");
+  }
+  if (tile.isGemv()) {
+    const int parts = tile.gemvParts;
+    if (!fp16Weights || p.conv || p.winograd || p.norm || p.geglu || p.bBatchStride || tile.splitK > 1)
+      throw Error(p.label + ": the few-row kernel takes packed fp16 weights and a plain product (no convolution, "
+                  "fused norm, GEGLU, per-batch B or split-K)");
+    const bool rows = tile.bm == 2 || tile.bm == 4 || tile.bm == 8;
+    const bool split = parts == 1 || parts == 2 || parts == 4 || parts == 8;
+    const int wl = tile.gemvWordLanes;
+    const bool words = (wl == 1 || wl == 2 || wl == 4 || wl == 8) && wl <= tile.gemvLanes;
+    if (p.m > tile.bm || !rows || !split || !words || tile.bn != 64 * wl / parts)
+      throw Error(p.label + ": few-row tile " + tile.describe() + " cannot take " + std::to_string(p.m) + " rows");
+    if (uint32_t(tile.gemvLanes) != ctx.info().subgroupSize)
+      throw Error(p.label + ": few-row tile " + tile.describe() + " on a device with " +
+                  std::to_string(ctx.info().subgroupSize) + "-wide subgroups");
     if (p.packed->np % 8) throw Error(p.label + ": packed weight rows must be a multiple of 8");
   }
   if (p.geglu && (!tile.isCoop() || p.n % 8 || tile.splitK > 1))

@@ -140,7 +140,8 @@ UNet::UNet(nn::ParameterStore& p, const models::UNetConfig& config, const models
         level.attentions.push_back(loadTransformer(p, w["attentions"][std::to_string(j)], out,
                                                    config.attentionHeads[rev], config.transformerLayersPerBlock[rev]));
     }
-    if (i < levels - 1) level.resample = &p.conv(w["upsamplers"]["0"]["conv"], out, out, ops::Conv2dParams::square(3));
+    if (i < levels - 1)  // reads a nearest 2x upsampling: its phase filters made at load
+      level.resample = &p.conv(w["upsamplers"]["0"]["conv"], out, out, ops::Conv2dParams::square(3), true, true);
     up_.push_back(std::move(level));
   }
 

@@ -64,7 +64,8 @@ VaeDecoder::VaeDecoder(nn::ParameterStore& p, const models::VaeConfig& config, c
     Level level;
     for (int j = 0; j <= config.layersPerBlock; ++j)
       level.resnets.emplace_back(p, w["resnets"][std::to_string(j)], j == 0 ? in : out, out, groups, kEps);
-    if (i < levels - 1) level.upsample = &p.conv(w["upsamplers"]["0"]["conv"], out, out, ops::Conv2dParams::square(3));
+    if (i < levels - 1)  // reads a nearest 2x upsampling: its phase filters made at load
+      level.upsample = &p.conv(w["upsamplers"]["0"]["conv"], out, out, ops::Conv2dParams::square(3), true, true);
     up_.push_back(std::move(level));
   }
   normOut_ = NormWeights::load(p, dec["conv_norm_out"], ch.front());

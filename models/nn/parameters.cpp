@@ -1,9 +1,14 @@
 #include "models/nn/parameters.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "engine/error.h"
+#include "ops/conv2d.h"
 #include "ops/conv2d_plan.h"
 #include "ops/conv2d_tune.h"
 #include "ops/conv2d_winograd_math.h"
+#include "ops/linear_gemm.h"
 #include "ops/linear_geglu.h"
 
 namespace sdgen::nn {
@@ -24,7 +29,7 @@ ParameterStore::Transaction::Transaction(ParameterStore& store)
 }
 
 void ParameterStore::Transaction::commit() {
-  store_.stream_.flush();
+  store_.flush();
   committed_ = true;
 }
 
@@ -32,10 +37,27 @@ ParameterStore::Transaction::~Transaction() {
   if (committed_) return;
   store_.stream_.discard();  // jobs that point into the weights freed below
   store_.convs_.resize(convs_);
+  store_.derivedConvs_ = std::min(store_.derivedConvs_, convs_);
   store_.linears_.resize(linears_);
   store_.tensors_.resize(tensors_);
   store_.lora_.truncate(loraSites_);
   store_.bytes_ = bytes_;
+}
+
+void ParameterStore::flush() {
+  stream_.flush();
+  deriveLayouts(derivedConvs_);
+}
+
+void ParameterStore::deriveLayouts(size_t from) {
+  std::unique_ptr<CommandSequence> seq;
+  for (size_t i = from; i < convs_.size(); ++i) {
+    if (!convs_[i]->hasUpsamplePhases()) continue;
+    if (!seq) seq = std::make_unique<CommandSequence>(ctx_);
+    ops::packUpsamplePhaseFilters(ctx_, *seq, *convs_[i]);
+  }
+  if (seq) seq->run();
+  derivedConvs_ = convs_.size();
 }
 
 void ParameterStore::remergeLoras(lora::LoraTargets targets) {
@@ -43,6 +65,7 @@ void ParameterStore::remergeLoras(lora::LoraTargets targets) {
   try {
     lora_.remerge(stream_, std::move(targets));
     stream_.flush();
+    deriveLayouts(0);  // the gemm layouts they are made from may have changed
   } catch (...) {
     stream_.discard();
     lora_.markAllDirty();  // some weights may hold the old set, some the new
@@ -80,11 +103,17 @@ void ParameterStore::queue(const models::ScopedWeights& w, const std::string& le
 }
 
 const ops::Conv2dWeights& ParameterStore::conv(const models::ScopedWeights& w, int cin, int cout,
-                                               const ops::Conv2dParams& p, bool bias) {
+                                               const ops::Conv2dParams& p, bool bias, bool upsampledInput) {
   const int64_t shape[] = {cout, cin, p.kh, p.kw};
   ops::Conv2dWeightsOptions o;
   o.storage = storage_;
   o.name = w.name("weight");
+  // The phase filters where the coop algorithm will read them (docs/dispatch-conv.md): 16/9 of the gemm layout.
+  // SDGEN_UPSAMPLE_PHASE_FILTERS=call leaves them to a launch per call (the A/B of docs/perf.md, session 28).
+  const char* filters = std::getenv("SDGEN_UPSAMPLE_PHASE_FILTERS");
+  o.packUpsamplePhases = upsampledInput && ops::gemmCoopSupported(ctx_.info()) && ops::upsamplePhasesEnabled() &&
+                         ops::upsamplePhasesLayoutViolation(cout, cin, p, storage_).empty() &&
+                         !(filters && std::string(filters) == "call");
   // On tensor cores in fp16 the coop algorithm runs these convs (docs/dispatch-conv.md): Winograd's fp32
   // filters, 8x the fp16 checkpoint's bytes for a 3x3 conv, would never be read.
   // With the autotune, its measurements decide (Winograd packed where it won, docs/dispatch-conv.md).
@@ -128,6 +157,7 @@ const ops::Conv2dWeights& ParameterStore::conv(const models::ScopedWeights& w, i
                  o.name + " (zero bias)");
   count(c.gemm());
   if (c.hasWinograd()) count(c.winograd());
+  if (c.hasUpsamplePhases()) count(c.upsamplePhases());
   count(c.bias());
   return c;
 }

@@ -41,9 +41,11 @@ class ParameterStore {
   // whether each conv's Winograd filters are packed and plans its Auto convolutions. Null: the rule.
   void setConvTuner(ops::ConvTuner* tuner) { tuner_ = tuner; }
 
-  // "name.weight" [cout, cin, kh, kw] and "name.bias" [cout] (optional when !bias).
+  // "name.weight" [cout, cin, kh, kw] and "name.bias" [cout] (optional when !bias). `upsampledInput`: the conv
+  // reads a nearest 2x upsampling (the upsamplers), so that on tensor cores in fp16 its phase filters are made
+  // once at load (ops::packUpsamplePhaseFilters), not by a launch in every step.
   const ops::Conv2dWeights& conv(const models::ScopedWeights& w, int cin, int cout, const ops::Conv2dParams& p,
-                                 bool bias = true);
+                                 bool bias = true, bool upsampledInput = false);
   // "name.weight" [n, k] (or a 1x1 conv [n, k, 1, 1], which on NHWC activations is the same product) and "name.bias".
   const ops::LinearWeights& linear(const models::ScopedWeights& w, int64_t k, int64_t n, bool bias = true);
   // A GEGLU projection "name.weight" [2 inner, k]: with its halves interleaved for the fused epilogue where
@@ -69,8 +71,9 @@ class ParameterStore {
   std::vector<std::string> unmergedLoraTargets(const lora::LoraTargets& t) const { return lora_.unmerged(t); }
   void remergeLoras(lora::LoraTargets targets);
 
-  // Streams and packs every weight queued since the last flush (errors: WeightStream::flush).
-  void flush() { stream_.flush(); }
+  // Streams and packs every weight queued since the last flush (errors: WeightStream::flush), then makes the
+  // layouts derived from packed ones (the upsample phase filters) of the convs added since.
+  void flush();
 
   // One network's load as a unit: every weight added after the transaction began is freed again unless
   // commit() (which flushes) succeeded, so an error anywhere in a network's constructor (a missing tensor, a
@@ -107,6 +110,8 @@ class ParameterStore {
                                       LoraSite site);
   std::vector<int64_t> linearShape(const models::ScopedWeights& w, int64_t k, int64_t n) const;
   void count(const Allocation& a) { bytes_ += a ? a.size() : 0; }
+  // The upsample phase filters of convs_[from ..] (all of them after a LoRA re-merge), in one submission.
+  void deriveLayouts(size_t from);
   Context& ctx_;
   DType storage_;
   ops::ConvTuner* tuner_ = nullptr;
@@ -114,6 +119,7 @@ class ParameterStore {
   LoraMerging lora_;
   uint64_t bytes_ = 0;
   std::vector<std::unique_ptr<ops::Conv2dWeights>> convs_;
+  size_t derivedConvs_ = 0;  // convs_[0 .. derivedConvs_) have their derived layouts made
   std::vector<std::unique_ptr<ops::LinearWeights>> linears_;
   std::vector<std::unique_ptr<DeviceTensor>> tensors_;
 };

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdlib>
+#include <map>
 #include <optional>
 #include <span>
 
@@ -127,9 +129,33 @@ ComponentOutput runUNet(Context& ctx, const models::ModelFiles& m, DType dtype, 
     addT = g.input("added conditioning", {n, width}, DType::F32);
     addValue = g.read(*addT);
   }
-  unet.build(b, g.read(in), t, g.read(ctxT), out, nullptr, addValue ? &*addValue : nullptr);
-  Allocation inMem = uploadFloats(ctx, test::nchwToNhwc(sample, s), DType::F32, "unet sample");
   Allocation ctxMem = uploadFloats(ctx, context, DType::F32, "unet context");
+  // The context's cross-attention K/V projections as the pipeline records them: a graph run once per image into
+  // buffers that every step reads (models/pipeline/text_to_image.cpp), so the timed step is the pipeline's.
+  graph::Graph kvGraph;
+  nn::Builder kvBuilder(kvGraph, dtype, &scratch);
+  std::vector<Allocation> kvMem;
+  std::vector<graph::Value> contextKv;
+  std::vector<graph::TensorId> kvOuts;
+  std::map<graph::TensorId, graph::TensorView> kvBindings;
+  for (const graph::Shape& shape : unet.contextProjectionShapes(contextShape[0], contextShape[1])) {
+    kvMem.push_back(ctx.allocate(uint64_t(graph::numel(shape)) * dtypeSize(dtype), "context K/V"));
+    const graph::TensorView view = graph::view(kvMem.back(), dtype, shape);
+    kvOuts.push_back(kvGraph.output("context kv " + std::to_string(kvOuts.size()), shape, dtype));
+    kvBindings.emplace(kvOuts.back(), view);
+    contextKv.push_back({view.shape, {}, [view](const graph::Resolver&) { return graph::buffer(view); }, 0});
+  }
+  const graph::TensorView ctxView = graph::view(ctxMem, DType::F32, contextShape);
+  unet.buildContextProjections(
+      kvBuilder, {ctxView.shape, {}, [ctxView](const graph::Resolver&) { return graph::buffer(ctxView); }, 0}, kvOuts);
+  graph::CompiledGraph kvg(ctx, kvGraph, kvBindings);
+  kvg.run();
+  // SDGEN_CHECK_KV_IN_STEP=1: the projections inside the step instead (as sessions before 28 timed it; as
+  // diffusers' UNet computes them), for comparisons.
+  const char* inStep = std::getenv("SDGEN_CHECK_KV_IN_STEP");
+  const bool kvInStep = inStep && std::string(inStep) == "1";
+  unet.build(b, g.read(in), t, g.read(ctxT), out, kvInStep ? nullptr : &contextKv, addValue ? &*addValue : nullptr);
+  Allocation inMem = uploadFloats(ctx, test::nchwToNhwc(sample, s), DType::F32, "unet sample");
   Allocation outMem = ctx.allocate(sample.size() * 4, "unet noise prediction");
   std::map<graph::TensorId, graph::TensorView> bindings{{in, graph::view(inMem, DType::F32, {n, h, w, c})},
                                                          {ctxT, graph::view(ctxMem, DType::F32, contextShape)},
@@ -157,6 +183,14 @@ ComponentOutput runUNet(Context& ctx, const models::ModelFiles& m, DType dtype, 
     result.cost.medianMs = percentile(ms, 0.5);
     result.cost.p10Ms = percentile(ms, 0.1);
     result.cost.p90Ms = percentile(ms, 0.9);
+    std::vector<double> kvMs;
+    for (int i = 0; i < repetitions; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      kvg.run();
+      kvMs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    result.cost.contextLaunches = kvg.launches();
+    result.cost.contextMedianMs = percentile(kvMs, 0.5);
     // The same step recorded with a timestamp after every dispatch: where the GPU time goes.
     graph::CompiledGraph timed(ctx, g, bindings, true);
     timed.setUniform(0, timestep);

@@ -15,6 +15,10 @@ struct StepCost {
   int repetitions = 0;
   double medianMs = 0, p10Ms = 0, p90Ms = 0;  // wall time of submit + wait of the recorded step
   double gpuMs = 0;                           // sum of the per-dispatch GPU timestamps of one step
+  // The cross-attention K/V projections of the context, which the pipeline computes once per image before its
+  // steps (models/pipeline/text_to_image.cpp) and the step reads: their graph's launches and replay time.
+  size_t contextLaunches = 0;
+  double contextMedianMs = 0;
   uint64_t weightBytes = 0;                   // the UNet's parameters in device memory
   uint64_t peakDeviceBytes = 0;               // device-local memory in use at the peak of building and running the UNet (weights included)
 };
@@ -42,7 +46,8 @@ struct AddedConditioning {
   std::vector<float> textEmbeds, timeIds;
 };
 // sample [B, C, H, W], context [B, S, D], one timestep -> noise prediction [B, C, H, W]; then `repetitions`
-// timed replays of the same recorded step.
+// timed replays of the same recorded step. As in the pipeline, the context's cross-attention K/V projections are
+// a graph of their own, run once before the step, whose outputs the step reads (timed apart: contextMedianMs).
 ComponentOutput runUNet(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& sample,
                         const std::vector<int64_t>& sampleShape, const std::vector<float>& context,
                         const std::vector<int64_t>& contextShape, float timestep, int repetitions,

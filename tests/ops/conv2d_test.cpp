@@ -255,12 +255,12 @@ TEST_P(ConvTest, CoopWhereSupported) {
   }
 }
 
-// The 128x128 tile with K split in parts (an autotune candidate where such tiles are few: the VAE's 64^2
-// level), forced on a few-row, deep-K convolution with partial tiles.
+// The 128x128 tile with K split in parts (autotune candidates where such tiles are few and K is deep: the VAE's
+// 64^2 level, the UNet's up blocks), forced on a few-row, deep-K convolution with partial tiles.
 TEST_P(ConvTest, CoopBigTileSplitKWhereSupported) {
   const Case c{"3x3 deep", 1, 5, 4, 256, 136, k3};  // 20 rows, Cout 136: partial 128x128 tiles; K 2304
   uint32_t seed = 800;
-  for (int parts : {2, 4}) {
+  for (int parts : {2, 4, 9}) {  // 9: 8 slices each
     const ops::ConvCandidate cand{ConvAlgo::Coop, ops::ConvTile{128, 128, 0, 0}, parts};
     const bool ran = tensorCoreCase(c, ConvAlgo::Coop, seed, 0, [&](const ops::Conv2dInfo& info, InputMode, const Shape&) {
       EXPECT_EQ(info.candidate, cand.name());

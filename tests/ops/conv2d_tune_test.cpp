@@ -5,6 +5,8 @@
 // plan computes what the rule's does (float64 reference), and one real timing run on this device.
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -171,7 +173,14 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
     EXPECT_NE(n.rfind("gemm-v2", 0), 0u) << "CUDA-core GEMM next to tensor cores";
     EXPECT_NE(n.rfind("winograd", 0), 0u) << "CUDA-core Winograd next to tensor cores";
   }
-  EXPECT_LE(list.size(), 10u);
+  // 128x128 tiles split in 8, 16 or 32 parts (360 slices: 32 -> 30 parts of 12), not without SDGEN_CONV_WIDE_SPLIT.
+  for (const char* n : {"coop 128x128 split 8", "coop 128x128 split 16", "coop 128x128 split 30"})
+    EXPECT_TRUE(has(n)) << n << ": " << ::testing::PrintToString(names);
+  EXPECT_LE(list.size(), 12u);
+  setenv("SDGEN_CONV_WIDE_SPLIT", "0", 1);
+  const size_t withoutWide = ops::convCandidates(p, cc).size();
+  unsetenv("SDGEN_CONV_WIDE_SPLIT");
+  EXPECT_EQ(withoutWide, list.size() - 3);
   for (auto& c : list) EXPECT_EQ(ops::candidateViolation(c, p, cc), "") << c.name();
   std::optional<ConvCandidate> rule = ops::ruleCandidate(p, cc);
   ASSERT_TRUE(rule);

@@ -104,6 +104,49 @@ TEST_P(ConvTest, UpsamplePhaseFiltersKernel) {
   EXPECT_LE(worst, 1e-3);  // one fp16 rounding of a sum of up to four fp16 weights
 }
 
+// The phase filters made once, as the weights of the networks' upsamplers hold them
+// (Conv2dWeightsOptions::packUpsamplePhases): the host's packing (the weights' host constructor) and the kernel's
+// (packUpsamplePhaseFilters, what nn::ParameterStore runs after a load and a LoRA re-merge) agree bit for bit
+// (the same fp32 sums of the same fp16 taps, in the same order), and both hold float64's sums within one fp16
+// rounding. Layouts that cannot hold them are refused by name.
+TEST_P(ConvTest, UpsamplePhaseFiltersMadeOnce) {
+  const int cin = 24, cout = 40;
+  Layer l = layer(cout, cin, k3, 64);
+  ops::Conv2dWeightsOptions o;
+  o.storage = DType::F16;
+  o.packUpsamplePhases = true;
+  o.name = "up conv";
+  if (dt() != DType::F16) {
+    o.storage = DType::F32;
+    expectError([&] { ops::Conv2dWeights::allocate(ctx(), cout, cin, k3, o); }, {"up conv", "fp16 storage"});
+    o.storage = DType::F16;
+    expectError([&] { ops::Conv2dWeights::allocate(ctx(), 36, cin, k3, o); }, {"up conv", "multiples of 8"});
+    expectError([&] { ops::Conv2dWeights::allocate(ctx(), cout, cin, Conv2dParams::square(3, 2), o); },
+                {"up conv", "3x3 s1 p1 d1"});
+    ops::Conv2dWeights plain = ops::Conv2dWeights::allocate(ctx(), cout, cin, k3, {.storage = DType::F16});
+    EXPECT_FALSE(plain.hasUpsamplePhases());
+    expectError([&] { (void)plain.upsamplePhases(); }, {"packUpsamplePhases"});
+    return;
+  }
+  ops::Conv2dWeights w(ctx(), cout, cin, k3, l.w, l.b, o);
+  ASSERT_TRUE(w.hasUpsamplePhases());
+  const int64_t count = int64_t(16) * cin * cout;
+  const std::vector<float> host = test::downloadFloats(ctx(), w.upsamplePhases(), count, DType::F16);
+  CommandSequence seq(ctx());
+  ops::packUpsamplePhaseFilters(ctx(), seq, w);
+  seq.run();
+  const std::vector<float> device = test::downloadFloats(ctx(), w.upsamplePhases(), count, DType::F16);
+  ASSERT_EQ(host.size(), device.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < host.size(); ++i) differ += host[i] != device[i];
+  EXPECT_EQ(differ, 0u) << "of " << host.size() << " phase filter values";
+  const std::vector<double> ref = phaseFilters(l.w, cout, cin);
+  double worst = 0;
+  for (size_t i = 0; i < ref.size(); ++i)
+    worst = std::max(worst, std::abs(device[i] - ref[i]) / std::max(1.0, std::abs(ref[i])));
+  EXPECT_LE(worst, 1e-3);
+}
+
 // conv3x3(upsample2x(x)) on tensor cores: the phases where the rows of a phase are whole tiles (the rule's tile,
 // forced candidates with a 128-wide tile and with split-K), the staged upsampling where they are not or where
 // SDGEN_CONV_UPSAMPLE_PHASES=0; every result into a residual sink against float64 with the coop bar.
@@ -114,6 +157,7 @@ TEST_P(ConvTest, CoopUpsamplePhasesWhereSupported) {
     std::optional<ops::ConvCandidate> candidate;
     bool phases;
     const char* env = nullptr;
+    bool madeOnce = false;  // the weights hold their phase filters (packUpsamplePhaseFilters): no filter launch
   };
   const ops::ConvCandidate big{ConvAlgo::Coop, ops::ConvTile{128, 128, 0, 0}, 1};
   const ops::ConvCandidate split{ConvAlgo::Coop, ops::ConvTile{64, 64, 0, 0}, 2};
@@ -121,12 +165,23 @@ TEST_P(ConvTest, CoopUpsamplePhasesWhereSupported) {
                           {"128x128, partial columns", 1, 8, 16, 64, 136, big, true},
                           {"split-K, K 1024", 1, 4, 16, 256, 72, split, true},
                           {"15 rows per phase: staged", 1, 3, 5, 16, 24, std::nullopt, false},
-                          {"turned off: staged", 2, 4, 8, 16, 24, std::nullopt, false, "0"}};
+                          {"turned off: staged", 2, 4, 8, 16, 24, std::nullopt, false, "0"},
+                          {"filters made once", 2, 4, 8, 16, 24, std::nullopt, true, nullptr, true},
+                          {"filters made once, split-K", 1, 4, 16, 256, 72, split, true, nullptr, true}};
   const bool coop = ops::gemmCoopSupported(ctx().info()) && dt() == DType::F16;
   uint32_t seed = 1000;
   for (const UpCase& c : cases) {
     SCOPED_TRACE(c.name);
     Layer l = layer(c.cout, c.cin, k3, seed++);
+    if (c.madeOnce && dt() == DType::F16) {
+      ops::Conv2dWeightsOptions wo;
+      wo.storage = DType::F16;
+      wo.packUpsamplePhases = true;
+      l.gpu = std::make_unique<ops::Conv2dWeights>(ctx(), c.cout, c.cin, k3, l.w, l.b, wo);
+      CommandSequence pack(ctx());  // made again on the device, as nn::ParameterStore does
+      ops::packUpsamplePhaseFilters(ctx(), pack, *l.gpu);
+      pack.run();
+    }
     const Expr in = upsample2x(input({c.n, c.h, c.w, c.cin}, seed++));
     const Shape os{c.n, 2 * c.h, 2 * c.w, c.cout};
     const Expr residual = input(os, seed++);
@@ -146,7 +201,8 @@ TEST_P(ConvTest, CoopUpsamplePhasesWhereSupported) {
     const ops::Conv2dInfo info = ops::conv2d(ctx(), seq, in, *l.gpu, residualAdd(bufferSink(out), residual), o);
     unsetenv("SDGEN_CONV_UPSAMPLE_PHASES");
     seq.run();
-    const bool ranPhases = !info.kernels.empty() && info.kernels[0].find("coop phase filters") != std::string::npos;
+    const bool filterLaunch = !info.kernels.empty() && info.kernels[0].find("coop phase filters") != std::string::npos;
+    const bool ranPhases = filterLaunch || (!info.kernels.empty() && info.kernels[0].find("coop phases") != std::string::npos);
     if (!coop) {  // CUDA cores: never by phases
       EXPECT_FALSE(ranPhases);
       compare(read(out), ref, std::string("upsampled ") + ops::convAlgoName(info.algo));
@@ -155,8 +211,10 @@ TEST_P(ConvTest, CoopUpsamplePhasesWhereSupported) {
     EXPECT_EQ(ranPhases, c.phases) << info.kernels[0];
     if (c.phases) {
       const bool splitSum = info.kernels.back().find("coop split-K sum") != std::string::npos;
-      ASSERT_EQ(info.kernels.size(), 2u + (splitSum ? 1u : 0u));
-      EXPECT_NE(info.kernels[1].find("coop phases"), std::string::npos) << info.kernels[1];
+      EXPECT_EQ(filterLaunch, !c.madeOnce);
+      const size_t gemm = filterLaunch ? 1 : 0;
+      ASSERT_EQ(info.kernels.size(), gemm + 1 + (splitSum ? 1u : 0u));
+      EXPECT_NE(info.kernels[gemm].find("coop phases"), std::string::npos) << info.kernels[gemm];
       EXPECT_EQ(splitSum, c.candidate && c.candidate->splitK > 1);
     } else {
       EXPECT_NE(info.kernels[0].find("coop input"), std::string::npos) << info.kernels[0];

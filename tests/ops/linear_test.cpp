@@ -4,6 +4,7 @@
 // Error measure: max |gpu - ref| / max(1, |ref|), with ref rounded to fp16 when the output is stored in fp16.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -399,6 +400,83 @@ TEST_P(LinearTest, EveryKernelVariant) {
               "matmul N " + std::to_string(n) + " tile " + std::to_string(t.bm) + "x" + std::to_string(t.bn) +
                   (t.isLanes() ? " lanes" : ""));
     }
+}
+
+// The few-row kernel (gemv.slang), forced on this device with every K split and word width: few rows (2 clamped rows of
+// padding up to 7), K not a multiple of the subgroup or of 4, N off multiples of 8 and 4 (packed rows padded), an
+// expression input (silu of a sum) and a fused sink (silu of a residual add), with and without bias, against
+// float64. Then the rule: on GPUs M <= 8 rows of fp16 weights take it (SDGEN_GEMV=0: not), CPU devices keep the
+// lanes kernel, and it refuses what it cannot run by name.
+TEST_P(LinearTest, FewRowKernel) {
+  const int sg = int(ctx().info().subgroupSize);
+  struct Case { int64_t m, n, k; bool bias; };
+  const Case cases[] = {{2, 40, 320, true}, {1, 12, 20, false}, {3, 100, 75, true}, {5, 64, 8, true},
+                        {8, 36, 130, false}, {2, 520, 64, true}};
+  uint32_t seed = 700;
+  for (const Case& c : cases) {
+    Expr a = input({c.m, c.k}, seed++), b = input({c.k}, seed++);
+    Expr x = silu(a + b);
+    auto l = weights(c.n, c.k, c.bias, seed++);
+    Expr r = input({c.m, c.n}, seed++);
+    const std::vector<double> rv = test::evalReference(r, mem_);
+    std::vector<double> ref = reference(x, l);
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] = (ref[i] + rv[i]) / (1 + std::exp(-(ref[i] + rv[i])));
+    // Every K split with each word width over the cases, two per case (each compiles a kernel: lavapipe's time).
+    const int ci = int(&c - cases);
+    for (int variant : {ci % 4, 4 + (3 - ci % 4)}) {
+      const int parts = 1 << (variant % 4), wordLanes = variant < 4 ? 1 : std::min(8, sg);
+      const int rows = c.m <= 2 ? 2 : c.m <= 4 ? 4 : 8;
+      const ops::GemmTile t = ops::GemmTile::gemvTile(rows, sg, parts, wordLanes);
+      if (dt() != DType::F16) {  // packed fp32 weights are refused by name
+        CommandSequence seq(ctx());
+        TensorView out = output({c.m, c.n});
+        test::expectErrorContaining([&] { ops::linear(ctx(), seq, x, *l.gpu, bufferSink(out), {.tile = t}); },
+                                    "few-row kernel takes packed fp16 weights");
+        break;
+      }
+      TensorView out = output({c.m, c.n});
+      CommandSequence seq(ctx());
+      auto info = ops::linear(ctx(), seq, x, *l.gpu, map(silu(kernelOutput({c.m, c.n}) + r), bufferSink(out)),
+                              {.tile = t});
+      seq.run();
+      EXPECT_EQ(info.kernel, t.describe());
+      compare(read(out), ref, name(c.m, c.n, c.k) + " " + t.describe());
+    }
+  }
+  // The rule.
+  DeviceInfo gpu = ctx().info();
+  gpu.type = "discrete";
+  gpu.subgroupSize = 32;
+  gpu.maxWorkgroupInvocations = 1024;
+  gpu.sharedMemoryPerWorkgroup = 49152;
+  std::optional<ops::GemmTile> time = ops::chooseGemvTile(2, 20160, 1280, gpu, true);  // SD 1.5's time projections
+  if (!ops::useCpuGemmKernels(gpu)) {
+    ASSERT_TRUE(time);
+    EXPECT_EQ(time->bm, 2);
+    EXPECT_EQ(time->gemvWordLanes, 8);  // 2520 words, 315 subgroups of 8
+    EXPECT_EQ(time->gemvParts, 8);
+    std::optional<ops::GemmTile> mlp = ops::chooseGemvTile(2, 1280, 320, gpu, true);  // time linear_1
+    ASSERT_TRUE(mlp);
+    EXPECT_EQ(mlp->gemvWordLanes, 1);
+    EXPECT_EQ(mlp->gemvParts, 8);  // 160 words: 8 parts of 40 of K (each at least a subgroup's width)
+    EXPECT_EQ(ops::chooseGemvTile(2, 1280, 200, gpu, true)->gemvParts, 4);  // 8 parts would be 25 wide
+    EXPECT_EQ(ops::chooseGemvTile(5, 1280, 320, gpu, true)->bm, 8);
+    EXPECT_FALSE(ops::chooseGemvTile(9, 1280, 320, gpu, true));
+    EXPECT_FALSE(ops::chooseGemvTile(2, 1280, 320, gpu, false));  // fp32 weights
+    setenv("SDGEN_GEMV", "0", 1);
+    EXPECT_FALSE(ops::chooseGemvTile(2, 1280, 320, gpu, true));
+    unsetenv("SDGEN_GEMV");
+  }
+  EXPECT_FALSE(ops::chooseGemvTile(2, 1280, 320, ctx().info(), true).has_value() && ops::useCpuGemmKernels(ctx().info()));
+  if (dt() == DType::F16) {  // more rows than the tile holds
+    Expr x = input({5, 16}, 790);
+    auto l = weights(8, 16, true, 791);
+    TensorView out = output({5, 8});
+    CommandSequence seq(ctx());
+    test::expectErrorContaining(
+        [&] { ops::linear(ctx(), seq, x, *l.gpu, bufferSink(out), {.tile = ops::GemmTile::gemvTile(4, sg, 1, 1)}); },
+        "cannot take 5 rows");
+  }
 }
 
 TEST_P(LinearTest, BatchedLeadingAxes) {
