@@ -14,7 +14,7 @@ static constexpr uint32_t kQueriesPerPool = 1024;
 
 CommandSequence::CommandSequence(Context& ctx, SequenceOptions options) : ctx_(ctx), options_(options) {
   Device& dev = ctx.device();
-  if (options_.timestamps && !dev.info().timestampsSupported)
+  if ((options_.timestamps || options_.spanTimestamps) && !dev.info().timestampsSupported)
     throw Error("GPU timestamps requested but device '" + dev.info().name + "' does not support them");
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = dev.commandPool();
@@ -30,7 +30,7 @@ CommandSequence::CommandSequence(Context& ctx, SequenceOptions options) : ctx_(c
   // Order this submission after everything earlier on the queue (a replay reads what the last one wrote).
   barrier(BarrierSpec{VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
                       VK_ACCESS_2_MEMORY_WRITE_BIT, VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT});
-  if (options_.timestamps) timestamp();
+  if (options_.timestamps || options_.spanTimestamps) timestamp();
 }
 
 CommandSequence::~CommandSequence() {
@@ -150,6 +150,7 @@ void CommandSequence::end() {
   // Every kernel first: a compile error leaves the sequence open and the command buffer untouched.
   for (const Op& op : ops_)
     if (const auto* d = std::get_if<DispatchOp>(&op)) d->kernel.wait();
+  if (options_.spanTimestamps && !options_.timestamps) timestamp();  // after every command (ALL_COMMANDS)
   barrier(hazards_.flush(VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT));
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   vkCheck(vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
@@ -189,6 +190,21 @@ void CommandSequence::setUniformU32(uint32_t slot, uint32_t value) {
   if (slot >= options_.uniformSlots) throw Error("uniform slot " + std::to_string(slot) + " out of range");
   if (inFlight_) wait();  // the GPU may still read the old value
   std::memcpy(uniforms_.mapped() + 4 * slot, &value, 4);
+}
+
+double CommandSequence::spanMs() const {
+  if (!(options_.spanTimestamps || options_.timestamps) || queryCount_ < 2 || !ended_)
+    throw Error("CommandSequence::spanMs: the sequence was not recorded with timestamps and run");
+  uint64_t first = 0, last = 0;
+  vkCheck(vkGetQueryPoolResults(ctx_.device().handle(), queryPools_.front(), 0, 1, 8, &first, 8,
+                                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+          "vkGetQueryPoolResults");
+  const uint32_t lastIndex = queryCount_ - 1;
+  vkCheck(vkGetQueryPoolResults(ctx_.device().handle(), queryPools_[lastIndex / kQueriesPerPool],
+                                lastIndex % kQueriesPerPool, 1, 8, &last, 8,
+                                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+          "vkGetQueryPoolResults");
+  return static_cast<double>(last - first) * ctx_.device().info().timestampPeriodNs / 1e6;
 }
 
 std::vector<CommandTiming> CommandSequence::timings() const {

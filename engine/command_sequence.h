@@ -32,6 +32,9 @@ struct CommandTiming {
 
 struct SequenceOptions {
   bool timestamps = false;   // a GPU timestamp after every command
+  // A GPU timestamp at the start and at the end only: the sequence's GPU time (spanMs) without the per-command
+  // timestamps' serialization, and without the host's submit and wait (what CUDA events around a launch measure).
+  bool spanTimestamps = false;
   uint32_t uniformSlots = 64;  // 32-bit runtime scalars addressable by kernels
 };
 
@@ -78,6 +81,8 @@ class CommandSequence {
   size_t barrierCount() const { return hazards_.barriersEmitted(); }
   // Per-command GPU time of the last completed submission (requires options.timestamps).
   std::vector<CommandTiming> timings() const;
+  // With spanTimestamps, after a run: the GPU time from the sequence's first command to the end of its last.
+  double spanMs() const;
 
  private:
   struct DispatchOp { KernelRef kernel; PushConstants pc; std::array<uint32_t, 3> groups; };

@@ -82,8 +82,8 @@ class CompiledGraph::ArenaResolver : public Resolver {
 };
 
 CompiledGraph::CompiledGraph(Context& ctx, const Graph& graph, const std::map<TensorId, TensorView>& bindings,
-                             bool timestamps, SharedArena* shared)
-    : ctx_(ctx), seq_(ctx, {.timestamps = timestamps}) {
+                             GraphTiming timing, SharedArena* shared)
+    : ctx_(ctx), seq_(ctx, {.timestamps = timing.perCommand, .spanTimestamps = timing.span}) {
   const auto& tensors = graph.tensors();
   for (size_t t = 0; t < tensors.size(); ++t) {
     bool bound = bindings.count(static_cast<TensorId>(t));

@@ -15,6 +15,18 @@ struct NodeSpan {
   size_t firstCommand = 0, commandCount = 0;
 };
 
+// How a CompiledGraph's sequence is timed: `true` (or perCommand) a GPU timestamp after every command
+// (timings(): where the time goes); span: at the start and the end only (spanMs(): the graph's GPU time).
+struct GraphTiming {
+  bool perCommand = false, span = false;
+  GraphTiming(bool perCommandTimestamps = false) : perCommand(perCommandTimestamps) {}  // NOLINT: from bool
+  static GraphTiming spanOnly() {
+    GraphTiming t;
+    t.span = true;
+    return t;
+  }
+};
+
 class CompiledGraph {
  public:
   // `bindings` gives the device view of every input and output tensor. Records the graph; its kernels compile
@@ -22,7 +34,7 @@ class CompiledGraph {
   // one after the other compile together. The intermediates live in an arena of the graph's own, or in `shared`
   // (graph/shared_arena.h: graphs that never run at the same time), which must outlive this graph.
   CompiledGraph(Context& ctx, const Graph& graph, const std::map<TensorId, TensorView>& bindings,
-                bool timestamps = false, SharedArena* shared = nullptr);
+                GraphTiming timing = {}, SharedArena* shared = nullptr);
 
   // Waits for the graph's kernels and writes its command buffer (throws a compile error); idempotent.
   void finishRecording() { seq_.end(); }
@@ -37,6 +49,7 @@ class CompiledGraph {
   void wait() { seq_.wait(); }
   void setUniform(uint32_t slot, float value) { seq_.setUniform(slot, value); }
   std::vector<CommandTiming> timings() const { return seq_.timings(); }
+  double spanMs() const { return seq_.spanMs(); }  // GraphTiming::span or perCommand, after a run
 
   size_t launches() const { return seq_.dispatchCount(); }
   const MemoryPlan& memoryPlan() const { return plan_; }

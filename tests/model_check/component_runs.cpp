@@ -191,6 +191,19 @@ ComponentOutput runUNet(Context& ctx, const models::ModelFiles& m, DType dtype, 
     }
     result.cost.contextLaunches = kvg.launches();
     result.cost.contextMedianMs = percentile(kvMs, 0.5);
+    if (ctx.info().timestampsSupported) {  // the same step with a timestamp at its start and its end only
+      graph::CompiledGraph spanned(ctx, g, bindings, graph::GraphTiming::spanOnly());
+      spanned.setUniform(0, timestep);
+      for (int i = 0; i < 5; ++i) spanned.run();
+      std::vector<double> span;
+      for (int i = 0; i < repetitions; ++i) {
+        spanned.run();
+        span.push_back(spanned.spanMs());
+      }
+      result.cost.spanMedianMs = percentile(span, 0.5);
+      result.cost.spanP10Ms = percentile(span, 0.1);
+      result.cost.spanP90Ms = percentile(span, 0.9);
+    }
     // The same step recorded with a timestamp after every dispatch: where the GPU time goes.
     graph::CompiledGraph timed(ctx, g, bindings, true);
     timed.setUniform(0, timestep);

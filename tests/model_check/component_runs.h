@@ -14,6 +14,9 @@ struct StepCost {
   size_t launches = 0;
   int repetitions = 0;
   double medianMs = 0, p10Ms = 0, p90Ms = 0;  // wall time of submit + wait of the recorded step
+  // The step's GPU time, from timestamps at the start and the end of its commands only (what CUDA events around
+  // a CUDA graph's replay measure: no host submit and wait); 0 where the device has no timestamps.
+  double spanMedianMs = 0, spanP10Ms = 0, spanP90Ms = 0;
   double gpuMs = 0;                           // sum of the per-dispatch GPU timestamps of one step
   // The cross-attention K/V projections of the context, which the pipeline computes once per image before its
   // steps (models/pipeline/text_to_image.cpp) and the step reads: their graph's launches and replay time.
