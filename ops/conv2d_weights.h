@@ -96,7 +96,7 @@ std::vector<float> packGemmLayout(std::span<const float> weights, int cout, int 
 // The upsample phase filters of [Cout, Cin, 3, 3] weights as the device makes them from the fp16 gemm layout (each
 // tap rounded to fp16, the same fp32 sums in the same order; the values before their rounding to fp16).
 std::vector<float> packUpsamplePhaseLayout(std::span<const float> weights, int cout, int cin);
-// Why `w` cannot hold upsample phase filters (empty: it can).
+// Why weights of this shape, geometry and storage cannot hold upsample phase filters (empty: they can).
 std::string upsamplePhasesLayoutViolation(int cout, int cin, const Conv2dParams& p, DType storage);
 
 }  // namespace sdgen::ops
