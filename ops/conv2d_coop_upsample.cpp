@@ -46,9 +46,7 @@ static void dispatchUpsamplePhaseFilters(Context& ctx, CommandSequence& seq, con
     throw Error(label + ": internal error: phase filters need fp16 3x3 weights and Cout % 4 == 0");
   ConvProblem p;  // what the kernel's header carries: Cin and Cout
   p.n = 1, p.h = p.ho = 1, p.w = p.wo = 1, p.cin = w.cin(), p.cout = w.cout(), p.p = w.params();
-  const int64_t groups = (int64_t(w.cin()) * w.cout() / 4 + 255) / 256;  // kUpsamplePhaseThreads
-  const int64_t gx = std::min<int64_t>(groups, ctx.info().maxWorkgroupCount[0]);
-  const std::array<uint32_t, 3> grid{uint32_t(gx), uint32_t((groups + gx - 1) / gx), 1};
+  const std::array<uint32_t, 3> grid = convGrid1d(ctx.info(), int64_t(w.cin()) * w.cout() / 4);
   ParamBlock params = convHeader(p, w.gemm().address(), w.bias().address(), u, 0, grid[0]);
   KernelSource src;
   src.generated =

@@ -79,11 +79,13 @@ void dispatchConvKernel(const ConvCall& c, const std::string& generated, const s
   c.info.kernels.push_back(label);
 }
 
-std::array<uint32_t, 3> convGrid1d(const ConvCall& c, int64_t items) {
+std::array<uint32_t, 3> convGrid1d(const DeviceInfo& device, int64_t items) {
   int64_t groups = (items + kThreads - 1) / kThreads;
-  int64_t gx = std::min<int64_t>(groups, c.ctx.info().maxWorkgroupCount[0]);
+  int64_t gx = std::min<int64_t>(groups, device.maxWorkgroupCount[0]);
   return {uint32_t(gx), uint32_t((groups + gx - 1) / gx), 1};
 }
+
+std::array<uint32_t, 3> convGrid1d(const ConvCall& c, int64_t items) { return convGrid1d(c.ctx.info(), items); }
 
 namespace {
 MemRange rangeOf(const Allocation& a) { return {a.address(), a.size()}; }

@@ -75,5 +75,7 @@ void dispatchConvKernel(const ConvCall& call, const std::string& generated, cons
                         std::array<uint32_t, 3> groups, const ParamBlock& params, const std::vector<MemRange>& reads,
                         const std::vector<MemRange>& writes);
 std::array<uint32_t, 3> convGrid1d(const ConvCall& call, int64_t items);
+// The same for a launch without a ConvCall (the phase filters made at load): 256 threads per item block.
+std::array<uint32_t, 3> convGrid1d(const DeviceInfo& device, int64_t items);
 
 }  // namespace sdgen::ops

@@ -68,6 +68,30 @@ TEST_F(CommandSequenceTest, TimestampsPerCommandInNanoseconds) {
   EXPECT_GT(t[0].ns + t[1].ns + t[2].ns, 0.0);
 }
 
+// spanTimestamps: a timestamp at the start and the end only — no per-command timings, the span of the whole
+// sequence (at least the per-command sum's order of magnitude: the same commands); spanMs without timestamps,
+// or before a run, is an error.
+TEST_F(CommandSequenceTest, SpanTimestampsTimeTheWholeSequence) {
+  if (!ctx().info().timestampsSupported) GTEST_SKIP() << "device has no timestamps";
+  const uint32_t n = 1 << 16;
+  Allocation a = ctx().allocate(n * 4, "a"), b = ctx().allocate(n * 4, "b");
+  CommandSequence seq(ctx(), {.spanTimestamps = true});
+  ops::fill(ctx(), seq, a, DType::F32, n, 1.f);
+  ops::copy(ctx(), seq, a, b, DType::F32, n);
+  EXPECT_THROW((void)seq.spanMs(), Error);  // not run yet
+  seq.run();
+  EXPECT_TRUE(seq.timings().empty());
+  const double first = seq.spanMs();
+  EXPECT_GT(first, 0.0);
+  seq.run();  // a replay times itself again
+  EXPECT_GT(seq.spanMs(), 0.0);
+  for (float v : test::downloadFloats(ctx(), b, n, DType::F32)) ASSERT_EQ(v, 1.f);
+  CommandSequence plain(ctx());
+  ops::fill(ctx(), plain, a, DType::F32, n, 2.f);
+  plain.run();
+  EXPECT_THROW((void)plain.spanMs(), Error);
+}
+
 TEST_F(CommandSequenceTest, BadDispatchesAreErrors) {
   Allocation a = ctx().allocate(64, "a");
   CommandSequence seq(ctx());
