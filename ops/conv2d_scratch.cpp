@@ -12,8 +12,13 @@ const Allocation& Conv2dScratch::acquire(uint64_t bytes, Slot slot) {
   return current;
 }
 
+Conv2dScratch& Conv2dScratch::side() {
+  if (!side_) side_ = std::make_unique<Conv2dScratch>(ctx_, name_ + " (side)");
+  return *side_;
+}
+
 uint64_t Conv2dScratch::bytesHeld() const {
-  uint64_t n = 0;
+  uint64_t n = side_ ? side_->bytesHeld() : 0;
   for (auto& a : current_) n += a ? a.size() : 0;
   for (auto& a : retired_) n += a.size();
   return n;

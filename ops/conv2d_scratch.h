@@ -7,6 +7,7 @@
 // call needs more, a larger allocation replaces the current one and the old one is retired, not freed, because
 // commands already recorded still address it: all memory lives until the scratch is destroyed.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,14 +28,19 @@ class Conv2dScratch {
   // At least `bytes` of device memory, valid until this object is destroyed. The slots never overlap.
   const Allocation& acquire(uint64_t bytes, Slot slot = Slot::Primary);
   Context& context() const { return ctx_; }  // the device the memory lives on (nn::Builder asks what it can run)
-  // Device memory held (current plus retired allocations).
+  // Device memory held (current plus retired allocations, and the side scratch's).
   uint64_t bytesHeld() const;
+  // A second scratch with the same lifetime, for ops recorded beside the main chain's (a ResNet's shortcut
+  // product beside its conv1): ops on separate scratch memory have no write-after-write hazard between them,
+  // so the sequence does not put a barrier between them for that. Created on first use.
+  Conv2dScratch& side();
 
  private:
   Context& ctx_;
   std::string name_;
   Allocation current_[3];  // by Slot
   std::vector<Allocation> retired_;
+  std::unique_ptr<Conv2dScratch> side_;
 };
 
 }  // namespace sdgen::ops

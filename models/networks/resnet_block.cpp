@@ -1,5 +1,8 @@
 #include "models/networks/resnet_block.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace sdgen::networks {
 
 using graph::Value;
@@ -18,11 +21,30 @@ ResnetBlock::ResnetBlock(nn::ParameterStore& p, const models::ScopedWeights& w, 
   if (cin != cout) shortcut_ = &p.linear(w["conv_shortcut"], cin, cout);
 }
 
+// SDGEN_SHORTCUT_BESIDE=0: the shortcut product after norm2 on the main scratch, staging x inside its own node
+// (before session 29; measurements).
+static bool shortcutBeside() {
+  const char* v = std::getenv("SDGEN_SHORTCUT_BESIDE");
+  return !v || std::strcmp(v, "0") != 0;
+}
+
 Value ResnetBlock::operator()(nn::Builder& b, const Value& x, const nn::Epilogue& time, const std::string& name) const {
   // The shortcut reads x as well: where x is computed (an up block's concatenation), norm1's launch stores it too.
   Value input = x;
   Value n1 = b.groupNorm(x, *norm1_.gamma, *norm1_.beta, groups_, eps_, name + " norm1", /*silu=*/true,
                          shortcut_ ? &input : nullptr);
+  if (shortcut_ && shortcutBeside()) {
+    // The shortcut product is independent of conv1: recorded right after it (the executor's order is
+    // breadth-first), on scratch of its own, so that its launches share conv1's barrier interval instead of
+    // adding intervals of their own (norm1 | conv1 + shortcut | norm2 + split-K sum | conv2). A computed x
+    // not stored by norm1 is stored by a node of its own beside norm1 (inside the product's node it would
+    // be a launch the product waits for).
+    input = b.rawLinearInput(input, {name + " shortcut input"});
+    Value h = b.conv2d(n1, *conv1_, time, {name + " conv1"});
+    Value shortcut = b.linear(input, *shortcut_, {}, {name + " shortcut", {}, /*sideScratch=*/true});
+    Value n2 = b.groupNorm(h, *norm2_.gamma, *norm2_.beta, groups_, eps_, name + " norm2", /*silu=*/true);
+    return b.conv2d(n2, *conv2_, nn::residual(shortcut), {name + " conv2"});
+  }
   Value h = b.conv2d(n1, *conv1_, time, {name + " conv1"});
   Value n2 = b.groupNorm(h, *norm2_.gamma, *norm2_.beta, groups_, eps_, name + " norm2", /*silu=*/true);
   Value shortcut = shortcut_ ? b.linear(input, *shortcut_, {}, {name + " shortcut"}) : x;

@@ -1,7 +1,9 @@
 #pragma once
 // diffusers' ResnetBlock2D (UNet and VAE): silu(norm1(x)) -> conv1 (+ time projection) -> silu(norm2) -> conv2,
 // plus the shortcut (identity, or a 1x1 conv when the width changes). Four launches: two statistics, two
-// convs; with a width change a fifth, the shortcut product, whose result conv2 adds in its epilogue.
+// convs; with a width change a fifth, the shortcut product, whose result conv2 adds in its epilogue. The
+// shortcut is added to the graph right after conv1, on the scratch's side() memory, so that its launches run
+// between the same barriers as conv1's (docs/architecture.md, the executor's order).
 #include <optional>
 #include <string>
 

@@ -122,7 +122,7 @@ Value Builder::linear(const Value& x, const ops::LinearWeights& w, const Epilogu
   shape.back() = w.outFeatures();
   const ops::LinearWeights* weights = &w;
   std::string label = out.label;
-  ops::Conv2dScratch* scratch = scratch_;
+  ops::Conv2dScratch* scratch = out.sideScratch && scratch_ ? &scratch_->side() : scratch_;
   return kernelNode(x, shape, e, out, [=](NodeRecorder& r, const Expr& in, const graph::Sink& sink) {
     ops::linear(r.ctx, r.seq, in, *weights, sink, {.scratch = scratch, .label = label});
   });
@@ -426,6 +426,12 @@ Value Builder::layerNorm(const Value& x, const DeviceTensor& gamma, const Device
             return ops::layerNormFromStats(build(r), r.view(stats), epsilon, bg(r), bb(r));
           },
           x.logicalOps + 1};
+}
+
+Value Builder::rawLinearInput(const Value& x, const Out& out) {
+  if (x.logicalOps == 0 || dtype_ != DType::F16 || !scratch_ || !ops::gemmCoopSupported(scratch_->context().info()))
+    return x;
+  return store(x, out);
 }
 
 Value Builder::store(const Value& v, const Out& out) {

@@ -29,6 +29,9 @@ Epilogue activation(std::function<graph::Expr(const graph::Expr&)> f);  // f(out
 struct Out {
   std::string label;
   std::optional<graph::TensorId> into;
+  // Staging and split-K partials in the scratch's side() memory: for a product recorded beside the main chain's
+  // launches (a ResNet's shortcut beside its conv1), which must not wait for them through shared scratch.
+  bool sideScratch = false;
 };
 
 // The largest (image, group) that nn::Builder::groupNorm normalizes with ops::groupNormRows (elements: H * W * C /
@@ -88,6 +91,10 @@ class Builder {
                          const std::string& label);
   // Materializes a value (one elementwise launch).
   graph::Value store(const graph::Value& v, const Out& out);
+  // x itself where it is a stored tensor or where linear layers read expressions as they are (CPU devices, fp32);
+  // else x stored by its own launch (tensor cores read a raw fp16 A, and would stage it inside the product's
+  // launches: as a node of its own, the copy is recorded beside the launches of other nodes).
+  graph::Value rawLinearInput(const graph::Value& x, const Out& out);
 
   graph::Value map(const graph::Value& a, const std::function<graph::Expr(const graph::Expr&)>& f) const {
     return graph_.map(a, f);
