@@ -34,11 +34,11 @@ Value ResnetBlock::operator()(nn::Builder& b, const Value& x, const nn::Epilogue
   Value n1 = b.groupNorm(x, *norm1_.gamma, *norm1_.beta, groups_, eps_, name + " norm1", /*silu=*/true,
                          shortcut_ ? &input : nullptr);
   if (shortcut_ && shortcutBeside()) {
-    // The shortcut product is independent of conv1: recorded right after it (the executor's order is
-    // breadth-first), on scratch of its own, so that its launches share conv1's barrier interval instead of
-    // adding intervals of their own (norm1 | conv1 + shortcut | norm2 + split-K sum | conv2). A computed x
-    // not stored by norm1 is stored by a node of its own beside norm1 (inside the product's node it would
-    // be a launch the product waits for).
+    // The shortcut product is independent of conv1: added right after it and on scratch of its own, so that
+    // the executor (breadth-first) records its launches between the same barriers as conv1's instead of in
+    // intervals of their own, which shared scratch forced (norm1 | conv1 + shortcut | norm2 + split-K sum |
+    // conv2). A computed x not stored by norm1 is stored by a node of its own beside norm1 (inside the
+    // product's node it would be a launch the product waits for). H200: the step -0.038 ms (docs/perf.md).
     input = b.rawLinearInput(input, {name + " shortcut input"});
     Value h = b.conv2d(n1, *conv1_, time, {name + " conv1"});
     Value shortcut = b.linear(input, *shortcut_, {}, {name + " shortcut", {}, /*sideScratch=*/true});

@@ -2,7 +2,7 @@
 // shortcut product is added to the graph: right after conv1, on the scratch's side() memory (so that on a GPU
 // its launches share conv1's barrier interval: docs/perf.md, session 29), or after norm2 with
 // SDGEN_SHORTCUT_BESIDE=0; both compute the same block. x is a stored tensor and a computed one (an up block's
-// concatenation).
+// concatenation); fp32 and fp16 (on tensor-core devices fp16 takes the side scratch and the input's copy node).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -104,7 +104,7 @@ std::vector<double> conv(const std::vector<double>& x, int64_t cin, int64_t cout
   return y;
 }
 
-class ResnetBlockTest : public test::VulkanTest {
+class ResnetBlockTest : public test::VulkanTest, public ::testing::WithParamInterface<DType> {
  protected:
   void SetUp() override {
     test::VulkanTest::SetUp();
@@ -120,16 +120,17 @@ class ResnetBlockTest : public test::VulkanTest {
   // Runs the block on x (split as a concatenation of 16 + 32 channels when `concat`); returns the output and
   // the labels of the graph's nodes in the order they were added.
   std::vector<float> run(const std::vector<float>& x, bool concat, std::vector<std::string>* order) {
-    nn::ParameterStore p(ctx(), DType::F32);
+    const DType dt = GetParam();
+    nn::ParameterStore p(ctx(), dt);
     networks::ResnetBlock block(p, models::ScopedWeights(w_), kCin, kCout, int(kGroups), 1e-5f);
     p.flush();
     graph::Graph g;
     ops::Conv2dScratch scratch(ctx());
-    nn::Builder b(g, DType::F32, &scratch);
+    nn::Builder b(g, dt, &scratch);
     const int64_t c1 = concat ? 16 : kCin;
-    graph::TensorId a = g.input("a", {1, kH, kW, c1}, DType::F32), out = g.output("y", {1, kH, kW, kCout}, DType::F32);
+    graph::TensorId a = g.input("a", {1, kH, kW, c1}, dt), out = g.output("y", {1, kH, kW, kCout}, dt);
     std::optional<graph::TensorId> s;
-    if (concat) s = g.input("s", {1, kH, kW, kCin - c1}, DType::F32);
+    if (concat) s = g.input("s", {1, kH, kW, kCin - c1}, dt);
     graph::Value in = concat ? b.zip(g.read(a), g.read(*s), [](const graph::Expr& l, const graph::Expr& r) {
       return graph::concat(l, r, 3);
     }) : g.read(a);
@@ -138,19 +139,19 @@ class ResnetBlockTest : public test::VulkanTest {
     for (int64_t px = 0; px < kH * kW; ++px)
       for (int64_t q = 0; q < kCin; ++q)
         (q < c1 ? av[px * c1 + q] : sv[px * (kCin - c1) + q - c1]) = x[px * kCin + q];
-    Allocation am = test::uploadFloats(ctx(), av, DType::F32), om = ctx().allocate(kH * kW * kCout * 4, "y");
-    std::map<graph::TensorId, graph::TensorView> bindings{{a, graph::view(am, DType::F32, {1, kH, kW, c1})},
-                                                          {out, graph::view(om, DType::F32, {1, kH, kW, kCout})}};
+    Allocation am = test::uploadFloats(ctx(), av, dt), om = ctx().allocate(kH * kW * kCout * dtypeSize(dt), "y");
+    std::map<graph::TensorId, graph::TensorView> bindings{{a, graph::view(am, dt, {1, kH, kW, c1})},
+                                                          {out, graph::view(om, dt, {1, kH, kW, kCout})}};
     Allocation sm;
     if (concat) {
-      sm = test::uploadFloats(ctx(), sv, DType::F32);
-      bindings[*s] = graph::view(sm, DType::F32, {1, kH, kW, kCin - c1});
+      sm = test::uploadFloats(ctx(), sv, dt);
+      bindings[*s] = graph::view(sm, dt, {1, kH, kW, kCin - c1});
     }
     order->clear();
     for (const graph::GraphNode& n : g.nodes()) order->push_back(n.label);
     graph::CompiledGraph cg(ctx(), g, bindings);
     cg.run();
-    return test::downloadFloats(ctx(), om, size_t(kH * kW * kCout), DType::F32);
+    return test::downloadFloats(ctx(), om, size_t(kH * kW * kCout), dt);
   }
 
   std::vector<double> reference(const std::vector<float>& x) const {
@@ -171,11 +172,11 @@ size_t position(const std::vector<std::string>& order, const std::string& label)
   return size_t(std::find(order.begin(), order.end(), label) - order.begin());
 }
 
-TEST_F(ResnetBlockTest, ShortcutAddedRightAfterConv1AndTheSameBlockEitherWay) {
+TEST_P(ResnetBlockTest, ShortcutAddedRightAfterConv1AndTheSameBlockEitherWay) {
   std::vector<float> x(static_cast<size_t>(kH * kW * kCin));
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0.f, 1.f);
-  for (float& e : x) e = nd(rng);
+  for (float& e : x) e = test::roundTo(GetParam(), nd(rng));  // the reference sees x as stored
   const std::vector<double> want = reference(x);
   for (bool concat : {false, true})
     for (const char* beside : {"1", "0"}) {
@@ -186,7 +187,7 @@ TEST_F(ResnetBlockTest, ShortcutAddedRightAfterConv1AndTheSameBlockEitherWay) {
       ::unsetenv("SDGEN_SHORTCUT_BESIDE");
       double err = 0;
       for (size_t i = 0; i < want.size(); ++i) err = std::max(err, std::abs(got[i] - want[i]) / std::max(1.0, std::abs(want[i])));
-      EXPECT_LE(err, 1e-4);
+      EXPECT_LE(err, GetParam() == DType::F16 ? 1e-2 : 1e-4);  // fp16: weights and activations rounded
       const size_t conv1 = position(order, "res conv1"), shortcut = position(order, "res shortcut"),
                    norm2 = std::min(position(order, "res norm2"), position(order, "res norm2 stats"));
       ASSERT_LT(conv1, order.size());
@@ -199,6 +200,9 @@ TEST_F(ResnetBlockTest, ShortcutAddedRightAfterConv1AndTheSameBlockEitherWay) {
       }
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Precision, ResnetBlockTest, ::testing::Values(DType::F32, DType::F16),
+                         [](const auto& info) { return std::string(dtypeName(info.param)); });
 
 }  // namespace
 }  // namespace sdgen
