@@ -95,6 +95,9 @@ def sdgen_step(model_check, model, refs):
         raise RuntimeError("no fp16 'unet step' line in sdgen_model_check's output:\n" + r.stdout[-2000:])
     step = {"launches": int(m.group(1)), "median_ms": float(m.group(2)), "p10_ms": float(m.group(3)),
             "p90_ms": float(m.group(4))}
+    barriers = re.search(r"fp16\s+unet step\s+batch 2: .*; (\d+) barriers", r.stdout)
+    if barriers:  # barrier intervals of the step (launches in one interval overlap)
+        step["barriers"] = int(barriers.group(1))
     kv = re.search(r"fp16\s+unet context\s+K/V projections, once per image before the steps: (\d+) launches, "
                    r"median ([0-9.]+) ms", r.stdout)
     span = re.search(r"fp16\s+unet step GPU time \(timestamps at its start and end\): median ([0-9.]+) ms "

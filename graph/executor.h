@@ -52,6 +52,9 @@ class CompiledGraph {
   double spanMs() const { return seq_.spanMs(); }  // GraphTiming::span or perCommand, after a run
 
   size_t launches() const { return seq_.dispatchCount(); }
+  // Barriers the hazard tracker put between commands, the final one before host reads included (not the full
+  // barrier every sequence opens with): each starts a new interval in which independent launches overlap.
+  size_t barriers() const { return seq_.barrierCount(); }
   const MemoryPlan& memoryPlan() const { return plan_; }
   // The arena this graph allocated for itself (0 where its intermediates are in a SharedArena, or it has none).
   uint64_t ownArenaBytes() const { return arena_ ? arena_.size() : 0; }

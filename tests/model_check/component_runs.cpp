@@ -170,6 +170,7 @@ ComponentOutput runUNet(Context& ctx, const models::ModelFiles& m, DType dtype, 
   cg.run();
   result.values = test::nhwcToNchw(downloadFloats(ctx, outMem, sample.size(), DType::F32), s);
   result.cost.launches = cg.launches();
+  result.cost.barriers = cg.barriers();
 
   if (repetitions > 0) {
     for (int i = 0; i < 5; ++i) cg.run();  // warm-up

@@ -12,6 +12,7 @@ namespace sdgen::check {
 
 struct StepCost {
   size_t launches = 0;
+  size_t barriers = 0;  // between the step's commands (graph::CompiledGraph::barriers)
   int repetitions = 0;
   double medianMs = 0, p10Ms = 0, p90Ms = 0;  // wall time of submit + wait of the recorded step
   // The step's GPU time, from timestamps at the start and the end of its commands only (what CUDA events around

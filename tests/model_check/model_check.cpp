@@ -138,9 +138,9 @@ int run(const Options& o) {
       nlohmann::json r = check("unet", un.values, pred.values, pred16);
       const StepCost& c = un.cost;
       std::printf("  %-5s unet step     batch %lld: %zu launches, median %.3f ms (p10 %.3f, p90 %.3f, %d runs), "
-                  "GPU sum %.3f ms; weights %.1f MiB, peak device memory %.1f MiB\n",
+                  "GPU sum %.3f ms; weights %.1f MiB, peak device memory %.1f MiB; %zu barriers\n",
                   name(dt), static_cast<long long>(sample.shape[0]), c.launches, c.medianMs, c.p10Ms, c.p90Ms,
-                  c.repetitions, c.gpuMs, c.weightBytes / 1048576.0, c.peakDeviceBytes / 1048576.0);
+                  c.repetitions, c.gpuMs, c.weightBytes / 1048576.0, c.peakDeviceBytes / 1048576.0, c.barriers);
       if (c.repetitions > 0) {
         std::printf("  %-5s unet context  K/V projections, once per image before the steps: %zu launches, "
                     "median %.3f ms\n", name(dt), c.contextLaunches, c.contextMedianMs);
@@ -148,7 +148,7 @@ int run(const Options& o) {
           std::printf("  %-5s unet step GPU time (timestamps at its start and end): median %.3f ms (p10 %.3f, "
                       "p90 %.3f, %d runs)\n", name(dt), c.spanMedianMs, c.spanP10Ms, c.spanP90Ms, c.repetitions);
       }
-      r["step"] = {{"launches", c.launches}, {"median_ms", c.medianMs}, {"p10_ms", c.p10Ms}, {"p90_ms", c.p90Ms},
+      r["step"] = {{"launches", c.launches}, {"barriers", c.barriers}, {"median_ms", c.medianMs}, {"p10_ms", c.p10Ms}, {"p90_ms", c.p90Ms},
                    {"repetitions", c.repetitions}, {"gpu_sum_ms", c.gpuMs}, {"weight_bytes", c.weightBytes},
                    {"peak_device_bytes", c.peakDeviceBytes}, {"context_kv_launches", c.contextLaunches},
                    {"context_kv_median_ms", c.contextMedianMs}, {"gpu_span_median_ms", c.spanMedianMs},
