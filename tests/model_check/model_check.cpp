@@ -148,8 +148,9 @@ int run(const Options& o) {
           std::printf("  %-5s unet step GPU time (timestamps at its start and end): median %.3f ms (p10 %.3f, "
                       "p90 %.3f, %d runs)\n", name(dt), c.spanMedianMs, c.spanP10Ms, c.spanP90Ms, c.repetitions);
       }
-      r["step"] = {{"launches", c.launches}, {"barriers", c.barriers}, {"median_ms", c.medianMs}, {"p10_ms", c.p10Ms}, {"p90_ms", c.p90Ms},
-                   {"repetitions", c.repetitions}, {"gpu_sum_ms", c.gpuMs}, {"weight_bytes", c.weightBytes},
+      r["step"] = {{"launches", c.launches}, {"barriers", c.barriers}, {"median_ms", c.medianMs},
+                   {"p10_ms", c.p10Ms}, {"p90_ms", c.p90Ms}, {"repetitions", c.repetitions}, {"gpu_sum_ms", c.gpuMs},
+                   {"weight_bytes", c.weightBytes},
                    {"peak_device_bytes", c.peakDeviceBytes}, {"context_kv_launches", c.contextLaunches},
                    {"context_kv_median_ms", c.contextMedianMs}, {"gpu_span_median_ms", c.spanMedianMs},
                    {"gpu_span_p10_ms", c.spanP10Ms}, {"gpu_span_p90_ms", c.spanP90Ms}};
