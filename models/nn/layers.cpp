@@ -321,9 +321,12 @@ GroupNormPath chooseGroupNormPath(const Shape& shape, int groups, const GroupNor
   return rows ? GroupNormPath::Rows : GroupNormPath::Lazy;
 }
 
+bool Builder::tensorCoresInFp16() const {
+  return dtype_ == DType::F16 && scratch_ && ops::gemmCoopSupported(scratch_->context().info());
+}
+
 GroupNormPath Builder::groupNormPath(const Shape& shape, int groups) const {
-  if (dtype_ != DType::F16 || !scratch_ || !ops::gemmCoopSupported(scratch_->context().info()))
-    return GroupNormPath::Lazy;
+  if (!tensorCoresInFp16()) return GroupNormPath::Lazy;
   return chooseGroupNormPath(shape, groups, GroupNormKnobs::fromEnvironment());
 }
 
@@ -381,8 +384,7 @@ Value Builder::groupNorm(const Value& x, const DeviceTensor& gamma, const Device
 bool Builder::layerNormInOneLaunch(int64_t d) const {
   const char* env = std::getenv("SDGEN_LAYER_NORM");
   if (env && std::string(env) == "stats") return false;
-  return dtype_ == DType::F16 && scratch_ && ops::gemmCoopSupported(scratch_->context().info()) &&
-         ops::layerNormRowsFit(d);
+  return tensorCoresInFp16() && ops::layerNormRowsFit(d);
 }
 
 Value Builder::layerNorm(const Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, float eps,
@@ -429,9 +431,7 @@ Value Builder::layerNorm(const Value& x, const DeviceTensor& gamma, const Device
 }
 
 Value Builder::rawLinearInput(const Value& x, const Out& out) {
-  if (x.logicalOps == 0 || dtype_ != DType::F16 || !scratch_ || !ops::gemmCoopSupported(scratch_->context().info()))
-    return x;
-  return store(x, out);
+  return x.logicalOps == 0 || !tensorCoresInFp16() ? x : store(x, out);
 }
 
 Value Builder::store(const Value& v, const Out& out) {

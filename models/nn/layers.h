@@ -106,6 +106,9 @@ class Builder {
 
  private:
   graph::TensorId target(const Out& out, const graph::Shape& shape);
+  // fp16 activations on a device running the tensor-core GEMM (with scratch to stage into): where the builder
+  // writes normalized or computed inputs once for raw fp16 reads.
+  bool tensorCoresInFp16() const;
   bool layerNormInOneLaunch(int64_t d) const;
   GroupNormPath groupNormPath(const graph::Shape& shape, int groups) const;
   graph::Value kernelNode(const graph::Value& x, const graph::Shape& shape, const Epilogue& e, const Out& out,

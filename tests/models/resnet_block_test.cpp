@@ -17,6 +17,7 @@
 #include "models/nn/layers.h"
 #include "models/nn/parameters.h"
 #include "ops/conv2d_scratch.h"
+#include "tests/ops/conv2d_reference.h"
 #include "tests/test_support.h"
 
 namespace sdgen {
@@ -84,24 +85,10 @@ std::vector<double> normSilu(const std::vector<double>& x, int64_t c, const std:
   return y;
 }
 
-// A k x k convolution (padding k / 2) of NHWC x [kH, kW, cin] with PyTorch's [cout, cin, k, k] weights.
-std::vector<double> conv(const std::vector<double>& x, int64_t cin, int64_t cout, int64_t k,
-                         const std::vector<float>& w, const std::vector<float>& bias) {
-  std::vector<double> y(static_cast<size_t>(kH * kW * cout));
-  for (int64_t oy = 0; oy < kH; ++oy)
-    for (int64_t ox = 0; ox < kW; ++ox)
-      for (int64_t o = 0; o < cout; ++o) {
-        double acc = bias[o];
-        for (int64_t ky = 0; ky < k; ++ky)
-          for (int64_t kx = 0; kx < k; ++kx) {
-            const int64_t iy = oy + ky - k / 2, ix = ox + kx - k / 2;
-            if (iy < 0 || iy >= kH || ix < 0 || ix >= kW) continue;
-            for (int64_t i = 0; i < cin; ++i)
-              acc += x[(iy * kW + ix) * cin + i] * double(w[((o * cin + i) * k + ky) * k + kx]);
-          }
-        y[(oy * kW + ox) * cout + o] = acc;
-      }
-  return y;
+// A k x k convolution (stride 1, padding k / 2) of NHWC x [1, kH, kW, cin] with PyTorch's [cout, cin, k, k] weights.
+std::vector<double> conv(const std::vector<double>& x, int64_t cin, int64_t cout, int k, const std::vector<float>& w,
+                         const std::vector<float>& bias) {
+  return test::conv2dReference(x, {1, kH, kW, cin}, w, bias, int(cout), ops::Conv2dParams::square(k));
 }
 
 class ResnetBlockTest : public test::VulkanTest, public ::testing::WithParamInterface<DType> {
