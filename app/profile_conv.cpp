@@ -246,19 +246,18 @@ ProfileReport profileConv(Context& ctx, const ProfileSettings& st) {
     // As the generator runs it: the cross-attention K/V of the text, computed once per image before the steps
     // (not part of the step profiled here), read by the step.
     const graph::TensorView contextView = graph::view(context, dtype, {batch, seq, ctxDim});
-    std::vector<Allocation> kvMemory;
-    std::vector<Value> contextKv;
+    std::optional<Allocation> kvMemory;
+    std::optional<Value> contextKv;
     graph::Graph kvGraph;
-    std::vector<graph::TensorId> kvOuts;
     std::map<graph::TensorId, graph::TensorView> kvBindings;
-    for (const graph::Shape& shape : unet.contextProjectionShapes(batch, seq)) {
-      kvMemory.push_back(ctx.allocate(uint64_t(graph::numel(shape)) * dtypeSize(dtype), "profile context K/V"));
-      kvOuts.push_back(kvGraph.output("context kv " + std::to_string(kvOuts.size()), shape, dtype));
-      kvBindings.emplace(kvOuts.back(), graph::view(kvMemory.back(), dtype, shape));
-      contextKv.push_back(external(kvBindings.at(kvOuts.back())));
-    }
     nn::Builder kvBuilder(kvGraph, dtype, &scratch);
-    unet.buildContextProjections(kvBuilder, external(contextView), kvOuts);
+    if (const std::optional<graph::Shape> shape = unet.contextProjectionShape(batch, seq)) {
+      kvMemory = ctx.allocate(uint64_t(graph::numel(*shape)) * dtypeSize(dtype), "profile context K/V");
+      const graph::TensorId kvOut = kvGraph.output("context kv", *shape, dtype);
+      kvBindings.emplace(kvOut, graph::view(*kvMemory, dtype, *shape));
+      contextKv = external(kvBindings.at(kvOut));
+      unet.buildContextProjections(kvBuilder, external(contextView), kvOut);
+    }
     graph::CompiledGraph kvCompiled(ctx, kvGraph, kvBindings);
     // SDXL's added conditioning (pooled text embedding and micro-conditioning sinusoids): random rows of its
     // width, as the step reads them (their values do not change what runs).
@@ -269,7 +268,7 @@ ProfileReport profileConv(Context& ctx, const ProfileSettings& st) {
       addedMemory = randomTensor(ctx, size_t(batch * width), DType::F32, 5, 1.f, "profile added conditioning");
       added = external(graph::view(*addedMemory, DType::F32, {batch, width}));
     }
-    unet.build(b, sample, t, external(contextView), out, &contextKv, added ? &*added : nullptr);
+    unet.build(b, sample, t, external(contextView), out, contextKv ? &*contextKv : nullptr, added ? &*added : nullptr);
     graph::CompiledGraph compiled(ctx, g, {{out, graph::view(prediction, dtype, {batch, h, w, c})}}, true);
     kvCompiled.run();
     compiled.setUniform(kTimestepSlot, kTimestep);

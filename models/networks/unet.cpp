@@ -53,7 +53,7 @@ UNet::Transformer UNet::loadTransformer(nn::ParameterStore& p, const ScopedWeigh
   t.heads = heads;
   t.norm = Norm::load(p, w["norm"], c);
   t.projIn = &p.linear(w["proj_in"], c, c);
-  const int64_t ctx = config_.crossAttentionDim, inner = 4 * int64_t(c);
+  const int64_t inner = 4 * int64_t(c);
   for (int j = 0; j < layers; ++j) {
     auto bw = w["transformer_blocks"][std::to_string(j)];
     auto a1 = bw["attn1"], a2 = bw["attn2"];
@@ -63,7 +63,10 @@ UNet::Transformer UNet::loadTransformer(nn::ParameterStore& p, const ScopedWeigh
     blk.out1 = &p.linear(a1["to_out"]["0"], c, c);
     blk.ln2 = Norm::load(p, bw["norm2"], c);
     blk.q2 = &p.linear(a2["to_q"], c, c, false);
-    blk.kv2 = &p.linearConcat({a2["to_k"], a2["to_v"]}, ctx, {c, c}, false);
+    blk.kvOffset = contextWidth_;  // its K and V join the fused context projection (made after every block)
+    contextSources_.insert(contextSources_.end(), {a2["to_k"], a2["to_v"]});
+    contextWidths_.insert(contextWidths_.end(), {c, c});
+    contextWidth_ += 2 * int64_t(c);
     blk.out2 = &p.linear(a2["to_out"]["0"], c, c);
     blk.ln3 = Norm::load(p, bw["norm3"], c);
     blk.geglu = &p.linearGeglu(bw["ff"]["net"]["0"]["proj"], c, inner, blk.gegluFused);
@@ -151,6 +154,8 @@ UNet::UNet(nn::ParameterStore& p, const models::UNetConfig& config, const models
   std::vector<int64_t> widths;
   for (const auto& r : timeProjectionSources_) widths.push_back(r.shape("weight").at(0));
   resnetTimeProjections_ = &p.linearConcat(timeProjectionSources_, timeDim_, widths, true);
+  if (!contextSources_.empty())
+    contextProjections_ = &p.linearConcat(contextSources_, config.crossAttentionDim, contextWidths_, false);
   load.commit();  // the weights are on the device when the constructor returns
 }
 
@@ -163,10 +168,10 @@ Value UNet::resnet(nn::Builder& b, const Resnet& r, const Value& x, const Value&
   return r.block(b, x, addTime, name);
 }
 
-Value UNet::transformer(nn::Builder& b, const Transformer& t, const Value& x, const Value& context,
-                        const std::string& name, const std::vector<Value>* contextKv, size_t& kvIndex) const {
+Value UNet::transformer(nn::Builder& b, const Transformer& t, const Value& x, const Value& contextKv,
+                        const std::string& name) const {
   const int64_t batch = x.shape[0], hgt = x.shape[1], wid = x.shape[2], c = t.channels;
-  const int64_t seq = hgt * wid, heads = t.heads, hd = c / heads, ctxLen = context.shape[1];
+  const int64_t seq = hgt * wid, heads = t.heads, hd = c / heads, ctxLen = contextKv.shape[1];
   Value n = b.groupNorm(x, *t.norm.gamma, *t.norm.beta, config_.normNumGroups, kTransformerNormEps, name + " norm");
   Value tokens = b.map(n, [=](const Expr& e) { return graph::reshape(e, {batch, seq, c}); });
   Value h = b.linear(tokens, *t.projIn, {}, {name + " proj_in"});
@@ -185,7 +190,8 @@ Value UNet::transformer(nn::Builder& b, const Transformer& t, const Value& x, co
     h = b.linear(a1, *blk.out1, nn::residual(h), {bn + " attn1 out"});
     Value x2 = b.layerNorm(h, *blk.ln2.gamma, *blk.ln2.beta, kLayerNormEps, bn + " norm2");
     Value q = b.linear(x2, *blk.q2, {}, {bn + " attn2 q"});
-    Value kv = contextKv ? contextKv->at(kvIndex++) : b.linear(context, *blk.kv2, {}, {bn + " attn2 kv"});
+    const int64_t kvOffset = blk.kvOffset;  // a view of the stored projection: its slices stay raw heads
+    Value kv = b.map(contextKv, [=](const Expr& e) { return graph::sliceLastDim(e, kvOffset, 2 * c); });
     Value qh = b.map(q, [=](const Expr& e) { return graph::reshape(e, {batch, seq, heads, hd}); });
     Value a2 = b.attention(qh, split(kv, 0, ctxLen), split(kv, 1, ctxLen), {}, {bn + " attn2"});
     h = b.linear(a2, *blk.out2, nn::residual(h), {bn + " attn2 out"});
@@ -205,34 +211,17 @@ Value UNet::transformer(nn::Builder& b, const Transformer& t, const Value& x, co
   return b.map(outTokens, [=](const Expr& e) { return graph::reshape(e, {batch, hgt, wid, c}); });
 }
 
-std::vector<const UNet::Transformer*> UNet::transformersInOrder() const {
-  std::vector<const Transformer*> all;
-  for (const Level& level : down_)
-    for (const Transformer& t : level.attentions) all.push_back(&t);
-  if (hasMid_) all.push_back(&midAttention_[0]);
-  for (const Level& level : up_)
-    for (const Transformer& t : level.attentions) all.push_back(&t);
-  return all;
+std::optional<graph::Shape> UNet::contextProjectionShape(int64_t batch, int64_t contextLength) const {
+  if (!contextProjections_) return std::nullopt;
+  return graph::Shape{batch, contextLength, contextWidth_};
 }
 
-std::vector<graph::Shape> UNet::contextProjectionShapes(int64_t batch, int64_t contextLength) const {
-  std::vector<graph::Shape> shapes;
-  for (const Transformer* t : transformersInOrder())
-    for (size_t j = 0; j < t->blocks.size(); ++j) shapes.push_back({batch, contextLength, 2 * int64_t(t->channels)});
-  return shapes;
-}
-
-void UNet::buildContextProjections(nn::Builder& b, const Value& context, const std::vector<graph::TensorId>& outs) const {
+void UNet::buildContextProjections(nn::Builder& b, const Value& context, graph::TensorId out) const {
   if (context.shape.size() != 3 || context.shape[2] != config_.crossAttentionDim)
     throw Error("UNet: text context must be [B, S, " + std::to_string(config_.crossAttentionDim) + "], got " +
                 graph::shapeString(context.shape));
-  size_t i = 0;
-  for (const Transformer* t : transformersInOrder())
-    for (size_t j = 0; j < t->blocks.size(); ++j, ++i) {
-      if (i >= outs.size()) throw Error("UNet: fewer context projection outputs than transformer blocks");
-      b.linear(context, *t->blocks[j].kv2, {}, {"context kv " + std::to_string(i), outs[i]});
-    }
-  if (i != outs.size()) throw Error("UNet: more context projection outputs than transformer blocks");
+  if (!contextProjections_) throw Error("UNet: no cross-attention, so no context projections");
+  b.linear(context, *contextProjections_, {}, {"context kv", out});
 }
 
 std::vector<float> UNet::addedConditioningInput(std::span<const float> textEmbeds,
@@ -266,7 +255,7 @@ std::vector<float> UNet::addedConditioningInput(std::span<const float> textEmbed
 }
 
 void UNet::build(nn::Builder& b, const Value& sample, const Value& timesteps, const Value& context,
-                 graph::TensorId out, const std::vector<Value>* contextKv, const Value* addedConditioning) const {
+                 graph::TensorId out, const Value* contextKv, const Value* addedConditioning) const {
   if (sample.shape.size() != 4 || sample.shape[3] != config_.inChannels)
     throw Error("UNet: sample must be NHWC [B, H, W, " + std::to_string(config_.inChannels) + "], got " +
                 graph::shapeString(sample.shape));
@@ -278,17 +267,17 @@ void UNet::build(nn::Builder& b, const Value& sample, const Value& timesteps, co
   if (timesteps.shape != graph::Shape{batch, 1})
     throw Error("UNet: timesteps must be [" + std::to_string(batch) + ", 1], got " + graph::shapeString(timesteps.shape));
 
+  // Every block's cross-attention K/V: given (once per image), or projected here; empty without cross-attention.
+  const std::optional<graph::Shape> kvShape = contextProjectionShape(batch, context.shape[1]);
+  Value kv;
   if (contextKv) {
-    const std::vector<graph::Shape> shapes = contextProjectionShapes(batch, context.shape[1]);
-    if (contextKv->size() != shapes.size())
-      throw Error("UNet: " + std::to_string(contextKv->size()) + " precomputed context projections for " +
-                  std::to_string(shapes.size()) + " transformer blocks");
-    for (size_t i = 0; i < shapes.size(); ++i)
-      if ((*contextKv)[i].shape != shapes[i])
-        throw Error("UNet: context projection " + std::to_string(i) + " is " + graph::shapeString((*contextKv)[i].shape) +
-                    ", expected " + graph::shapeString(shapes[i]));
+    if (!kvShape || contextKv->shape != *kvShape)
+      throw Error("UNet: the precomputed context projection is " + graph::shapeString(contextKv->shape) + ", expected " +
+                  (kvShape ? graph::shapeString(*kvShape) : std::string("none (no cross-attention)")));
+    kv = *contextKv;
+  } else if (kvShape) {
+    kv = b.linear(context, *contextProjections_, {}, {"context kv"});
   }
-  size_t kvIndex = 0;
 
   // Time: sinusoidal features -> linear_1 + silu -> linear_2 + silu (every consumer applies silu first) ->
   // all ResNet time projections in one GEMM.
@@ -320,7 +309,7 @@ void UNet::build(nn::Builder& b, const Value& sample, const Value& timesteps, co
     for (size_t j = 0; j < level.resnets.size(); ++j) {
       h = resnet(b, level.resnets[j], h, timeProj, name + " resnet " + std::to_string(j));
       if (!level.attentions.empty())
-        h = transformer(b, level.attentions[j], h, context, name + " attention " + std::to_string(j), contextKv, kvIndex);
+        h = transformer(b, level.attentions[j], h, kv, name + " attention " + std::to_string(j));
       skips.push_back(h);
     }
     if (level.resample) {
@@ -330,7 +319,7 @@ void UNet::build(nn::Builder& b, const Value& sample, const Value& timesteps, co
   }
   if (hasMid_) {
     h = resnet(b, mid1_, h, timeProj, "mid resnet 0");
-    h = transformer(b, midAttention_[0], h, context, "mid attention", contextKv, kvIndex);
+    h = transformer(b, midAttention_[0], h, kv, "mid attention");
     h = resnet(b, mid2_, h, timeProj, "mid resnet 1");
   }
   for (size_t i = 0; i < up_.size(); ++i) {
@@ -342,7 +331,7 @@ void UNet::build(nn::Builder& b, const Value& sample, const Value& timesteps, co
       Value joined = b.zip(h, skip, [](const Expr& a, const Expr& s) { return graph::concat(a, s, 3); });
       h = resnet(b, level.resnets[j], joined, timeProj, name + " resnet " + std::to_string(j));
       if (!level.attentions.empty())
-        h = transformer(b, level.attentions[j], h, context, name + " attention " + std::to_string(j), contextKv, kvIndex);
+        h = transformer(b, level.attentions[j], h, kv, name + " attention " + std::to_string(j));
     }
     if (level.resample) {
       // diffusers upsamples to the next skip's size (twice the size, except after odd sizes were halved).

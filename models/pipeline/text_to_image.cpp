@@ -4,6 +4,7 @@
 #include <cstring>
 #include <future>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "engine/error.h"
@@ -89,7 +90,7 @@ struct TextToImage::Impl {
   // A recorded denoising step, and the graph run once per image before it: the cross-attention K/V
   // projections of the text context (the same for every step), into `contextKv`, which the step reads.
   struct StepGraphs {
-    std::vector<Allocation> contextKv;
+    std::optional<Allocation> contextKv;  // none without cross-attention
     Allocation addedConditioning;  // SDXL: add_embedding's input rows [batch, P] (fp32), written per image
     std::unique_ptr<graph::CompiledGraph> context, step;
   };
@@ -174,7 +175,7 @@ struct TextToImage::Impl {
     for (const auto& [size, st] : sizeStages) {
       for (const auto& [key, g] : st.steps) {
         r.components[1].arenaBytes += g.step->memoryPlan().peakBytes + g.context->memoryPlan().peakBytes;
-        for (const Allocation& kv : g.contextKv) r.components[1].bufferBytes += kv.size();
+        if (g.contextKv) r.components[1].bufferBytes += g.contextKv->size();
       }
     }
     r.components[2].arenaBytes += decoding->arenaBytes();
@@ -247,20 +248,17 @@ struct TextToImage::Impl {
       st.registerScratch.push_back(ctx.allocate(latentBytes, "sampler saved-state scratch"));
     }
     StepGraphs sg;
-    std::vector<Value> contextKv;
+    std::optional<Value> contextKv;
     graph::Graph contextGraph;
     nn::Builder contextBuilder(contextGraph, dtype, &scratch);
     std::map<graph::TensorId, graph::TensorView> contextBindings;
-    {
-      std::vector<graph::TensorId> outs;
-      for (const graph::Shape& shape : unet->contextProjectionShapes(context.shape[0], context.shape[1])) {
-        sg.contextKv.push_back(ctx.allocate(uint64_t(graph::numel(shape)) * dtypeSize(dtype), "context K/V"));
-        const graph::TensorView view = graph::view(sg.contextKv.back(), dtype, shape);
-        outs.push_back(contextGraph.output("context kv " + std::to_string(outs.size()), shape, dtype));
-        contextBindings.emplace(outs.back(), view);
-        contextKv.push_back(external(view));
-      }
-      unet->buildContextProjections(contextBuilder, external(context), outs);
+    if (const std::optional<graph::Shape> shape = unet->contextProjectionShape(context.shape[0], context.shape[1])) {
+      sg.contextKv = ctx.allocate(uint64_t(graph::numel(*shape)) * dtypeSize(dtype), "context K/V");
+      const graph::TensorView view = graph::view(*sg.contextKv, dtype, *shape);
+      const graph::TensorId kvOut = contextGraph.output("context kv", *shape, dtype);
+      contextBindings.emplace(kvOut, view);
+      contextKv = external(view);
+      unet->buildContextProjections(contextBuilder, external(context), kvOut);
     }
     const graph::Shape latentShape{1, h, w, c};
     graph::Graph g;
@@ -289,7 +287,8 @@ struct TextToImage::Impl {
       sg.addedConditioning = ctx.allocate(uint64_t(batch) * width * 4, "added conditioning");
       added = external(graph::view(sg.addedConditioning, DType::F32, {batch, width}));
     }
-    unet->build(b, input, t, external(context), prediction, &contextKv, added ? &*added : nullptr);
+    unet->build(b, input, t, external(context), prediction, contextKv ? &*contextKv : nullptr,
+                added ? &*added : nullptr);
 
     graph::GraphNode update;
     update.label = "sampler step";

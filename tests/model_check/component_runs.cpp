@@ -134,27 +134,27 @@ ComponentOutput runUNet(Context& ctx, const models::ModelFiles& m, DType dtype, 
   // buffers that every step reads (models/pipeline/text_to_image.cpp), so the timed step is the pipeline's.
   graph::Graph kvGraph;
   nn::Builder kvBuilder(kvGraph, dtype, &scratch);
-  std::vector<Allocation> kvMem;
-  std::vector<graph::Value> contextKv;
-  std::vector<graph::TensorId> kvOuts;
+  std::optional<Allocation> kvMem;
+  std::optional<graph::Value> contextKv;
   std::map<graph::TensorId, graph::TensorView> kvBindings;
-  for (const graph::Shape& shape : unet.contextProjectionShapes(contextShape[0], contextShape[1])) {
-    kvMem.push_back(ctx.allocate(uint64_t(graph::numel(shape)) * dtypeSize(dtype), "context K/V"));
-    const graph::TensorView view = graph::view(kvMem.back(), dtype, shape);
-    kvOuts.push_back(kvGraph.output("context kv " + std::to_string(kvOuts.size()), shape, dtype));
-    kvBindings.emplace(kvOuts.back(), view);
-    contextKv.push_back({view.shape, {}, [view](const graph::Resolver&) { return graph::buffer(view); }, 0});
+  if (const std::optional<graph::Shape> shape = unet.contextProjectionShape(contextShape[0], contextShape[1])) {
+    kvMem = ctx.allocate(uint64_t(graph::numel(*shape)) * dtypeSize(dtype), "context K/V");
+    const graph::TensorView view = graph::view(*kvMem, dtype, *shape);
+    const graph::TensorId kvOut = kvGraph.output("context kv", *shape, dtype);
+    kvBindings.emplace(kvOut, view);
+    contextKv = graph::Value{view.shape, {}, [view](const graph::Resolver&) { return graph::buffer(view); }, 0};
+    const graph::TensorView ctxView = graph::view(ctxMem, DType::F32, contextShape);
+    unet.buildContextProjections(
+        kvBuilder, {ctxView.shape, {}, [ctxView](const graph::Resolver&) { return graph::buffer(ctxView); }, 0}, kvOut);
   }
-  const graph::TensorView ctxView = graph::view(ctxMem, DType::F32, contextShape);
-  unet.buildContextProjections(
-      kvBuilder, {ctxView.shape, {}, [ctxView](const graph::Resolver&) { return graph::buffer(ctxView); }, 0}, kvOuts);
   graph::CompiledGraph kvg(ctx, kvGraph, kvBindings);
   kvg.run();
   // SDGEN_CHECK_KV_IN_STEP=1: the projections inside the step instead (as sessions before 28 timed it; as
   // diffusers' UNet computes them), for comparisons.
   const char* inStep = std::getenv("SDGEN_CHECK_KV_IN_STEP");
   const bool kvInStep = inStep && std::string(inStep) == "1";
-  unet.build(b, g.read(in), t, g.read(ctxT), out, kvInStep ? nullptr : &contextKv, addValue ? &*addValue : nullptr);
+  unet.build(b, g.read(in), t, g.read(ctxT), out, kvInStep || !contextKv ? nullptr : &*contextKv,
+             addValue ? &*addValue : nullptr);
   Allocation inMem = uploadFloats(ctx, test::nchwToNhwc(sample, s), DType::F32, "unet sample");
   Allocation outMem = ctx.allocate(sample.size() * 4, "unet noise prediction");
   std::map<graph::TensorId, graph::TensorView> bindings{{in, graph::view(inMem, DType::F32, {n, h, w, c})},
