@@ -87,6 +87,7 @@ struct GemmInfo {
   int aMode = 0;                       // coop: 0 expression, 1 raw matrix, 2 im2col of a convolution input, 3 layer
                                        // norm, 4 Winograd F(2,3), 5 an upsampled convolution's phases
   int splitK = 1;                      // coop: K split over this many workgroups, summed by a second launch
+  bool halfPartials = false;           // split-K: the partials stored in fp16 (gemm_coop.slang SPLIT = 2)
   bool edgeChecks = true;              // coop: bounds checks on M, N, K (off where every tile is whole: EDGE 0)
   bool residualPreloaded = false;      // coop: the sink's residual add loaded into the accumulators (words 26-27)
   std::array<uint32_t, 3> groups{};

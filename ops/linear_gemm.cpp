@@ -179,7 +179,8 @@ std::string gemmWrapperSource(const GemmInfo& info, const GemmTile& tile, bool b
            flag(bias) + ", " +
            std::to_string(tile.bm) + ", " + std::to_string(tile.bn) + ", " + std::to_string(tile.bk) + ", " +
            std::to_string(tile.warpRows) + ", " + std::to_string(tile.warpCols) + ", " +
-           std::string(tile.f16Accumulators ? (tile.flushK > 0 ? "3" : "2") : tile.halfAccumulate ? "1" : "0") + ", " + flag(tile.splitK > 1) +
+           std::string(tile.f16Accumulators ? (tile.flushK > 0 ? "3" : "2") : tile.halfAccumulate ? "1" : "0") + ", " +
+           std::string(tile.splitK <= 1 ? "0" : info.halfPartials ? "2" : "1") +
            ", " + flag(geglu) + ", " + flag(tile.doubleBuffer) + ", " + std::to_string(tile.coopSharedWords()) +
            ", " + flag(info.edgeChecks) + ">(group, local);\n}\n";
   if (tile.isGemv())
@@ -213,7 +214,7 @@ std::string gemmSplitSumSource(const GemmInfo& info, bool bias) {
          info.sinkType + ";\n[shader(\"compute\")]\n[numthreads(" + std::to_string(kReduceThreads) +
          ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
          "  gemmSplitReduceMain<S, " + std::string(info.vectorOut ? "1" : "0") + ", " + (bias ? "1" : "0") + ", " +
-         std::to_string(kReduceThreads) + ">(group, local);\n}\n";
+         std::to_string(kReduceThreads) + ", " + (info.halfPartials ? "1" : "0") + ">(group, local);\n}\n";
 }
 
 // A residual add the tensor-core kernel can take into its accumulators (header words 26-27): the sink is
@@ -234,6 +235,19 @@ static std::optional<TensorView> residualOperand(const GemmProblem& p) {
       rows % (p.d1 * p.d2) || pad4(t.shape) != Shape{rows / (p.d1 * p.d2), p.d1, p.d2, p.n})
     return std::nullopt;
   return t;
+}
+
+// Split-K partials in fp16 where every tensor the GEMM writes is fp16: half the bytes the parts write and the sum
+// launch reads, and a rounding of the order of the output's own (H200, session 30: UNet step GPU time 11.96 ->
+// 11.88 ms, its parity vs torch fp32 1.52e-3 -> 1.45e-3; docs/perf.md). SDGEN_SPLIT_PARTIALS=f32 keeps fp32
+// partials (measurements).
+static bool halfSplitPartials(const Sink& out) {
+  const char* v = std::getenv("SDGEN_SPLIT_PARTIALS");
+  if (v && std::strcmp(v, "f32") == 0) return false;
+  const std::vector<TensorView> written = tensorsWritten(out);
+  return !written.empty() && std::all_of(written.begin(), written.end(), [](const TensorView& t) {
+    return !t.isInt32 && t.dtype == DType::F16;
+  });
 }
 
 // SDGEN_GEMM_RESIDUAL=0: residual adds stay in the sink (measurements).
@@ -312,6 +326,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   info.vectorB = !p.packed && p.n % 4 == 0;
   info.vectorOut = (p.geglu ? p.n / 2 : p.n) % 4 == 0;
   info.splitK = int(splits);
+  info.halfPartials = splits > 1 && halfSplitPartials(p.out);
   // Whole tiles only (M, N, K multiples of the tile; split-K parts are whole slices): the kernel drops its
   // bounds checks (EDGE 0).
   info.edgeChecks = !(tile.isCoop() && p.m % tile.bm == 0 && p.n % tile.bn == 0 && p.k % tile.bk == 0 &&
@@ -327,7 +342,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   const int64_t chunk = ((p.k + tile.bk - 1) / tile.bk + splits - 1) / splits * tile.bk;
   MemRange partials{};
   if (splits > 1) {
-    const uint64_t bytes = uint64_t(p.batches * splits * p.m * p.n) * 4;
+    const uint64_t bytes = uint64_t(p.batches * splits * p.m * p.n) * (info.halfPartials ? 2 : 4);
     partials = range(p.scratch->acquire(bytes, Conv2dScratch::Slot::Partials), 0, bytes);
   }
   // fp16 accumulation in chunks (ACC 3): every chunk but the last as fp16 [chunk][batches][M to BM][N to BN],

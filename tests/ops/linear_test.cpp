@@ -308,6 +308,7 @@ TEST_P(LinearTest, CoopMatrixKernelWhereSupported) {
       seq.run();
       EXPECT_TRUE(info.coopMatrix);
       EXPECT_EQ(info.splitK, tile.splitK);
+      EXPECT_EQ(info.halfPartials, tile.splitK > 1) << what;  // an fp16 output: fp16 partials
       // Whole tiles on fp32 accumulators load the residual into them (the 256 x 640 x 64 case, split-K too).
       const bool whole = c.m % tile.bm == 0 && c.n % tile.bn == 0 && c.k % tile.bk == 0;
       EXPECT_EQ(info.residualPreloaded, whole && !tile.f16Accumulators) << what;
@@ -323,6 +324,28 @@ TEST_P(LinearTest, CoopMatrixKernelWhereSupported) {
       EXPECT_LE(err / scale, 5e-3) << what;
       std::printf("tensor cores %s: relative error %.3g\n", what.c_str(), err / scale);
     }
+  // Split-K partials are fp16 only where every output is: an fp32 output, or SDGEN_SPLIT_PARTIALS=f32, keeps them
+  // fp32; each way within the bar against float64.
+  if (coop && dt() == DType::F16) {
+    const ops::GemmTile split = ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 4);
+    Expr x = input({90, 1000}, 1390);
+    auto l = weights(132, 1000, true, 1391);
+    for (const char* knob : {"", "f32"})
+      for (DType outType : {DType::F16, DType::F32}) {
+        const std::string what = std::string("split-K partials, ") + dtypeName(outType) + " output" +
+                                 (*knob ? ", SDGEN_SPLIT_PARTIALS=f32" : "");
+        if (*knob) setenv("SDGEN_SPLIT_PARTIALS", knob, 1);
+        TensorView out = output({90, 132}, outType);
+        CommandSequence seq(ctx());
+        auto info = ops::linear(ctx(), seq, x, *l.gpu, bufferSink(out),
+                                {.tile = split, .scratch = &splitScratch, .label = "split linear"});
+        unsetenv("SDGEN_SPLIT_PARTIALS");
+        seq.run();
+        EXPECT_EQ(info.splitK, 4) << what;
+        EXPECT_EQ(info.halfPartials, outType == DType::F16 && !*knob) << what;
+        EXPECT_LE(test::errorOfScale(read(out), reference(x, l)), 5e-3) << what;
+      }
+  }
   // The engine's own choice for fp16 weights is the tensor-core kernel where the device has it: a plain fp16
   // input read raw, a computed one staged into fp16 scratch first (the UNet's layer norms, GEGLU gates), a
   // [B, S, K] input with padded rows read raw through its row stride.
