@@ -82,13 +82,22 @@ std::string coopTileProblem(const GemmTile& t, const DeviceInfo& info) {
 // counts as four: it already fills the GPU wherever the tile rule picks it); each part keeps at least 8 slices
 // of K, 16 where the tiles alone give every SM two workgroups (there the partials' traffic, 2 x 4 bytes per
 // output per part, and the sum launch cost more than the extra parallelism returns).
+// SDGEN_SPLIT_TARGET=N / SDGEN_SPLIT_MIN_SLICES=N replace kTargetGroups and the 8 slices per part (16 where busy:
+// twice it) for measurements (docs/dispatch.md).
+static int64_t splitKnob(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  const int64_t n = v ? std::atoll(v) : 0;
+  return n > 0 ? n : fallback;
+}
+
 int chooseSplitK(const GemmTile& t, int64_t m, int64_t n, int64_t k, int64_t batches) {
-  constexpr int64_t kTargetGroups = 640, kBusyTiles = 256;
+  const int64_t kTargetGroups = splitKnob("SDGEN_SPLIT_TARGET", 640), kBusyTiles = 256;
+  const int64_t minSlices = splitKnob("SDGEN_SPLIT_MIN_SLICES", 8);
   const int64_t tiles = ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn) * batches;
   const int64_t units = tiles * (int64_t(t.bm) * t.bn) / (64 * 64);  // in 64 x 64 workgroups
   const int64_t slices = (k + t.bk - 1) / t.bk;
   const int64_t parts = std::min({kTargetGroups / std::max<int64_t>(units, 1),
-                                  slices / (units >= kBusyTiles ? 16 : 8), int64_t(64)});
+                                  slices / (units >= kBusyTiles ? 2 * minSlices : minSlices), int64_t(64)});
   if (parts < 2) return 1;
   const int64_t chunk = (slices + parts - 1) / parts;  // slices per part; the parts that remain
   return int((slices + chunk - 1) / chunk);
