@@ -247,8 +247,8 @@ static std::optional<TensorView> residualOperand(const GemmProblem& p) {
 }
 
 // Split-K partials in fp16 where every tensor the GEMM writes is fp16: half the bytes the parts write and the sum
-// launch reads, and a rounding of the order of the output's own (H200, session 30: UNet step GPU time 11.96 ->
-// 11.88 ms, its parity vs torch fp32 1.52e-3 -> 1.45e-3; docs/perf.md). SDGEN_SPLIT_PARTIALS=f32 keeps fp32
+// launch reads, and a rounding of the order of the output's own (H200, session 30: UNet step GPU time 11.94 ->
+// 11.86 ms, its parity vs torch fp32 1.52e-3 -> 1.45e-3; docs/perf.md). SDGEN_SPLIT_PARTIALS=f32 keeps fp32
 // partials (measurements).
 static bool halfSplitPartials(const Sink& out) {
   const char* v = std::getenv("SDGEN_SPLIT_PARTIALS");
