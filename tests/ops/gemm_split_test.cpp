@@ -55,7 +55,8 @@ TEST(GemmSplitK, DescribedAndBounded) {
   EXPECT_EQ(ops::coopTileProblem(ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 8), d), "");
 }
 
-// Every A mode, with and without split-K, double buffering and fp16 accumulators, and the sum launch.
+// Every A mode, with and without split-K (fp32 and fp16 partials), double buffering and fp16 accumulators, and
+// the sum launch of either partials: compiled on any machine (the split kernels run only on tensor-core devices).
 TEST(GemmSplitK, RealKernelsCompileToSpirv) {
   const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-gemm-split-compile-test";
   std::filesystem::remove_all(cache);
@@ -73,6 +74,13 @@ TEST(GemmSplitK, RealKernelsCompileToSpirv) {
         src.generated = ops::gemmWrapperSource(test::coopGemmInfo(aMode), tile, true);
         src.label = "gemm coop " + tile.describe() + " A mode " + std::to_string(aMode);
         test::expectCompiles(compiler, src);
+        if (split > 1 && variant < 2) {  // split-K partials stored in fp16 (SPLIT = 2)
+          ops::GemmInfo half = test::coopGemmInfo(aMode);
+          half.halfPartials = true;
+          src.generated = ops::gemmWrapperSource(half, tile, true);
+          src.label += " fp16 partials";
+          test::expectCompiles(compiler, src);
+        }
       }
   // A mode 4 (Winograd F(2,3)'s V made while staging; no split-K, fp32 accumulators).
   for (bool big : {false, true}) {
@@ -82,15 +90,17 @@ TEST(GemmSplitK, RealKernelsCompileToSpirv) {
     src.label = "gemm coop " + tile.describe() + " A mode 4";
     test::expectCompiles(compiler, src);
   }
-  for (bool vector : {true, false}) {
-    ops::GemmInfo info;
-    info.sinkType = "BufSink<39,F16Storage>";
-    info.vectorOut = vector;
-    KernelSource src;
-    src.generated = ops::gemmSplitSumSource(info, vector);
-    src.label = std::string("gemm split-K sum") + (vector ? " vector" : " scalar");
-    test::expectCompiles(compiler, src, false);
-  }
+  for (bool vector : {true, false})
+    for (bool halfPartials : {false, true}) {
+      ops::GemmInfo info;
+      info.sinkType = "BufSink<39,F16Storage>";
+      info.vectorOut = vector;
+      info.halfPartials = halfPartials;
+      KernelSource src;
+      src.generated = ops::gemmSplitSumSource(info, vector);
+      src.label = std::string("gemm split-K sum") + (vector ? " vector" : " scalar") + (halfPartials ? " fp16" : "");
+      test::expectCompiles(compiler, src, false);
+    }
   std::filesystem::remove_all(cache);
 }
 
