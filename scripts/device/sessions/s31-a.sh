@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Needs scripts/device/sessions/s31-half-softmax-rejected.patch applied (the modes were not kept).
 # Session 31, call A (carry .gl .carry .whl after `scripts/device/pack.sh build/default/tests/ops/ops_tests
 # build/default/tests/model_check/sdgen_model_check build/default/bench/attention_bench` and
 # `scripts/device/slim-tree.sh on`). fp16 accumulation in the accumulator-softmax attention

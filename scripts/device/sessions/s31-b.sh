@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Needs scripts/device/sessions/s31-half-softmax-rejected.patch applied (the modes were not kept).
 # Session 31, call B (carry and pack as s31-a.sh). Call A: fp16 scores (HALF 1) no faster, fp16 P V blocks
 # (HALF 2) 2 % faster in the bench and not in the step. Now the fp16 softmax runs two elements per instruction
 # (half2 max, subtract, exp2), and modes 3, 4 take fp32-accumulated scores rounded to fp16 (the fp32 MMA rate).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Needs scripts/device/sessions/s31-half-softmax-rejected.patch applied (the modes were not kept).
 # Session 31, call C (carry and pack as s31-a.sh). Call B's half2 loops had a bound the compiler could not see
 # and indexed the matrices in memory (8x slower); now the pairs use constant indices where an invocation holds
 # 8 elements. Modes 5-7: fp32 scores, some key tiles' exponentials by a cubic on the FMA units (odd tiles, all,

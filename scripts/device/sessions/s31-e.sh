@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Needs scripts/device/sessions/s31-e-split-penalty-rejected.patch applied (the knob was not kept).
 # Session 31, call E (carry .gl .carry .whl after `scripts/device/pack.sh
 # build/default/tests/model_check/sdgen_model_check` and `scripts/device/slim-tree.sh on`). The conv tuner
 # ranks split-K candidates with a penalty for the barrier interval their sum launch adds in a step
