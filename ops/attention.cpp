@@ -37,6 +37,13 @@ static std::optional<FlashCoopTile> defaultAccumulatorSoftmaxTile(const DeviceIn
     return std::nullopt;
   auto t = chooseFlashCoop2Tile(d, sq, sk, dev.sharedMemoryPerWorkgroup, dev.maxWorkgroupInvocations);
   if (t && t->maskKeys && knob == "divisible") return std::nullopt;
+  // SDGEN_FLASH_SUBGROUPS=4: the tile before session 32 where the rule takes 8 subgroups (4 subgroups of two
+  // 16-row tiles from 2048 query rows, of one below) — a developer knob for whole-step comparisons.
+  if (const char* sg = std::getenv("SDGEN_FLASH_SUBGROUPS"); t && sg && std::string(sg) == "4" && t->subgroups == 8) {
+    FlashCoopTile old = makeFlashCoopTile(d, {t->bkv, sq >= 2048 ? 2 : 1, 4, false, true});
+    old.maskKeys = t->maskKeys;
+    t = old;
+  }
   return t;
 }
 

@@ -48,11 +48,15 @@ FlashCoopTile makeFlashCoopTile(int64_t d, FlashCoopBlocks blocks) {
   if (d < 1 || d > kFlashCoopMaxHeadDim)
     throw Error("attention: the tensor-core kernel takes head dimensions 1.." + std::to_string(kFlashCoopMaxHeadDim) +
                 ", not " + std::to_string(d));
-  if ((blocks.bkv != 16 && blocks.bkv != 32 && blocks.bkv != 64) || (blocks.rowTiles != 1 && blocks.rowTiles != 2 && blocks.rowTiles != 4) ||
-      (blocks.subgroups != 1 && blocks.subgroups != 2 && blocks.subgroups != 4))
+  // flash_coop.slang keeps per-tile score and probability tiles in shared memory: at most 4 subgroups.
+  const bool subgroupsOk = blocks.subgroups == 1 || blocks.subgroups == 2 || blocks.subgroups == 4 ||
+                           ((blocks.subgroups == 8 || blocks.subgroups == 16) && blocks.accumulatorSoftmax);
+  if ((blocks.bkv != 16 && blocks.bkv != 32 && blocks.bkv != 64) ||
+      (blocks.rowTiles != 1 && blocks.rowTiles != 2 && blocks.rowTiles != 4) || !subgroupsOk)
     throw Error("attention: tensor-core blocks of " + std::to_string(blocks.bkv) + " key rows, " +
                 std::to_string(blocks.rowTiles) + " row tiles, " + std::to_string(blocks.subgroups) +
-                " subgroups are inconsistent (key rows 16, 32 or 64; row tiles 1, 2 or 4; subgroups 1, 2 or 4)");
+                " subgroups are inconsistent (key rows 16, 32 or 64; row tiles 1, 2 or 4; subgroups 1, 2 or 4, "
+                "or 8 or 16 with the accumulator softmax)");
   FlashCoopTile t;
   t.d = int(d);
   t.dp = int((d + 15) / 16 * 16);
@@ -93,19 +97,27 @@ std::optional<FlashCoopTile> chooseFlashCoop2Tile(int64_t d, int64_t sq, int64_t
   if (d < 1 || d > kFlashCoopMaxHeadDim) return std::nullopt;
   // Measured on the H100 over SD's shapes (docs/dispatch.md, 2026-11-24): 64-key blocks up to D 128 (each
   // block costs two workgroup barriers; 64x64 level 0.333 ms vs 0.465 at 16), 32 beyond (D 160: 0.018 vs
-  // 0.020 ms at 64, more workgroups resident), the largest that divides sk; 4 subgroups; two 16-row tiles per
-  // subgroup where the grid stays large (64x64 level: 0.333 -> 0.272 ms; at 32x32 one is faster).
+  // 0.020 ms at 64, more workgroups resident), the largest that divides sk; one 16-row tile per subgroup (two
+  // were faster than one at 4 subgroups from 2048 rows, 0.333 -> 0.272 ms, but 8 subgroups of one beat both).
   // Where no block divides sk (a cross-attention's 77 keys), the first in that order whose padding to whole
   // blocks stays within a quarter of sk (77: 32-key blocks, 96 rows), its last block's keys past sk masked.
-  int subgroups = sq <= 16 ? 1 : sq <= 32 ? 2 : 4;
-  const std::vector<int> blocks = d > 128 ? std::vector<int>{32, 64, 16} : std::vector<int>{64, 32, 16};
+  // From 1024 query rows (SD 1.x's 64x64 and 32x32 levels), 8 subgroups of one 16-row tile (H200, session 32,
+  // docs/perf.md): 128 registers instead of 245 for two row tiles, so two 256-invocation workgroups fill an
+  // SM (16 subgroups instead of 8) and each K/V block staged serves 128 query rows. 64x64 self-attention
+  // 0.247 -> 0.225 ms, 32x32 0.036 -> 0.034.
+  // At D 64 (SD 2.x, SDXL) 8 subgroups need 32-key blocks: with 64 the kernel holds 165 registers and one
+  // workgroup per SM (4096 rows: 0.537 ms against 0.402 with 32-key blocks and 0.480 for the old tile).
+  const int base = sq <= 16 ? 1 : sq <= 32 ? 2 : 4;
+  const bool wide = sq >= 1024;
+  const std::vector<int> subgroupChoices = wide ? std::vector<int>{8, 4} : std::vector<int>{base};
+  const std::vector<int> blocks = d > 128 || (wide && d > 48 && d <= 64) ? std::vector<int>{32, 64, 16}
+                                                                          : std::vector<int>{64, 32, 16};
   for (bool masked : {false, true})
     for (int bkv : blocks) {
       const int64_t padded = (sk + bkv - 1) / bkv * bkv;
       if (masked ? (sk % bkv == 0 || (bkv != 16 && 4 * padded > 5 * sk)) : sk % bkv != 0) continue;
-      for (int rows : {2, 1}) {
-        if (rows == 2 && sq < 2048) continue;
-        FlashCoopTile t = makeFlashCoopTile(d, {bkv, rows, subgroups, false, true});
+      for (int subgroups : subgroupChoices) {
+        FlashCoopTile t = makeFlashCoopTile(d, {bkv, 1, subgroups, false, true});
         t.maskKeys = masked;
         if (t.sharedBytes() <= sharedBytes && uint32_t(t.threads()) <= maxInvocations) return t;
       }

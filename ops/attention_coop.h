@@ -19,11 +19,11 @@ namespace sdgen::ops {
 inline constexpr int64_t kFlashCoopAutoMaxHeadDim = 128;
 
 // Key rows per staged block (16, 32 or 64), 16-row query tiles per subgroup (1, 2 or 4), subgroups of 32 per
-// workgroup (1, 2 or 4).
+// workgroup (1, 2 or 4; the accumulator-softmax kernel also 8 or 16).
 // doubleBuffer: two K/V tiles in shared memory (one workgroup barrier per key block), with the register
 // prefetch.
 // accumulatorSoftmax: shaders/attention/flash_coop2.slang (the softmax on accumulators through
-// VK_NV_cooperative_matrix2; no double buffer).
+// VK_NV_cooperative_matrix2; no double buffer; it also takes 8 or 16 subgroups).
 struct FlashCoopBlocks {
   int bkv = 0, rowTiles = 0, subgroups = 0;
   bool doubleBuffer = false;

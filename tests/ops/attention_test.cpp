@@ -327,6 +327,17 @@ TEST_P(AttentionTest, AccumulatorSoftmaxKernel) {
         run(dense(1, 33, 64, 3, 80, 1620 + uint32_t(bkv + rows + sg)), {.coopBlocks = b, .allowRawInputs = false},
             "cm2 D 80, expression loads");
       }
+  // 8 and 16 subgroups (one or two row tiles), unmasked and masked, raw and expression loads.
+  for (int rows : {1, 2})
+    for (int sg : {8, 16}) {
+      if (rows == 2 && sg == 16) continue;  // 512 staged Q rows: more shared memory than a workgroup has
+      const ops::FlashCoopBlocks b{64, rows, sg, false, true};
+      const uint32_t seed = 1700 + uint32_t(rows * 100 + sg);
+      EXPECT_EQ(run(dense(2, 300, 256, 2, 40, seed), {.coopBlocks = b}, "cm2 wide, D 40").coopTile.subgroups, sg);
+      run(dense(1, 70, 77, 2, 40, seed + 1), {.coopBlocks = b}, "cm2 wide, masked, 77 keys, D 40");
+      run(dense(1, 33, 128, 2, 80, seed + 2), {.coopBlocks = b, .allowRawInputs = false},
+          "cm2 wide, D 80, expression loads");
+    }
   run(dense(1, 70, 256, 2, 160, 1630), {.coopBlocks = ops::FlashCoopBlocks{32, 1, 4, false, true}}, "cm2 D 160");
   run(dense(1, 17, 32, 1, 33, 1631), {.coopBlocks = ops::FlashCoopBlocks{16, 1, 2, false, true}}, "cm2 D 33");
   if (dt() == DType::F16) {
@@ -441,6 +452,13 @@ TEST(AttentionCoopTiles, ChoiceAndDeviceConditions) {
   EXPECT_EQ(ops::makeFlashCoopTile(40, {16, 1, 4, true}).kvRows(), 64) << "2 x (K + V) x 16 keys = 64 = Q rows";
   EXPECT_EQ(ops::makeFlashCoopTile(40, {32, 1, 2, true}).kvRows(), 128);
   EXPECT_THROW(ops::makeFlashCoopTile(300, {32, 1, 4}), Error);
+  // 8 and 16 subgroups: the accumulator-softmax kernel only.
+  EXPECT_THROW(ops::makeFlashCoopTile(40, {64, 1, 8}), Error);
+  const ops::FlashCoopTile wide = ops::makeFlashCoopTile(40, {64, 1, 8, false, true});
+  EXPECT_EQ(wide.threads(), 256);
+  EXPECT_EQ(wide.kvRows(), 128) << "2 x 64 K/V rows = the 128 staged Q rows";
+  EXPECT_EQ(ops::makeFlashCoopTile(40, {64, 1, 16, false, true}).threads(), 512);
+  EXPECT_THROW(ops::makeFlashCoopTile(40, {64, 1, 32, false, true}), Error);
 
   DeviceInfo info;
   EXPECT_NE(ops::flashCoopUnsupportedReason(info).find("VK_KHR_cooperative_matrix"), std::string::npos);
@@ -491,17 +509,27 @@ TEST(AttentionCoopTiles, RawHalfHeadsContract) {
 }
 
 TEST(AttentionCoopTiles, AccumulatorSoftmaxChoiceAndContract) {
-  // The rule measured on the H100 (docs/dispatch.md): the largest key block dividing Sk, two row tiles per
-  // subgroup from 2048 query rows on, only K/V in shared memory.
+  // The rule measured on the H100 and H200 (docs/dispatch.md): the largest key block dividing Sk, one row tile
+  // per subgroup, 8 subgroups from 1024 query rows on (4 below), only K/V in shared memory.
   auto t = *ops::chooseFlashCoop2Tile(40, 4096, 4096, 49152, 1024);
   EXPECT_TRUE(t.accumulatorSoftmax);
   EXPECT_EQ(t.bkv, 64);
-  EXPECT_EQ(t.rowTiles, 2);
-  EXPECT_EQ(t.subgroups, 4);
+  EXPECT_EQ(t.rowTiles, 1);
+  EXPECT_EQ(t.subgroups, 8);
   EXPECT_EQ(t.sharedBytes(), uint32_t(2 * 128 * (48 + 8) + 16 * 16 * 4)) << "K/V rows and the ones column's mask";
+  EXPECT_EQ(ops::chooseFlashCoop2Tile(40, 4096, 4096, 49152, 128)->subgroups, 4) << "256 invocations do not fit";
   t = *ops::chooseFlashCoop2Tile(80, 1024, 1024, 49152, 1024);
   EXPECT_EQ(t.rowTiles, 1);
+  EXPECT_EQ(t.subgroups, 8);
   EXPECT_EQ(t.sharedBytes(), uint32_t(2 * 128 * (80 + 8))) << "D 80 fills its padded head: no ones column";
+  EXPECT_EQ(ops::chooseFlashCoop2Tile(80, 1023, 1024, 49152, 1024)->subgroups, 4) << "below 1024 query rows";
+  t = *ops::chooseFlashCoop2Tile(64, 4096, 4096, 49152, 1024);
+  EXPECT_EQ(t.bkv, 32) << "D 64 with 8 subgroups: 32-key blocks";
+  EXPECT_EQ(t.subgroups, 8);
+  EXPECT_EQ(ops::chooseFlashCoop2Tile(64, 256, 256, 49152, 1024)->bkv, 64) << "4 subgroups: 64-key blocks";
+  t = *ops::chooseFlashCoop2Tile(64, 1024, 77, 49152, 1024);
+  EXPECT_EQ(t.subgroups, 8) << "the text's 77 keys, masked";
+  EXPECT_TRUE(t.maskKeys);
   EXPECT_EQ(ops::chooseFlashCoop2Tile(80, 64, 96, 49152, 1024)->bkv, 32) << "96 keys: 32-key blocks";
   EXPECT_EQ(ops::chooseFlashCoop2Tile(160, 256, 256, 49152, 1024)->bkv, 32) << "beyond D 128: 32-key blocks";
   EXPECT_EQ(ops::chooseFlashCoop2Tile(160, 256, 48, 49152, 1024)->bkv, 16);
