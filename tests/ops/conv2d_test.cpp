@@ -320,6 +320,12 @@ TEST_P(ConvTest, AutoSelection) {
   info = ops::conv2d(ctx(), seq, x3, *odd.gpu, bufferSink(out4), o);
   EXPECT_EQ(info.algo, ConvAlgo::General);
   EXPECT_EQ(info.skipped.size(), 2u);
+  // Cout not a multiple of 4 (a VAE's conv_out): direct on CPU devices (lavapipe: 9x the general kernel's
+  // speed there), the general kernel on GPUs where direct's 16 x 16 blocks would not fill the device.
+  Layer three = layer(3, 8, k3, 56);
+  TensorView out3 = output({1, 4, 4, 3});
+  info = ops::conv2d(ctx(), seq, x, *three.gpu, bufferSink(out3), o);
+  EXPECT_EQ(info.algo, ops::useCpuGemmKernels(ctx().info()) ? ConvAlgo::Direct : ConvAlgo::General);
   o.scratch = nullptr;
   info = ops::conv2d(ctx(), seq, x, *l3.gpu, bufferSink(out8), o);
   EXPECT_EQ(info.algo, ConvAlgo::GemmV2);
