@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <vector>
 
 #include "engine/error.h"
 #include "engine/param_block.h"
@@ -40,7 +41,14 @@ static std::optional<FlashCoopTile> defaultAccumulatorSoftmaxTile(const DeviceIn
   // SDGEN_FLASH_SUBGROUPS=4: the tile before session 32 where the rule takes 8 subgroups (4 subgroups of two
   // 16-row tiles from 2048 query rows, of one below) — a developer knob for whole-step comparisons.
   if (const char* sg = std::getenv("SDGEN_FLASH_SUBGROUPS"); t && sg && std::string(sg) == "4" && t->subgroups == 8) {
-    FlashCoopTile old = makeFlashCoopTile(d, {t->bkv, sq >= 2048 ? 2 : 1, 4, false, true});
+    int bkv = t->bkv;  // masked: the same block either way; else the old order (no D 64 exception)
+    if (!t->maskKeys)
+      for (int b : d > 128 ? std::vector<int>{32, 64, 16} : std::vector<int>{64, 32, 16})
+        if (sk % b == 0) {
+          bkv = b;
+          break;
+        }
+    FlashCoopTile old = makeFlashCoopTile(d, {bkv, sq >= 2048 ? 2 : 1, 4, false, true});
     old.maskKeys = t->maskKeys;
     t = old;
   }

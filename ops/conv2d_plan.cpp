@@ -237,7 +237,7 @@ ConvPlan planConv(ConvAlgo requested, const ConvProblem& prob, const ConvContext
   // 1024 blocks) in 0.30 ms instead of the general kernel's 1.78, but the UNet's (Cout 4, 64 x 64 latents
   // x 2: 32 blocks) in 0.12 ms against Winograd's 0.06. CPU devices (lavapipe) keep their measured lanes
   // kernels, and take direct only where Cout is not a multiple of 4, i.e. where the general kernel would run
-  // instead: the built-in model's VAE conv_out (32 -> 3 channels, 64 x 64) 85 -> 9.8 ms alone, 393 -> ~20 ms
+  // instead: the built-in model's VAE conv_out (32 -> 3 channels, 64 x 64) 85 -> 9.8 ms alone, 393 -> 40 ms
   // with its group norm + SiLU input (session 32).
   constexpr int64_t kDirectMinBlocks = 256;
   const int64_t directBlocks = prob.n * ((prob.ho + kDirectConvTile - 1) / kDirectConvTile) *

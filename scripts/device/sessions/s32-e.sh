@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Ran with the refined rule plus masked key blocks on 4 subgroups below 2048 query rows (not kept: SD 1.5's step
-# was measured in call B without it).
+# was measured in call B without it). Its SDGEN_FLASH_SUBGROUPS=4 rounds kept the new 32-key blocks at D 64 (the knob
+# restores the old block order since): 4 subgroups of 32-key blocks, not the old tile.
 # Session 32, call E (carry .gl .carry .whl after `scripts/device/pack.sh build/default/tests/model_check/sdgen_model_check
 # build/default/bench/attention_bench` and `scripts/device/slim-tree.sh on`). The rule refined after call D (D 64:
 # 32-key blocks with 8 subgroups; masked key blocks take 8 subgroups from 2048 query rows): SD 2.x's 96^2
