@@ -98,6 +98,14 @@ DeviceInfo queryDeviceInfo(VkInstance instance, VkPhysicalDevice pd, uint32_t in
   VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &m4};
   vkGetPhysicalDeviceProperties2(pd, &props2);
   info.maxBufferSize = m4.maxBufferSize;
+  // The multiprocessor count (NVIDIA: VK_NV_shader_sm_builtins; no other vendor's count is read yet): the
+  // wave-balanced split-K rule of the tensor-core GEMM needs it (ops::chooseWaveSplit), and is off without it.
+  if (hasExtension(exts, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    VkPhysicalDeviceProperties2 p3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sm};
+    vkGetPhysicalDeviceProperties2(pd, &p3);
+    info.multiprocessors = sm.shaderSMCount;
+  }
 
   VkPhysicalDeviceShaderBfloat16FeaturesKHR bf16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
   VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
@@ -214,6 +222,7 @@ std::string DeviceInfo::describe() const {
     << "  driver: " << driverName << " " << driverInfo << ", Vulkan " << apiVersionString() << "\n"
     << "  subgroup: " << subgroupSize << " (range " << minSubgroupSize << ".." << maxSubgroupSize << ")\n"
     << "  shared memory per workgroup: " << sharedMemoryPerWorkgroup << " bytes\n"
+    << "  multiprocessors: " << (multiprocessors ? std::to_string(multiprocessors) : std::string("unknown")) << "\n"
     << "  max workgroup: " << maxWorkgroupInvocations << " invocations (" << maxWorkgroupSize[0] << "x"
     << maxWorkgroupSize[1] << "x" << maxWorkgroupSize[2] << ")\n"
     << "  max storage buffer range: " << mib(maxStorageBufferRange) << ", max buffer: " << mib(maxBufferSize) << "\n"

@@ -40,6 +40,7 @@ struct DeviceInfo {
   uint64_t maxStorageBufferRange = 0;
   uint64_t maxBufferSize = 0;
   uint32_t maxPushConstantsSize = 0;
+  uint32_t multiprocessors = 0;  // SMs (VK_NV_shader_sm_builtins); 0: not known
   float timestampPeriodNs = 0;
   bool timestampsSupported = false;
   std::vector<MemoryHeapInfo> heaps;

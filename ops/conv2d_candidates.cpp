@@ -85,6 +85,7 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
 GemmTile convCoopGemmTile(const ConvCandidate& c) {
   GemmTile t;
   if (c.tile.bm == 128 && c.tile.bn == 128) t = GemmTile::coopTile(128, 128, kCoopBk, 4, 2);
+  else if (c.tile.bm == 128 && c.tile.bn == 64) t = GemmTile::coopTile(128, 64, kCoopBk, 4, 2);
   else if (c.tile.bm == 64 && c.tile.bn == 64) t = GemmTile::coopTile(64, 64, kCoopBk, 2, 2);
   else return GemmTile{0, 0, 0};
   t.splitK = c.splitK;
@@ -214,10 +215,13 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1});
     const int64_t slices = (prob.k() + kCoopBk - 1) / kCoopBk;
     // 128x128 tiles split K where they are few and K is deep (the VAE's 512 channels at 64^2: 128 tiles, K
-    // 4608, under one workgroup per SM of the H100): 2 or 4 parts of at least 8 slices, at most 1024 workgroups.
+    // 4608, under one workgroup per SM of the H100): 2 to 4 parts of at least 8 slices, at most 1024 workgroups.
+    // 3 parts since session 33, where the tiles are at least 100: 1.2 waves of tiles (SDXL's 32^2 level, 160
+    // tiles for an H200's 264 slots) in 3 parts fill two waves, the balance that took a linear layer of that shape
+    // from 0.167 to 0.124 ms (ops::chooseWaveSplit). (An existing cache keeps its entries: `--retune` times it.)
     const int64_t bigTiles = ((prob.m() + 127) / 128) * ((prob.cout + 127) / 128);
-    for (int parts : {2, 4})
-      if (slices / parts >= 8 && bigTiles * parts <= 1024)
+    for (int parts : {2, 3, 4})
+      if (slices / parts >= 8 && bigTiles * parts <= 1024 && (parts != 3 || bigTiles >= 100))
         add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, normalizedParts(parts, slices)});
     // ... and in 8, 16 or 32 parts where the deep K of the up blocks' concatenations meets few tiles (session 28,
     // H200: up 2 resnet 0 conv1, K 17280 on 16x5 tiles, 0.283 -> 0.257 ms in 8 parts; up 1's conv1s 0.196 ->
@@ -226,6 +230,14 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
       for (int parts : {8, 16, 32})
         if (slices / parts >= 8 && bigTiles * parts <= 1024)
           add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, normalizedParts(parts, slices)});
+    // 128x64 tiles (4 subgroups of 64x32) where Cout is a multiple of 64 but not of 128, so that the 128-wide
+    // tile leaves half its last column of tiles idle (SDXL's 128^2 level: 320 channels, M 32768, 5.1 ms of the
+    // step on 64x64 tiles at ~165 TFLOP/s; session 33). Session 27 timed this tile on every SD 1.5 problem from
+    // 1024 rows: never chosen there, so it is a candidate only in this bucket.
+    // SDGEN_CONV_MID_TILE=0 leaves it out (A/B measurements).
+    const char* mid = std::getenv("SDGEN_CONV_MID_TILE");
+    if (prob.m() >= 8192 && prob.cout % 128 != 0 && prob.cout % 64 == 0 && !(mid && std::strcmp(mid, "0") == 0))
+      add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 64, 0, 0}, 1});
     // 64x64 tiles split K where few tiles walk a deep K (docs/dispatch.md "Split-K"): at most 16 parts, each
     // part at least 4 slices of K, and no more than about 2,000 64x64 workgroups in all.
     const int64_t tiles = ((prob.m() + 63) / 64) * ((prob.cout + 63) / 64);

@@ -72,6 +72,7 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
     if (tile.splitK > 1) throw Error(options.label + ": a GEGLU output cannot use split-K");
   } else if (!options.tile && tile.isCoop() && options.scratch && n % 4 == 0) {
     tile.splitK = chooseSplitK(tile, m, n, k, 1);
+    if (std::optional<GemmTile> balanced = chooseWaveSplit(tile, m, n, k, ctx.info())) tile = *balanced;
     if (std::optional<GemmTile> large = chooseLargeCoopTile(m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
       tile = *large;
   }

@@ -103,6 +103,57 @@ int chooseSplitK(const GemmTile& t, int64_t m, int64_t n, int64_t k, int64_t bat
   return int((slices + chunk - 1) / chunk);
 }
 
+// Wave balance (session 33, H200, docs/dispatch.md "Wave-balanced split-K"): a problem whose 128 x 128 tiles
+// fill 1.2 waves of the GPU's resident workgroups runs as long as two waves (the SMs holding two tiles set the
+// time). SDXL's 32^2 feed-forward out (2048 x 1280 outputs, K 5120: 160 tiles for 264 slots) took 0.172 ms
+// unsplit and 0.167 on 64 x 64 tiles, 0.124 in 3 parts (linear_bench, split 2-8 measured). Cost model, in
+// "slice waves" (every resident workgroup multiplies one BK slice; ~1.05 us on the H200 for either tile):
+// ceil(tiles x parts / slots) x slices per part, plus per part its fp16 partials written and read (M x N / 1e6)
+// and 4 for the sum launch; slots = SMs x workgroups per SM, which the ~48 KB of shared memory an SM gives
+// compute (session 24) fixes: 2 for 128 x 128, 5 for 64 x 64. Its ranking matched the measured one on SDXL's
+// shapes; it is trusted only where it predicts >= 15 % and each part keeps >= 16 slices of K, and only from
+// 2048 rows (smaller problems are latency bound: the model mispredicts them, and chooseSplitK's rule was
+// measured there). Needs the SM count (VK_NV_shader_sm_builtins), else nothing changes. SDGEN_WAVE_SPLIT=0
+// turns it off (A/B measurements).
+static constexpr int64_t kSharedPerMultiprocessor = 48 * 1024;  // measured, session 24 (residency_probe_bench)
+
+double waveCost(const GemmTile& t, int64_t m, int64_t n, int64_t k, uint32_t multiprocessors) {
+  const int64_t perSm = std::max<int64_t>(1, kSharedPerMultiprocessor / std::max<int64_t>(1, t.sharedBytes()));
+  const int64_t slots = perSm * multiprocessors;
+  const int64_t tiles = ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
+  const int64_t slices = (k + t.bk - 1) / t.bk, chunk = (slices + t.splitK - 1) / std::max(1, t.splitK);
+  const int64_t parts = (slices + chunk - 1) / chunk;
+  double cost = double((tiles * parts + slots - 1) / slots) * double(chunk);
+  if (parts > 1) cost += double(parts) * double(m) * double(n) / 1e6 + 4;
+  return cost;
+}
+
+std::optional<GemmTile> chooseWaveSplit(const GemmTile& current, int64_t m, int64_t n, int64_t k,
+                                        const DeviceInfo& info) {
+  constexpr int64_t kMinRows = 2048, kMinPartSlices = 16;
+  constexpr double kRequiredGain = 0.85;
+  if (const char* v = std::getenv("SDGEN_WAVE_SPLIT"); v && std::strcmp(v, "0") == 0) return std::nullopt;
+  if (!info.multiprocessors || !current.isCoop() || current.f16Accumulators || current.halfAccumulate ||
+      current.doubleBuffer || m < kMinRows || n % 4)
+    return std::nullopt;
+  const double now = waveCost(current, m, n, k, info.multiprocessors);
+  std::optional<GemmTile> best;
+  double bestCost = now * kRequiredGain;
+  for (int parts = 1; parts <= 8; ++parts) {
+    GemmTile t = GemmTile::coopTile(128, 128, 32, 4, 2, false, parts);
+    const int64_t slices = (k + t.bk - 1) / t.bk, chunk = (slices + parts - 1) / parts;
+    if (chunk < kMinPartSlices) break;
+    t.splitK = int((slices + chunk - 1) / chunk);  // as chooseSplitK normalizes: no empty part
+    if (t.splitK > 1 && int64_t(t.splitK) * m * n >= (int64_t(1) << 31)) break;  // the partials' bound (recordGemm)
+    const double c = waveCost(t, m, n, k, info.multiprocessors);
+    if (c <= bestCost && coopTileProblem(t, info).empty()) {
+      best = t;
+      bestCost = c;
+    }
+  }
+  return best;
+}
+
 // SDGEN_COOP_BIG_TILE / SDGEN_COOP_SMALL_TILE = "BM,BN,BK,WM,WN[,h|,H][,FK][,O][,d]": the tile of the large-problem bucket
 // below, or of every other problem, for measuring candidates through whole layers and steps (--bench-conv2d,
 // --profile-conv) without rebuilding; developer knobs (docs/dispatch.md), checked like any forced tile.

@@ -65,6 +65,13 @@ struct GemmProblem {
 // on tile `t` so that enough workgroups run (docs/dispatch.md); 1 when the tiles alone fill the GPU.
 int chooseSplitK(const GemmTile& t, int64_t m, int64_t n, int64_t k, int64_t batches);
 
+// Wave-balanced split-K (docs/dispatch.md): the 128 x 128 tile in the number of parts whose waves of resident
+// workgroups the cost model finds >= 15 % cheaper than `current` (a tile and split chosen by chooseGemmTile and
+// chooseSplitK), for problems of >= 2048 rows on a device whose SM count is known; nullopt: keep `current`.
+std::optional<GemmTile> chooseWaveSplit(const GemmTile& current, int64_t m, int64_t n, int64_t k,
+                                        const DeviceInfo& info);
+// The model's cost of `t` in slice waves (see linear_gemm.cpp), for tests and dispatch tables.
+double waveCost(const GemmTile& t, int64_t m, int64_t n, int64_t k, uint32_t multiprocessors);
 // The tile for `m` rows per batch on this device; throws when even the smallest does not fit. With fp16
 // weights on a device with tensor cores (gemmCoopSupported), the cooperative-matrix kernel.
 GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info, bool fp16Weights = false);

@@ -270,6 +270,20 @@ TEST_P(ConvTest, CoopBigTileSplitKWhereSupported) {
   }
 }
 
+// The 128x64 tile (an autotune candidate where Cout is a multiple of 64 but not of 128, session 33), forced on
+// partial tiles (Cout 136: a third, partial column of tiles; 20 rows) and whole ones, unsplit and in 2 parts.
+TEST_P(ConvTest, CoopMidTileWhereSupported) {
+  uint32_t seed = 820;
+  for (const Case& c : {Case{"3x3 deep", 1, 5, 4, 256, 136, k3}, Case{"3x3 whole", 2, 16, 16, 64, 64, k3}})
+    for (int parts : {1, 2}) {
+      const ops::ConvCandidate cand{ConvAlgo::Coop, ops::ConvTile{128, 64, 0, 0}, parts};
+      const bool ran = tensorCoreCase(c, ConvAlgo::Coop, seed, 0, [&](const ops::Conv2dInfo& info, InputMode, const Shape&) {
+        EXPECT_EQ(info.candidate, cand.name());
+      }, cand);
+      if (!ran) return;
+    }
+}
+
 // Winograd F(2,3) on tensor cores (coop-winograd, fp16 weights): odd output sizes (partial 2x2 tiles and GEMM
 // tiles), two images, Cout not a multiple of the 128-wide tile, a deep K, several bands of tiles, raw and staged
 // inputs, a residual sink, against float64 with the coop bar (tensorCoreCase).

@@ -176,6 +176,8 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
   // 128x128 tiles split in 8, 16 or 32 parts (360 slices: 32 -> 30 parts of 12), not without SDGEN_CONV_WIDE_SPLIT.
   for (const char* n : {"coop 128x128 split 8", "coop 128x128 split 16", "coop 128x128 split 30"})
     EXPECT_TRUE(has(n)) << n << ": " << ::testing::PrintToString(names);
+  EXPECT_FALSE(has("coop 128x128 split 3"));  // 10 tiles: 3 parts only from 100
+  EXPECT_FALSE(has("coop 128x64"));           // Cout a multiple of 128
   EXPECT_LE(list.size(), 12u);
   setenv("SDGEN_CONV_WIDE_SPLIT", "0", 1);
   const size_t withoutWide = ops::convCandidates(p, cc).size();
@@ -199,14 +201,26 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
   for (auto& c : ops::convCandidates(vae, {d, w128, true, {}, true})) vaeNames.push_back(c.name());
   EXPECT_EQ(vaeNames, (std::vector<std::string>{"coop 128x128", "coop 64x64"}));
   // The VAE's 512 channels at 64^2 (M 4096, K 4608): 128 tiles of 128x128 under-fill the GPU, so they are also
-  // timed with K split in 2 and 4.
+  // timed with K split in 2, 3 and 4 (3 from 100 tiles: not at the 8x8 level above).
   auto w512 = ops::Conv2dWeights::allocate(ctx(), 512, 512, ops::Conv2dParams::square(3), o);
   ops::ConvProblem mid = vae;
   mid.h = mid.ho = mid.w = mid.wo = 64, mid.cin = mid.cout = 512;
   std::vector<std::string> midNames;
   for (auto& c : ops::convCandidates(mid, {d, w512, true, {}, true})) midNames.push_back(c.name());
-  for (const char* n : {"coop 128x128", "coop 128x128 split 2", "coop 128x128 split 4", "coop 64x64"})
+  for (const char* n : {"coop 128x128", "coop 128x128 split 2", "coop 128x128 split 3", "coop 128x128 split 4", "coop 64x64"})
     EXPECT_NE(std::find(midNames.begin(), midNames.end(), n), midNames.end()) << n << ": " << ::testing::PrintToString(midNames);
+  // SDXL's 128^2 level (320 channels, M 32768): the 128x64 tile too, which SD 1.5's 64^2 level (M 8192) also gets.
+  auto w320 = ops::Conv2dWeights::allocate(ctx(), 320, 320, ops::Conv2dParams::square(3), o);
+  ops::ConvProblem level = vae;
+  level.n = 2, level.h = level.ho = level.w = level.wo = 128, level.cin = level.cout = 320;
+  std::vector<std::string> levelNames;
+  for (auto& c : ops::convCandidates(level, {d, w320, true, {}, true})) levelNames.push_back(c.name());
+  EXPECT_NE(std::find(levelNames.begin(), levelNames.end(), "coop 128x64"), levelNames.end())
+      << ::testing::PrintToString(levelNames);
+  level.h = level.ho = level.w = level.wo = 32;  // M 2048: not
+  levelNames.clear();
+  for (auto& c : ops::convCandidates(level, {d, w320, true, {}, true})) levelNames.push_back(c.name());
+  EXPECT_EQ(std::find(levelNames.begin(), levelNames.end(), "coop 128x64"), levelNames.end());
   // Where coop cannot run (Cout 4 is not a multiple of 8: the UNet's conv_out), Winograd and GEMM v2 are timed.
   ops::Conv2dWeightsOptions both = o;
   auto out4 = ops::Conv2dWeights::allocate(ctx(), 4, 320, ops::Conv2dParams::square(3), both);

@@ -4,6 +4,7 @@
 // results are checked against float64 on tensor-core devices by LinearTest.CoopMatrixKernelWhereSupported and
 // ConvTest.CoopWhereSupported (scripts/device/run-tests.sh). Also the GEMM header's row divisors (GemmHeader).
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -43,6 +44,42 @@ TEST(GemmSplitK, RuleFillsTheGpuOnlyWhereTilesDoNot) {
       EXPECT_LT((parts - 1) * chunk, slices) << k;
       EXPECT_LE(parts, 64);
     }
+}
+
+// The wave-balanced rule (ops::chooseWaveSplit) on the shapes it was measured on (session 33, H200: SDXL's and
+// SD 1.5's linear layers, linear_bench split 2-8), with an H100/H200's 132 SMs.
+TEST(GemmSplitK, WaveBalancedRuleOnMeasuredShapes) {
+  DeviceInfo d;
+  d.sharedMemoryPerWorkgroup = 49152;
+  d.maxWorkgroupInvocations = 1024;
+  d.multiprocessors = 132;
+  const ops::GemmTile small = ops::GemmTile::coopTile(64, 64, 32, 2, 2), big = ops::GemmTile::coopTile(128, 128, 32, 4, 2);
+  auto choose = [&](const ops::GemmTile& current, int64_t m, int64_t n, int64_t k) {
+    std::optional<ops::GemmTile> t = ops::chooseWaveSplit(current, m, n, k, d);
+    return t ? t->describe() : std::string("keep");
+  };
+  // SDXL 32^2 feed-forward out (2048 x 1280, K 5120; 160 tiles of 128 x 128 for 264 slots): 0.167 ms on 64 x 64,
+  // 0.124 in 3 parts of 128 x 128 (2 and 4 parts: 0.163, 0.140).
+  EXPECT_EQ(choose(small, 2048, 1280, 5120), "coop 128x128x32 warp 64x32 split 3");
+  // SDXL 64^2 feed-forward out (8192 x 640, K 2560; 320 tiles): 0.164 ms unsplit, 0.141 in 3 or 4 parts.
+  EXPECT_EQ(choose(big, 8192, 640, 2560), "coop 128x128x32 warp 64x32 split 4");
+  // SD 1.5 32^2 feed-forward out (2048 x 640, K 2560) on 64 x 64 in 2 parts today: 3 parts of 128 x 128.
+  EXPECT_EQ(choose(ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 2), 2048, 640, 2560),
+            "coop 128x128x32 warp 64x32 split 3");
+  // Kept: K too shallow for 16-slice parts (SDXL 32^2 out, proj_in, q: K 1280), enough tiles (SDXL 32^2 QKV: 480
+  // tiles, measured slower split), fewer than 2048 rows (SD 1.5 16^2 feed-forward out), no SM count.
+  EXPECT_EQ(choose(small, 2048, 1280, 1280), "keep");
+  EXPECT_EQ(choose(big, 2048, 3840, 1280), "keep");
+  EXPECT_EQ(choose(big, 8192, 1920, 640), "keep");
+  EXPECT_EQ(choose(ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 4), 512, 1280, 5120), "keep");
+  d.multiprocessors = 0;
+  EXPECT_EQ(choose(small, 2048, 1280, 5120), "keep");
+  d.multiprocessors = 132;
+  // The model's units: 160 tiles of 160 slices in one wave of 264 slots cost 160; 3 parts of 54 slices in two
+  // waves cost 108 plus 3 x 2.6 of partials and 4 for the sum.
+  EXPECT_DOUBLE_EQ(ops::waveCost(big, 2048, 1280, 5120, 132), 160.0);
+  EXPECT_NEAR(ops::waveCost(ops::GemmTile::coopTile(128, 128, 32, 4, 2, false, 3), 2048, 1280, 5120, 132),
+              108 + 3 * 2.62144 + 4, 1e-9);
 }
 
 TEST(GemmSplitK, DescribedAndBounded) {
