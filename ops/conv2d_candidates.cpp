@@ -182,17 +182,11 @@ std::optional<ConvCandidate> ruleCandidate(const ConvProblem& prob, const ConvCo
   return c;
 }
 
-// SDGEN_CONV_WIDE_SPLIT=0 leaves out session 28's split-K candidates (128x128 tiles in 8, 16 or 32 parts) for
-// the A/B that decided them (docs/perf.md).
-static bool wideSplitCandidates() {
-  const char* v = std::getenv("SDGEN_CONV_WIDE_SPLIT");
+// A candidate family's knob: `variable`=0 leaves it out, for the A/B that decided it (docs/perf.md).
+// SDGEN_CONV_WIDE_SPLIT: session 28's 128x128 tiles in 8, 16 or 32 parts; SDGEN_CONV_MID_TILE: session 33's 128x64.
+static bool candidateFamilyOn(const char* variable) {
+  const char* v = std::getenv(variable);
   return !v || std::strcmp(v, "0") != 0;
-}
-
-// Split-K parts as chooseSplitK normalizes them: whole K slices per part, no empty part.
-static int normalizedParts(int parts, int64_t slices) {
-  const int64_t chunk = (slices + parts - 1) / parts;
-  return int((slices + chunk - 1) / chunk);
 }
 
 std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvContext& cc) {
@@ -210,7 +204,7 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
   if (blocks < 256)
     for (int parts : {2, 4, 8, 16})
       if (parts <= channelSlices && blocks * parts <= 1024)
-        add(ConvCandidate{ConvAlgo::Direct, ConvTile{}, normalizedParts(parts, channelSlices)});
+        add(ConvCandidate{ConvAlgo::Direct, ConvTile{}, normalizedSplitParts(parts, channelSlices)});
   if (gemmCoopSupported(cc.device) && cc.weights.storage() == DType::F16) {
     add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1});
     const int64_t slices = (prob.k() + kCoopBk - 1) / kCoopBk;
@@ -222,28 +216,26 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     const int64_t bigTiles = ((prob.m() + 127) / 128) * ((prob.cout + 127) / 128);
     for (int parts : {2, 3, 4})
       if (slices / parts >= 8 && bigTiles * parts <= 1024 && (parts != 3 || bigTiles >= 100))
-        add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, normalizedParts(parts, slices)});
+        add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, normalizedSplitParts(parts, slices)});
     // ... and in 8, 16 or 32 parts where the deep K of the up blocks' concatenations meets few tiles (session 28,
     // H200: up 2 resnet 0 conv1, K 17280 on 16x5 tiles, 0.283 -> 0.257 ms in 8 parts; up 1's conv1s 0.196 ->
     // 0.189 in 16). 128x64 tiles and 64x64 in 32 parts were timed beside them and never chosen.
-    if (wideSplitCandidates())
+    if (candidateFamilyOn("SDGEN_CONV_WIDE_SPLIT"))
       for (int parts : {8, 16, 32})
         if (slices / parts >= 8 && bigTiles * parts <= 1024)
-          add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, normalizedParts(parts, slices)});
+          add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, normalizedSplitParts(parts, slices)});
     // 128x64 tiles (4 subgroups of 64x32) where Cout is a multiple of 64 but not of 128, so that the 128-wide
     // tile leaves half its last column of tiles idle (SDXL's 128^2 level: 320 channels, M 32768, 5.1 ms of the
     // step on 64x64 tiles at ~165 TFLOP/s; session 33). Session 27 timed this tile on every SD 1.5 problem from
     // 1024 rows: never chosen there, so it is a candidate only in this bucket.
-    // SDGEN_CONV_MID_TILE=0 leaves it out (A/B measurements).
-    const char* mid = std::getenv("SDGEN_CONV_MID_TILE");
-    if (prob.m() >= 8192 && prob.cout % 128 != 0 && prob.cout % 64 == 0 && !(mid && std::strcmp(mid, "0") == 0))
+    if (prob.m() >= 8192 && prob.cout % 128 != 0 && prob.cout % 64 == 0 && candidateFamilyOn("SDGEN_CONV_MID_TILE"))
       add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 64, 0, 0}, 1});
     // 64x64 tiles split K where few tiles walk a deep K (docs/dispatch.md "Split-K"): at most 16 parts, each
     // part at least 4 slices of K, and no more than about 2,000 64x64 workgroups in all.
     const int64_t tiles = ((prob.m() + 63) / 64) * ((prob.cout + 63) / 64);
     for (int parts : {1, 2, 4, 8, 16}) {
       if (parts > 1 && (slices / parts < 4 || tiles * parts > 2048)) continue;
-      add(ConvCandidate{ConvAlgo::Coop, ConvTile{64, 64, 0, 0}, normalizedParts(parts, slices)});
+      add(ConvCandidate{ConvAlgo::Coop, ConvTile{64, 64, 0, 0}, normalizedSplitParts(parts, slices)});
     }
   }
   // Winograd F(4,3) on CUDA cores, like GEMM v2 below, lost every SD 1.5 row to the tensor-core tiles on the

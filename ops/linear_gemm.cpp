@@ -90,6 +90,11 @@ static int64_t splitKnob(const char* name, int64_t fallback) {
   return n > 0 ? n : fallback;
 }
 
+int normalizedSplitParts(int64_t parts, int64_t slices) {
+  const int64_t chunk = (slices + parts - 1) / std::max<int64_t>(parts, 1);  // slices per part
+  return int((slices + chunk - 1) / std::max<int64_t>(chunk, 1));             // the parts that remain
+}
+
 int chooseSplitK(const GemmTile& t, int64_t m, int64_t n, int64_t k, int64_t batches) {
   const int64_t kTargetGroups = splitKnob("SDGEN_SPLIT_TARGET", 640), kBusyTiles = 256;
   const int64_t minSlices = splitKnob("SDGEN_SPLIT_MIN_SLICES", 8);
@@ -99,8 +104,7 @@ int chooseSplitK(const GemmTile& t, int64_t m, int64_t n, int64_t k, int64_t bat
   const int64_t parts = std::min({kTargetGroups / std::max<int64_t>(units, 1),
                                   slices / (units >= kBusyTiles ? 2 * minSlices : minSlices), int64_t(64)});
   if (parts < 2) return 1;
-  const int64_t chunk = (slices + parts - 1) / parts;  // slices per part; the parts that remain
-  return int((slices + chunk - 1) / chunk);
+  return normalizedSplitParts(parts, slices);
 }
 
 // Wave balance (session 33, H200, docs/dispatch.md "Wave-balanced split-K"): a problem whose 128 x 128 tiles
@@ -121,8 +125,8 @@ double waveCost(const GemmTile& t, int64_t m, int64_t n, int64_t k, uint32_t mul
   const int64_t perSm = std::max<int64_t>(1, kSharedPerMultiprocessor / std::max<int64_t>(1, t.sharedBytes()));
   const int64_t slots = perSm * multiprocessors;
   const int64_t tiles = ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
-  const int64_t slices = (k + t.bk - 1) / t.bk, chunk = (slices + t.splitK - 1) / std::max(1, t.splitK);
-  const int64_t parts = (slices + chunk - 1) / chunk;
+  const int64_t slices = (k + t.bk - 1) / t.bk, parts = normalizedSplitParts(t.splitK, slices);
+  const int64_t chunk = (slices + parts - 1) / parts;
   double cost = double((tiles * parts + slots - 1) / slots) * double(chunk);
   if (parts > 1) cost += double(parts) * double(m) * double(n) / 1e6 + 4;
   return cost;
@@ -141,9 +145,9 @@ std::optional<GemmTile> chooseWaveSplit(const GemmTile& current, int64_t m, int6
   double bestCost = now * kRequiredGain;
   for (int parts = 1; parts <= 8; ++parts) {
     GemmTile t = GemmTile::coopTile(128, 128, 32, 4, 2, false, parts);
-    const int64_t slices = (k + t.bk - 1) / t.bk, chunk = (slices + parts - 1) / parts;
-    if (chunk < kMinPartSlices) break;
-    t.splitK = int((slices + chunk - 1) / chunk);  // as chooseSplitK normalizes: no empty part
+    const int64_t slices = (k + t.bk - 1) / t.bk;
+    if ((slices + parts - 1) / parts < kMinPartSlices) break;
+    t.splitK = normalizedSplitParts(parts, slices);
     if (t.splitK > 1 && int64_t(t.splitK) * m * n >= (int64_t(1) << 31)) break;  // the partials' bound (recordGemm)
     const double c = waveCost(t, m, n, k, info.multiprocessors);
     if (c <= bestCost && coopTileProblem(t, info).empty()) {

@@ -64,6 +64,9 @@ struct GemmProblem {
 // Split-K for the tensor-core kernel: how many parts K of a `batches` x `m` x `n` x `k` problem is split into
 // on tile `t` so that enough workgroups run (docs/dispatch.md); 1 when the tiles alone fill the GPU.
 int chooseSplitK(const GemmTile& t, int64_t m, int64_t n, int64_t k, int64_t batches);
+// `parts` split-K parts of `slices` K slices as the kernel runs them: whole slices per part, no empty part
+// (e.g. 32 parts of 360 slices -> 30 parts of 12).
+int normalizedSplitParts(int64_t parts, int64_t slices);
 
 // Wave-balanced split-K (docs/dispatch.md): the 128 x 128 tile in the number of parts whose waves of resident
 // workgroups the cost model finds >= 15 % cheaper than `current` (a tile and split chosen by chooseGemmTile and
