@@ -73,6 +73,7 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
   } else if (!options.tile && tile.isCoop() && options.scratch && n % 4 == 0) {
     tile.splitK = chooseSplitK(tile, m, n, k, 1);
     if (std::optional<GemmTile> balanced = chooseWaveSplit(tile, m, n, k, ctx.info())) tile = *balanced;
+    else if (std::optional<GemmTile> wave = chooseOneWaveTile(tile, m, n, k, ctx.info())) tile = *wave;
     if (std::optional<GemmTile> large = chooseLargeCoopTile(m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
       tile = *large;
   }

@@ -158,6 +158,29 @@ std::optional<GemmTile> chooseWaveSplit(const GemmTile& current, int64_t m, int6
   return best;
 }
 
+// One-wave tile (session 34, H200, docs/dispatch.md "One-wave tile"): 4 subgroups of 32 x 80 in a 64 x 160 tile
+// hold 203 registers and 21 KB of shared memory, so 2 run per SM, and an SM multiplies as many outputs per slice
+// as with five 64 x 64 tiles, ~15 % faster (fewer fragment loads per MMA, fewer staged rows per output). Where
+// its tiles make one nearly full wave (>= 3/4 of the slots) and the rule took 64 x 64 for that reason (SDXL's
+// 32^2 level: 2048 x 1280 outputs are 256 tiles of 64 x 160 for 264 slots, 640 of 64 x 64 for 660), it gains
+// that 15 %: linear_bench, 32^2 output projections 0.0474 -> 0.0398 ms, attn2 q 0.0528 -> 0.0449, proj_in
+// 0.0530 -> 0.0447. Where its waves are more (SDXL's QKV, 768 tiles) or partly empty it lost, and the 64^2
+// level's 8192 x 640 outputs (1.9 waves against 1.2 of 128 x 128) were even. SDGEN_WAVE_TILE=0 turns it off.
+std::optional<GemmTile> chooseOneWaveTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
+                                          const DeviceInfo& info) {
+  constexpr int64_t kMinRows = 2048, kMinSlices = 16;
+  if (const char* v = std::getenv("SDGEN_WAVE_TILE"); v && std::strcmp(v, "0") == 0) return std::nullopt;
+  if (!info.multiprocessors || !current.isCoop() || current.bm != 64 || current.bn != 64 || current.splitK > 1 ||
+      current.f16Accumulators || current.halfAccumulate || current.doubleBuffer || m < kMinRows)
+    return std::nullopt;
+  GemmTile t = GemmTile::coopTile(64, 160, 32, 2, 5);
+  if (n % t.bn || (k + t.bk - 1) / t.bk < kMinSlices || !coopTileProblem(t, info).empty()) return std::nullopt;
+  const int64_t perSm = std::max<int64_t>(1, kSharedPerMultiprocessor / std::max<int64_t>(1, t.sharedBytes()));
+  const int64_t slots = perSm * info.multiprocessors, tiles = ((m + t.bm - 1) / t.bm) * (n / t.bn);
+  if (tiles > slots || 4 * tiles < 3 * slots) return std::nullopt;
+  return t;
+}
+
 // SDGEN_COOP_BIG_TILE / SDGEN_COOP_SMALL_TILE = "BM,BN,BK,WM,WN[,h|,H][,FK][,O][,d]": the tile of the large-problem bucket
 // below, or of every other problem, for measuring candidates through whole layers and steps (--bench-conv2d,
 // --profile-conv) without rebuilding; developer knobs (docs/dispatch.md), checked like any forced tile.

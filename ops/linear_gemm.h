@@ -73,6 +73,11 @@ int normalizedSplitParts(int64_t parts, int64_t slices);
 // chooseSplitK), for problems of >= 2048 rows on a device whose SM count is known; nullopt: keep `current`.
 std::optional<GemmTile> chooseWaveSplit(const GemmTile& current, int64_t m, int64_t n, int64_t k,
                                         const DeviceInfo& info);
+// One-wave tile (docs/dispatch.md): the 64 x 160 tile where `current` is the unsplit 64 x 64 tile, N is a multiple
+// of 160, K has >= 16 slices, M >= 2048, and its tiles fill between 3/4 of and one wave of resident workgroups
+// (2 per SM; needs the SM count); nullopt: keep `current`.
+std::optional<GemmTile> chooseOneWaveTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
+                                          const DeviceInfo& info);
 // The model's cost of `t` in slice waves (see linear_gemm.cpp), for tests and dispatch tables.
 double waveCost(const GemmTile& t, int64_t m, int64_t n, int64_t k, uint32_t multiprocessors);
 // The tile for `m` rows per batch on this device; throws when even the smallest does not fit. With fp16

@@ -82,6 +82,41 @@ TEST(GemmSplitK, WaveBalancedRuleOnMeasuredShapes) {
               108 + 3 * 2.62144 + 4, 1e-9);
 }
 
+// The one-wave tile (ops::chooseOneWaveTile) on the shapes it was measured on (session 34, H200, linear_bench:
+// SDXL's linear layers on 64 x 64, 128 x 128, 64 x 160 and six other tiles), with 132 SMs: 2 tiles of 64 x 160 per SM.
+TEST(GemmSplitK, OneWaveTileOnMeasuredShapes) {
+  DeviceInfo d;
+  d.sharedMemoryPerWorkgroup = 49152;
+  d.maxWorkgroupInvocations = 1024;
+  d.multiprocessors = 132;
+  const ops::GemmTile small = ops::GemmTile::coopTile(64, 64, 32, 2, 2), big = ops::GemmTile::coopTile(128, 128, 32, 4, 2);
+  EXPECT_EQ(ops::GemmTile::coopTile(64, 160, 32, 2, 5).sharedBytes(), 21504u);  // 2 per SM of ~48 KB
+  auto choose = [&](const ops::GemmTile& current, int64_t m, int64_t n, int64_t k) {
+    std::optional<ops::GemmTile> t = ops::chooseOneWaveTile(current, m, n, k, d);
+    return t ? t->describe() : std::string("keep");
+  };
+  // SDXL 32^2 output projections, attn2 q and proj_in (2048 x 1280, K 1280): 256 tiles for 264 slots, 0.0474 ->
+  // 0.0398 ms, 0.0528 -> 0.0449, 0.0530 -> 0.0447.
+  EXPECT_EQ(choose(small, 2048, 1280, 1280), "coop 64x160x32 warp 32x80");
+  // Kept: not the 64 x 64 tile (the 128 x 128 rule's problems, a split), more than a wave (8192 x 640: 512 tiles,
+  // even with 128 x 128; SDXL 32^2 QKV 768 tiles: 0.096 on 128 x 128 against 0.112), a wave mostly empty (SD 1.5's
+  // 32^2 level, 2048 x 640: 128 tiles), K under 16 slices (SD 1.5's 64^2 level, K 320), N not a multiple of 160,
+  // fewer than 2048 rows, no SM count.
+  EXPECT_EQ(choose(big, 2048, 1280, 1280), "keep");
+  EXPECT_EQ(choose(ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 2), 2048, 1280, 1280), "keep");
+  EXPECT_EQ(choose(small, 8192, 640, 640), "keep");
+  EXPECT_EQ(choose(small, 2048, 3840, 1280), "keep");
+  EXPECT_EQ(choose(small, 2048, 640, 640), "keep");
+  EXPECT_EQ(choose(small, 4096, 320, 320), "keep");
+  EXPECT_EQ(choose(small, 2048, 1200, 1280), "keep");
+  EXPECT_EQ(choose(small, 1024, 2560, 1280), "keep");
+  // 3/4 of a wave (198 tiles) is the floor: 224 tiles take it, 192 do not.
+  EXPECT_EQ(choose(small, 2048, 1120, 1280), "coop 64x160x32 warp 32x80");
+  EXPECT_EQ(choose(small, 2048, 960, 1280), "keep");
+  d.multiprocessors = 0;
+  EXPECT_EQ(choose(small, 2048, 1280, 1280), "keep");
+}
+
 TEST(GemmSplitK, DescribedAndBounded) {
   EXPECT_EQ(ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 4).describe(), "coop 64x64x32 warp 32x32 split 4");
   DeviceInfo d;

@@ -250,6 +250,7 @@ TEST_P(LinearTest, CoopMatrixKernelWhereSupported) {
   const ops::GemmTile tiles[] = {ops::GemmTile::coopTile(64, 64, 32, 2, 2), ops::GemmTile::coopTile(64, 128, 32, 2, 4),
                                  ops::GemmTile::coopTile(128, 128, 32, 4, 4), ops::GemmTile::coopTile(128, 128, 32, 2, 4),
                                  ops::GemmTile::coopTile(128, 128, 32, 4, 2),  // the large-problem default
+                                 ops::GemmTile::coopTile(64, 160, 32, 2, 5),   // the one-wave tile
                                  ops::GemmTile::coopTile(128, 256, 32, 4, 4), ops::GemmTile::coopTile(128, 128, 64, 4, 4),
                                  ops::GemmTile::coopTile(128, 128, 32, 4, 4, true),
                                  ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 3),    // split-K (scratch given)
