@@ -28,7 +28,8 @@ if ((${#missing[@]})); then
 fi
 
 start=$(date +%s)
-cmake --preset asan >/dev/null
+# --host builds only the test sources that define host-side suites (scripts/sanitizers/device-only-tests.cmake).
+cmake --preset asan -DSDGEN_HOST_TESTS_ONLY=$([ "$host" = 1 ] && echo ON || echo OFF) >/dev/null
 if [ "$host" = 1 ]; then
   # The test binaries, sdgen (SdgenBinary.* runs it) and the fuzzers; no GUI, benchmarks, kernel suites.
   cmake --build --preset asan -j "$(nproc)" --target models_tests app_tests graph_tests serve_tests sdgen \
@@ -47,6 +48,12 @@ if [ "$host" = 1 ]; then
     path=$(find build/asan/tests -name "$binary" -type f -perm -u+x | head -1)
     [ -n "$path" ] || { echo "test-sanitize: $binary is not built" >&2; exit 1; }
     echo "test-sanitize: $binary (host-side suites, no Vulkan driver)"
+    # Every listed suite must be in the binary: a filter naming a suite that is gone (or whose source the build
+    # left out) would otherwise run nothing and pass.
+    present=$("$path" --gtest_list_tests --gtest_filter="$filter" | sed -n 's/^\([^ ].*\)\.\( *#.*\)\{0,1\}$/\1/p' | sort -u)
+    for suite in $(tr ':' '\n' <<<"$filter" | sed 's/\.\*$//' | sort -u); do
+      grep -qxF "$suite" <<<"$present" || { echo "test-sanitize: $binary has no suite $suite (scripts/sanitizers/host-tests.txt)" >&2; failed=1; }
+    done
     LD_PRELOAD="$root/build/asan/libsdgen_no_dlclose.so" "$path" --gtest_filter="$filter" --gtest_brief=1 || failed=1
   done < scripts/sanitizers/host-tests.txt
   unset VK_ICD_FILENAMES VK_DRIVER_FILES
