@@ -121,9 +121,14 @@ int chooseSplitK(const GemmTile& t, int64_t m, int64_t n, int64_t k, int64_t bat
 // turns it off (A/B measurements).
 static constexpr int64_t kSharedPerMultiprocessor = 48 * 1024;  // measured, session 24 (residency_probe_bench)
 
+// Workgroups of tile `t` resident at once: the SMs times how many of its shared-memory footprints fit the ~48 KB an
+// SM gives compute (for the coop tiles the register limit gives the same count).
+static int64_t residentSlots(const GemmTile& t, uint32_t multiprocessors) {
+  return std::max<int64_t>(1, kSharedPerMultiprocessor / std::max<int64_t>(1, t.sharedBytes())) * multiprocessors;
+}
+
 double waveCost(const GemmTile& t, int64_t m, int64_t n, int64_t k, uint32_t multiprocessors) {
-  const int64_t perSm = std::max<int64_t>(1, kSharedPerMultiprocessor / std::max<int64_t>(1, t.sharedBytes()));
-  const int64_t slots = perSm * multiprocessors;
+  const int64_t slots = residentSlots(t, multiprocessors);
   const int64_t tiles = ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
   const int64_t slices = (k + t.bk - 1) / t.bk, parts = normalizedSplitParts(t.splitK, slices);
   const int64_t chunk = (slices + parts - 1) / parts;
@@ -175,8 +180,7 @@ std::optional<GemmTile> chooseOneWaveTile(const GemmTile& current, int64_t m, in
     return std::nullopt;
   GemmTile t = GemmTile::coopTile(64, 160, 32, 2, 5);
   if (n % t.bn || (k + t.bk - 1) / t.bk < kMinSlices || !coopTileProblem(t, info).empty()) return std::nullopt;
-  const int64_t perSm = std::max<int64_t>(1, kSharedPerMultiprocessor / std::max<int64_t>(1, t.sharedBytes()));
-  const int64_t slots = perSm * info.multiprocessors, tiles = ((m + t.bm - 1) / t.bm) * (n / t.bn);
+  const int64_t slots = residentSlots(t, info.multiprocessors), tiles = ((m + t.bm - 1) / t.bm) * (n / t.bn);
   if (tiles > slots || 4 * tiles < 3 * slots) return std::nullopt;
   return t;
 }

@@ -46,13 +46,19 @@ TEST(GemmSplitK, RuleFillsTheGpuOnlyWhereTilesDoNot) {
     }
 }
 
-// The wave-balanced rule (ops::chooseWaveSplit) on the shapes it was measured on (session 33, H200: SDXL's and
-// SD 1.5's linear layers, linear_bench split 2-8), with an H100/H200's 132 SMs.
-TEST(GemmSplitK, WaveBalancedRuleOnMeasuredShapes) {
+// The limits the wave rules read, as on an H100 / H200: 48 KB of shared memory, 132 SMs.
+DeviceInfo h100Like() {
   DeviceInfo d;
   d.sharedMemoryPerWorkgroup = 49152;
   d.maxWorkgroupInvocations = 1024;
   d.multiprocessors = 132;
+  return d;
+}
+
+// The wave-balanced rule (ops::chooseWaveSplit) on the shapes it was measured on (session 33, H200: SDXL's and
+// SD 1.5's linear layers, linear_bench split 2-8), with an H100/H200's 132 SMs.
+TEST(GemmSplitK, WaveBalancedRuleOnMeasuredShapes) {
+  DeviceInfo d = h100Like();
   const ops::GemmTile small = ops::GemmTile::coopTile(64, 64, 32, 2, 2), big = ops::GemmTile::coopTile(128, 128, 32, 4, 2);
   auto choose = [&](const ops::GemmTile& current, int64_t m, int64_t n, int64_t k) {
     std::optional<ops::GemmTile> t = ops::chooseWaveSplit(current, m, n, k, d);
@@ -85,10 +91,7 @@ TEST(GemmSplitK, WaveBalancedRuleOnMeasuredShapes) {
 // The one-wave tile (ops::chooseOneWaveTile) on the shapes it was measured on (session 34, H200, linear_bench:
 // SDXL's linear layers on 64 x 64, 128 x 128, 64 x 160 and six other tiles), with 132 SMs: 2 tiles of 64 x 160 per SM.
 TEST(GemmSplitK, OneWaveTileOnMeasuredShapes) {
-  DeviceInfo d;
-  d.sharedMemoryPerWorkgroup = 49152;
-  d.maxWorkgroupInvocations = 1024;
-  d.multiprocessors = 132;
+  DeviceInfo d = h100Like();
   const ops::GemmTile small = ops::GemmTile::coopTile(64, 64, 32, 2, 2), big = ops::GemmTile::coopTile(128, 128, 32, 4, 2);
   EXPECT_EQ(ops::GemmTile::coopTile(64, 160, 32, 2, 5).sharedBytes(), 21504u);  // 2 per SM of ~48 KB
   auto choose = [&](const ops::GemmTile& current, int64_t m, int64_t n, int64_t k) {
