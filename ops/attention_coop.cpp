@@ -66,8 +66,10 @@ FlashCoopTile makeFlashCoopTile(int64_t d, FlashCoopBlocks blocks) {
   // Registers for the next block's K and V (2 x NL half4 = 4 NL per thread) next to the Q fragments and the
   // output accumulators (12 registers per 16 columns and row tile): worth it while they all fit.
   const int nl = (t.bkv * int((d + 3) / 4) + t.threads() - 1) / t.threads();
-  t.prefetch = nl <= 20 && t.rowTiles * t.dp / 16 <= 10;
+  t.prefetch = blocks.prefetch >= 0 ? blocks.prefetch == 1 : nl <= 20 && t.rowTiles * t.dp / 16 <= 10;
   t.doubleBuffer = blocks.doubleBuffer;
+  if (t.doubleBuffer && blocks.prefetch == 0)
+    throw Error("attention: a double-buffered tile always prefetches the next key block");
   if (t.doubleBuffer) t.prefetch = true;
   t.accumulatorSoftmax = blocks.accumulatorSoftmax;
   if (t.accumulatorSoftmax && t.doubleBuffer)

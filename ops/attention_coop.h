@@ -24,10 +24,13 @@ inline constexpr int64_t kFlashCoopAutoMaxHeadDim = 128;
 // prefetch.
 // accumulatorSoftmax: shaders/attention/flash_coop2.slang (the softmax on accumulators through
 // VK_NV_cooperative_matrix2; no double buffer; it also takes 8 or 16 subgroups).
+// prefetch: -1 leaves the register prefetch of the next key block to the rule in makeFlashCoopTile, 0 / 1
+// force it off / on (measurements: it holds 4 * ceil(bkv * d / 4 / threads) registers per invocation).
 struct FlashCoopBlocks {
   int bkv = 0, rowTiles = 0, subgroups = 0;
   bool doubleBuffer = false;
   bool accumulatorSoftmax = false;
+  int prefetch = -1;
 };
 
 struct FlashCoopTile {

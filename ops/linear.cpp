@@ -70,10 +70,15 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
                   "with tensor cores), " + tile.describe() + " was chosen");
     if (n % 8) throw Error(options.label + ": a GEGLU output needs an even number of 4-column blocks (N % 8 == 0)");
     if (tile.splitK > 1) throw Error(options.label + ": a GEGLU output cannot use split-K");
+    if (!options.tile)
+      if (std::optional<GemmTile> half = chooseShortKHalfTile(tile, m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
+        tile = *half;
   } else if (!options.tile && tile.isCoop() && options.scratch && n % 4 == 0) {
     tile.splitK = chooseSplitK(tile, m, n, k, 1);
     if (std::optional<GemmTile> balanced = chooseWaveSplit(tile, m, n, k, ctx.info())) tile = *balanced;
     else if (std::optional<GemmTile> wave = chooseOneWaveTile(tile, m, n, k, ctx.info())) tile = *wave;
+    else if (std::optional<GemmTile> half = chooseShortKHalfTile(tile, m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
+      tile = *half;
     if (std::optional<GemmTile> large = chooseLargeCoopTile(m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
       tile = *large;
   }

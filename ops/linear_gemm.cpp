@@ -233,6 +233,35 @@ std::optional<GemmTile> chooseLargeCoopTile(int64_t m, int64_t n, int64_t k, con
   return t;
 }
 
+// Short-K fp16-accumulator tile (session 35, H200, docs/dispatch.md "Short-K fp16-accumulator tile"): the large
+// tile above, compiled the same way, also wins on wide products of K 640-1280 whose 256 x 256 tiles fill their
+// waves (one workgroup per SM: 40 KB of shared memory). linear_bench beside the engine's 128 x 128 tile, SDXL's
+// QKV 2048 x 3840 (K 1280, 120 tiles for 132 SMs) 0.0965 -> 0.0746 ms, 8192 x 1920 (K 640, 256 tiles) 0.1072 ->
+// 0.0958, GEGLU 2048 x 10240 (320 tiles) 0.2245 -> 0.2056, 8192 x 5120 (640 tiles) 0.2489 -> 0.2063; it lost
+// on every shape of K 320 (SD 1.5's 64^2 level: 0.0389 -> 0.0402, 0.0812 -> 0.0844: too few slices for its
+// longer prologue and epilogue) and where its last wave is mostly empty (SD 1.5's 32^2 GEGLU, 160 tiles: 0.0691
+// -> 0.0846; 32^2 QKV, 64 tiles: 0.0320 -> 0.0476). Hence: K of 20-64 slices (no flush: one fp16 chunk, error
+// <= 3.9e-3 of max |ref| against fp32 accumulators, bar 5e-3), >= 2048 rows, an unsplit tile chosen before, and
+// waves >= 80 % full. SDGEN_HALF_TILE=0 turns it off (A/B measurements).
+std::optional<GemmTile> chooseShortKHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
+                                             const DeviceInfo& info, bool spirvOpt) {
+  constexpr int64_t kMinRows = 2048, kMinK = 640, kMaxK = 2048;
+  if (const char* v = std::getenv("SDGEN_HALF_TILE"); v && std::strcmp(v, "0") == 0) return std::nullopt;
+  if (!spirvOpt || !info.multiprocessors || !current.isCoop() || current.splitK > 1 || current.f16Accumulators ||
+      current.halfAccumulate || current.doubleBuffer || m < kMinRows || k < kMinK || k > kMaxK || k % 32 || n % 8)
+    return std::nullopt;
+  GemmTile t = GemmTile::coopTile(256, 256, 32, 8, 4);
+  t.f16Accumulators = true;
+  t.flushK = 2048;  // the large tile's kernel as measured; K <= 2048 never flushes (no scratch)
+  t.spirvOpt = true;
+  if (!coopTileProblem(t, info).empty()) return std::nullopt;
+  const int64_t slots = residentSlots(t, info.multiprocessors);
+  const int64_t tiles = ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
+  const int64_t waves = (tiles + slots - 1) / slots;
+  if (5 * tiles < 4 * waves * slots) return std::nullopt;
+  return t;
+}
+
 GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info, bool fp16Weights) {
   // fp16 weights (the fp16 precision) on a device with tensor cores: the cooperative-matrix kernel.
   if (fp16Weights && gemmCoopSupported(info)) {

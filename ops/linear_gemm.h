@@ -88,6 +88,12 @@ GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info,
 // through spirv-opt. Needs the f16 x f16 -> f16 shape and the optimizer (`spirvOpt`: it is 5x slower at -O0);
 // nullopt where any of this does not hold. Callers give it scratch memory for the chunk planes (K > 2048).
 std::optional<GemmTile> chooseLargeCoopTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info, bool spirvOpt);
+// Short-K fp16-accumulator tile (docs/dispatch.md): the large tile's kernel (256 x 256, fp16 accumulators,
+// spirv-opt) where `current` is an unsplit fp32-accumulator coop tile, M >= 2048, K a multiple of 32 in
+// 640..2048, N % 8 == 0 and its tiles fill their waves (one per SM; needs the SM count) to >= 80 %; nullopt:
+// keep `current`. GEGLU projections take it too (the epilogue is the same).
+std::optional<GemmTile> chooseShortKHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
+                                             const DeviceInfo& info, bool spirvOpt);
 // Whether the device can run the cooperative-matrix kernel (GemmTile::coopTile): the 16x16x16
 // f16 x f16 -> f32 subgroup shape, 32-wide subgroups, shared memory for the smallest tile.
 bool gemmCoopSupported(const DeviceInfo& info);

@@ -452,6 +452,12 @@ TEST(AttentionCoopTiles, ChoiceAndDeviceConditions) {
   EXPECT_EQ(ops::makeFlashCoopTile(40, {16, 1, 4, true}).kvRows(), 64) << "2 x (K + V) x 16 keys = 64 = Q rows";
   EXPECT_EQ(ops::makeFlashCoopTile(40, {32, 1, 2, true}).kvRows(), 128);
   EXPECT_THROW(ops::makeFlashCoopTile(300, {32, 1, 4}), Error);
+  // The register prefetch: the rule's unless forced (measurements, attention_bench cm2:...,P); a double buffer
+  // always prefetches.
+  EXPECT_TRUE(ops::makeFlashCoopTile(64, {16, 1, 4, false, true}).prefetch);
+  EXPECT_FALSE(ops::makeFlashCoopTile(64, {16, 1, 4, false, true, 0}).prefetch);
+  EXPECT_TRUE(ops::makeFlashCoopTile(64, {16, 1, 4, false, true, 1}).prefetch);
+  EXPECT_THROW(ops::makeFlashCoopTile(40, {16, 1, 4, true, false, 0}), Error);
   // 8 and 16 subgroups: the accumulator-softmax kernel only.
   EXPECT_THROW(ops::makeFlashCoopTile(40, {64, 1, 8}), Error);
   const ops::FlashCoopTile wide = ops::makeFlashCoopTile(40, {64, 1, 8, false, true});

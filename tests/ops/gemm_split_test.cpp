@@ -122,6 +122,57 @@ TEST(GemmSplitK, OneWaveTileOnMeasuredShapes) {
   EXPECT_EQ(choose(small, 2048, 1280, 1280), "keep");
 }
 
+// The short-K fp16-accumulator tile (ops::chooseShortKHalfTile) on the shapes it was measured on (session 35,
+// H200, linear_bench: every SDXL and SD 1.5 linear shape on the 256 x 256 tile beside the engine's choice).
+TEST(GemmSplitK, ShortKHalfTileOnMeasuredShapes) {
+  DeviceInfo d = h100Like();
+  d.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f32", "f32", "subgroup"},
+                        {16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"}};
+  const ops::GemmTile small = ops::GemmTile::coopTile(64, 64, 32, 2, 2), big = ops::GemmTile::coopTile(128, 128, 32, 4, 2);
+  bool spirvOpt = true;
+  auto choose = [&](const ops::GemmTile& current, int64_t m, int64_t n, int64_t k) {
+    std::optional<ops::GemmTile> t = ops::chooseShortKHalfTile(current, m, n, k, d, spirvOpt);
+    return t ? t->describe() : std::string("keep");
+  };
+  const std::string half = "coop 256x256x32 warp 128x64 f16acc flush 2048 opt";
+  // SDXL: QKV at 32^2 (2048 x 3840, K 1280: 120 tiles for 132 SMs) 0.0965 -> 0.0746 ms, at 64^2 (8192 x 1920,
+  // K 640: 256 tiles, the last column tile half full) 0.1072 -> 0.0958; GEGLU 2048 x 10240 (320 tiles: 81 % of 3
+  // waves) 0.2245 -> 0.2056, 8192 x 5120 (640 tiles) 0.2489 -> 0.2063.
+  EXPECT_EQ(choose(big, 2048, 3840, 1280), half);
+  EXPECT_EQ(choose(big, 8192, 1920, 640), half);
+  EXPECT_EQ(choose(big, 2048, 10240, 1280), half);
+  EXPECT_EQ(choose(big, 8192, 5120, 640), half);
+  EXPECT_EQ(choose(small, 8192, 5120, 640), half);
+  // Kept, each measured slower on the 256 x 256 tile: SD 1.5's 64^2 level (K 320: QKV 0.0389 -> 0.0402, GEGLU
+  // 0.0812 -> 0.0844), its 32^2 GEGLU (160 tiles: 61 % of 2 waves; 0.0691 -> 0.0846) and QKV (64 tiles; 0.0320 ->
+  // 0.0476), its 16^2 level (512 rows), SDXL's output projections (2048 x 1280: 40 tiles; 8192 x 640: 96) and
+  // feed-forward outs (K 5120, 2560).
+  EXPECT_EQ(choose(big, 8192, 960, 320), "keep");
+  EXPECT_EQ(choose(big, 8192, 2560, 320), "keep");
+  EXPECT_EQ(choose(big, 2048, 5120, 640), "keep");
+  EXPECT_EQ(choose(big, 2048, 1920, 640), "keep");
+  EXPECT_EQ(choose(small, 512, 10240, 1280), "keep");
+  EXPECT_EQ(choose(small, 2048, 1280, 1280), "keep");
+  EXPECT_EQ(choose(big, 8192, 640, 640), "keep");
+  EXPECT_EQ(choose(big, 2048, 1280, 5120), "keep");
+  EXPECT_EQ(choose(big, 8192, 640, 2560), "keep");
+  // Not over a split, an fp16-accumulator tile already, K not a multiple of 32, N not a multiple of 8; nor
+  // without the optimizer (5x slower at -O0), the fp16 accumulator shape, or the SM count.
+  EXPECT_EQ(choose(ops::GemmTile::coopTile(128, 128, 32, 4, 2, false, 2), 2048, 3840, 1280), "keep");
+  ops::GemmTile f16 = ops::GemmTile::coopTile(128, 128, 32, 4, 4);
+  f16.f16Accumulators = true;
+  EXPECT_EQ(choose(f16, 2048, 3840, 1280), "keep");
+  EXPECT_EQ(choose(big, 2048, 3840, 1270), "keep");
+  EXPECT_EQ(choose(big, 2048, 3844, 1280), "keep");
+  spirvOpt = false;
+  EXPECT_EQ(choose(big, 2048, 3840, 1280), "keep");
+  spirvOpt = true;
+  d.coopMatrixShapes.pop_back();
+  EXPECT_EQ(choose(big, 2048, 3840, 1280), "keep");
+  d = h100Like();
+  EXPECT_EQ(choose(big, 2048, 3840, 1280), "keep");
+}
+
 TEST(GemmSplitK, DescribedAndBounded) {
   EXPECT_EQ(ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 4).describe(), "coop 64x64x32 warp 32x32 split 4");
   DeviceInfo d;
