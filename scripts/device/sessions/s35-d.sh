@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 35, call D (issue 22; carry .gl .carry .whl after `scripts/device/pack.sh build/default/tests/ops/ops_tests
+# Session 35, call D (issue 22; the candidate was rejected and removed after this call; carry .gl .carry .whl after `scripts/device/pack.sh build/default/tests/ops/ops_tests
 # build/default/tests/model_check/sdgen_model_check` and `scripts/device/slim-tree.sh on`). The 64x160 conv
 # candidate (SDGEN_CONV_WAVE_TILE=0 leaves it out): its test with validation; SDXL's profile with a fresh tuning
 # cache each way (which layers take it, conv time); SDXL's fp16 step on / off / on beside diffusers; SD 1.5's step
