@@ -1,7 +1,7 @@
 // Linear layers of an SD 1.5 UNet step on the GEMM kernels, timed with GPU timestamps. Neutral: every variant
 // is forced through LinearOptions::tile (or "auto", the engine's own choice), no heuristic lives here.
 //   linear_bench SHAPES.json [--rounds N] [--reps N] [--warmup N] [--only SUBSTRING] [--json FILE] [--geglu MODE]
-//                [--cold] VARIANT...
+//                [--cold] [--interleave] VARIANT...
 // VARIANT: "auto", "tiled" (fp32 CUDA-core kernel), "coop:BM,BN,BK,WM,WN" or "coop:BM,BN,BK,WM,WN,h" (fp16
 // accumulation within a slice), ",H" fp16 accumulators throughout, ",H,F1024" fp16 accumulators added into an
 // fp16 running total every 1024 elements of K, ",d" double-buffered shared slices, ",sP" split-K in P parts,
@@ -21,6 +21,8 @@
 // repeated layer finds them in L2. (Session 35 built it to explain why the 256 x 256 fp16-accumulator tile gained
 // 3.0 ms per SDXL step here and 1.0 ms in the step: it does not, the cold bench gains 2.9 ms; small layers read
 // ~5-10 % slower cold.)
+// --interleave: after every layer copy, an element-wise launch of another kernel (GELU over 16 M fp16 values, 32 MB
+// read and written; not timed), so that the layer's kernel follows other work, as in a step, instead of itself.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -41,6 +43,7 @@
 #include "engine/tensor_io.h"
 #include "graph/expr.h"
 #include "ops/conv2d_scratch.h"
+#include "ops/elementwise.h"
 #include "ops/linear.h"
 #include "ops/linear_geglu.h"
 #include "ops/linear_gemm.h"
@@ -85,7 +88,7 @@ using bench::stats;
 int main(int argc, char** argv) {
   std::string shapesPath, only, jsonPath, gegluMode = "auto";
   int rounds = 10, reps = 10, warmup = 3;
-  bool cold = false;
+  bool cold = false, interleave = false;
   std::vector<std::string> variants;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -101,6 +104,7 @@ int main(int argc, char** argv) {
       else if (a == "--json") jsonPath = next();
       else if (a == "--geglu") gegluMode = next();
       else if (a == "--cold") cold = true;
+      else if (a == "--interleave") interleave = true;
       else if (shapesPath.empty()) shapesPath = a;
       else variants.push_back(a);
     } catch (const std::exception& e) {
@@ -109,7 +113,7 @@ int main(int argc, char** argv) {
     }
   }
   if (shapesPath.empty() || variants.empty() || rounds < 1 || reps < 1) {
-    std::fprintf(stderr, "usage: linear_bench SHAPES.json [--rounds N] [--warmup N] [--only S] [--json F] [--geglu auto|fused|unfused] [--cold] VARIANT...\n");
+    std::fprintf(stderr, "usage: linear_bench SHAPES.json [--rounds N] [--warmup N] [--only S] [--json F] [--geglu auto|fused|unfused] [--cold] [--interleave] VARIANT...\n");
     return 2;
   }
   try {
@@ -120,6 +124,14 @@ int main(int argc, char** argv) {
     ops::Conv2dScratch scratch(ctx, "linear_bench scratch");
     const bool gegluEpilogue = gegluMode == "fused" || (gegluMode == "auto" && ops::gegluEpilogueChosen(ctx.info(), DType::F16));
     json out = {{"device", ctx.info().name}, {"rows", json::array()}};
+    // --interleave's other work: GELU of a 16 M-element fp16 tensor into another (its own buffers, never timed).
+    constexpr int64_t kInterleaveElements = int64_t(1) << 24;
+    const std::string interleaveLabel = "interleaved gelu";
+    std::optional<Allocation> interleaveIn, interleaveOut;
+    if (interleave) {
+      interleaveIn = ctx.allocate(uint64_t(kInterleaveElements) * 2, "interleave in");
+      interleaveOut = ctx.allocate(uint64_t(kInterleaveElements) * 2, "interleave out");
+    }
     std::printf("%-18s %6s %6s %6s  %-34s %9s %9s %9s %8s %9s\n", "shape", "M", "K", "N", "variant", "median",
                 "p10", "p90", "TFLOP/s", "max diff");
     for (const json& s : shapes.at("gemm")) {
@@ -175,7 +187,13 @@ int main(int argc, char** argv) {
                              .fuseNorm = v.size() < 2 || v.compare(v.size() - 2, 2, ",n") != 0, .label = name};
         ops::GemmInfo info;
         try {
-          for (int r = 0; r < shapeReps; ++r) info = ops::linear(ctx, *seq, a, *ws[size_t(r) % ws.size()], sink, o);
+          for (int r = 0; r < shapeReps; ++r) {
+            info = ops::linear(ctx, *seq, a, *ws[size_t(r) % ws.size()], sink, o);
+            if (interleave)
+              ops::elementwise(ctx, *seq, graph::gelu(graph::buffer(graph::view(*interleaveIn, DType::F16, {kInterleaveElements}))),
+                               graph::bufferSink(graph::view(*interleaveOut, DType::F16, {kInterleaveElements})),
+                               {.label = interleaveLabel});
+          }
         } catch (const std::exception& e) {
           std::printf("%-18s %6lld %6lld %6lld  %-34s skipped: %s\n", name.c_str(), (long long)M, (long long)K,
                       (long long)N, v.c_str(), e.what());
@@ -195,6 +213,7 @@ int main(int argc, char** argv) {
           if (!seqs[i]) continue;
           seqs[i]->run();
           auto tms = seqs[i]->timings();
+          std::erase_if(tms, [&](const CommandTiming& t) { return t.label.rfind(interleaveLabel, 0) == 0; });
           const size_t per = tms.size() / size_t(shapeReps);  // dispatches per layer (staging + GEMM)
           for (int rep = 0; rep < shapeReps; ++rep) {
             double t = 0;
@@ -225,7 +244,8 @@ int main(int argc, char** argv) {
                                {"max_rel_diff_vs_first", diff / std::max(scale, 1e-30)},
                                {"prologue", gegluIn || prologue != "geglu" ? prologue : "none (gated upstream)"},
                                {"geglu_epilogue", gegluProj}, {"residual", residual}, {"bias", bias},
-                               {"per_step", s.value("per_step", 0)}, {"cold_weights", cold}});
+                               {"per_step", s.value("per_step", 0)}, {"cold_weights", cold},
+                               {"interleaved", interleave}});
       }
       std::fflush(stdout);
     }
