@@ -222,13 +222,18 @@ static GemmTile chooseCoopTile(int64_t m, int64_t n, int64_t k) {
 // Measured on the H100 (docs/perf.md, session 10): 4096^3 0.52 ms on 128 x 128 fp32 accumulators, 0.44 ms
 // (312 TFLOP/s) on this tile, error 3.3e-3 of max |ref| against the fp32-accumulator kernel (bar 5e-3); the SD
 // 1.5 shapes are all smaller or GEGLU-fused and keep chooseCoopTile.
-std::optional<GemmTile> chooseLargeCoopTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info, bool spirvOpt) {
-  if (!spirvOpt || !gemmCoopSupported(info) || m % 256 || n % 256 || k % 32 || k < 2048 || (m / 256) * (n / 256) < 240)
-    return std::nullopt;
+GemmTile largeHalfTile() {
   GemmTile t = GemmTile::coopTile(256, 256, 32, 8, 4);
   t.f16Accumulators = true;
   t.flushK = 2048;
   t.spirvOpt = true;
+  return t;
+}
+
+std::optional<GemmTile> chooseLargeCoopTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info, bool spirvOpt) {
+  if (!spirvOpt || !gemmCoopSupported(info) || m % 256 || n % 256 || k % 32 || k < 2048 || (m / 256) * (n / 256) < 240)
+    return std::nullopt;
+  GemmTile t = largeHalfTile();
   if (!coopTileProblem(t, info).empty()) return std::nullopt;
   return t;
 }
@@ -250,10 +255,7 @@ std::optional<GemmTile> chooseShortKHalfTile(const GemmTile& current, int64_t m,
   if (!spirvOpt || !info.multiprocessors || !current.isCoop() || current.splitK > 1 || current.f16Accumulators ||
       current.halfAccumulate || current.doubleBuffer || m < kMinRows || k < kMinK || k > kMaxK || k % 32 || n % 8)
     return std::nullopt;
-  GemmTile t = GemmTile::coopTile(256, 256, 32, 8, 4);
-  t.f16Accumulators = true;
-  t.flushK = 2048;  // the large tile's kernel as measured; K <= 2048 never flushes (no scratch)
-  t.spirvOpt = true;
+  const GemmTile t = largeHalfTile();  // K <= 2048 never flushes: no scratch
   if (!coopTileProblem(t, info).empty()) return std::nullopt;
   const int64_t slots = residentSlots(t, info.multiprocessors);
   const int64_t tiles = ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);

@@ -88,6 +88,9 @@ GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info,
 // through spirv-opt. Needs the f16 x f16 -> f16 shape and the optimizer (`spirvOpt`: it is 5x slower at -O0);
 // nullopt where any of this does not hold. Callers give it scratch memory for the chunk planes (K > 2048).
 std::optional<GemmTile> chooseLargeCoopTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info, bool spirvOpt);
+// The tile chooseLargeCoopTile and chooseShortKHalfTile choose: 256 x 256, 8 subgroups of 128 x 64, fp16 accumulators added
+// into an fp16 total every 2048 of K (ACC 3), compiled through spirv-opt.
+GemmTile largeHalfTile();
 // Short-K fp16-accumulator tile (docs/dispatch.md): the large tile's kernel (256 x 256, fp16 accumulators,
 // spirv-opt) where `current` is an unsplit fp32-accumulator coop tile, M >= 2048, K a multiple of 32 in
 // 640..2048, N % 8 == 0 and its tiles fill their waves (one per SM; needs the SM count) to >= 80 %; nullopt:

@@ -57,9 +57,8 @@ TEST(LinearGeglu, KernelCompilesToSpirv) {
   const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-gemm-geglu-compile-test";
   std::filesystem::remove_all(cache);
   SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
-  ops::GemmTile half = ops::GemmTile::coopTile(256, 256, 32, 8, 4);  // ops::chooseShortKHalfTile's tile
-  half.f16Accumulators = true;
-  half.flushK = 2048;
+  ops::GemmTile half = ops::largeHalfTile();  // ops::chooseShortKHalfTile's tile (spirv-opt is not run here)
+  half.spirvOpt = false;
   for (const ops::GemmTile& tile : {ops::GemmTile::coopTile(64, 64, 32, 2, 2), ops::GemmTile::coopTile(128, 128, 32, 4, 4), half}) {
     KernelSource src;
     src.generated = ops::gemmWrapperSource(test::coopGemmInfo(1), tile, true, true);
@@ -76,10 +75,7 @@ TEST_P(LinearGegluTest, GatedOutputWhereSupported) {
   struct Case { int64_t m, k, inner; };
   // The last case also runs on the short-K fp16-accumulator tile (ops::chooseShortKHalfTile takes it for SDXL's
   // GEGLU projections, K 640 and 1280) where the device has it: 256 x 256, fp16 accumulators, spirv-opt.
-  ops::GemmTile half = ops::GemmTile::coopTile(256, 256, 32, 8, 4);
-  half.f16Accumulators = true;
-  half.flushK = 2048;
-  half.spirvOpt = true;
+  const ops::GemmTile half = ops::largeHalfTile();
   const bool halfRuns = fused && dt() == DType::F16 && ops::coopTileProblem(half, ctx().info()).empty() &&
                         ctx().compiler().optimizerAvailable();
   for (const Case& c : {Case{70, 40, 16}, Case{130, 64, 132}, Case{300, 320, 640}, Case{260, 1280, 264}})
