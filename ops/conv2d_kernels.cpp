@@ -1,6 +1,8 @@
 #include "ops/conv2d_kernels.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "engine/error.h"
 #include "engine/param_block.h"
@@ -130,6 +132,13 @@ void recordConvGemmV2(const ConvCall& c, const ConvTile& t) {
            rangesOf(tensorsWritten(c.out)));
 }
 
+// The direct kernel's halo in fp16 where the weights are (an fp16 model; shaders/conv/conv_direct.slang HALF):
+// four workgroups per SM instead of two. SDGEN_CONV_DIRECT_HALF=0 keeps it in fp32 (measurements).
+static bool directHalfHalo(DType weights) {
+  const char* v = std::getenv("SDGEN_CONV_DIRECT_HALF");
+  return weights == DType::F16 && !(v && std::strcmp(v, "0") == 0);
+}
+
 void recordConvDirect(const ConvCall& c, Conv2dScratch* scratch, int parts) {
   const ConvProblem& p = c.prob;
   if (parts > 1 && !scratch) throw Error(c.label + ": direct split " + std::to_string(parts) + " needs scratch memory");
@@ -156,7 +165,8 @@ void recordConvDirect(const ConvCall& c, Conv2dScratch* scratch, int parts) {
   c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
   std::string src = convWrapper({"conv.conv_direct"}, "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
                             std::string("convDirectMain<E, S, ") + storageType(c.weights.storage()) + ", " +
-                                (parts > 1 ? "1" : "0") + ">(group, local);");
+                                (parts > 1 ? "1" : "0") + ", " + (directHalfHalo(c.weights.storage()) ? "1" : "0") +
+                                ">(group, local);");
   auto reads = rangesOf(tensorsRead(input));
   reads.push_back(rangeOf(c.weights.gemm()));
   auto sinkReads = rangesOf(tensorsRead(c.out));

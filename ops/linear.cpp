@@ -79,6 +79,8 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
     else if (std::optional<GemmTile> wave = chooseOneWaveTile(tile, m, n, k, ctx.info())) tile = *wave;
     else if (std::optional<GemmTile> half = chooseShortKHalfTile(tile, m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
       tile = *half;
+    if (std::optional<GemmTile> half = chooseSplitHalfTile(tile, m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
+      tile = *half;
     if (std::optional<GemmTile> large = chooseLargeCoopTile(m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
       tile = *large;
   }

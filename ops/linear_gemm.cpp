@@ -264,6 +264,32 @@ std::optional<GemmTile> chooseShortKHalfTile(const GemmTile& current, int64_t m,
   return t;
 }
 
+// Split fp16-accumulator tile (session 36, H200, docs/dispatch.md "Split fp16-accumulator tile"): the same tile
+// over K parts where its few tiles leave most SMs idle. linear_bench, SDXL's 32^2 ff out (2048 x 1280, K 5120: 40
+// tiles): the engine's 128 x 128 fp32 tile in 3 parts 0.1232 ms, this tile in 3 parts (120 workgroups, one per SM)
+// **0.0915**, in 2 parts 0.1271, in 4 (160: two waves) 0.1328; max |diff| 1.9e-3 of max |ref| against the fp32
+// accumulators. Each part accumulates <= 2048 of K in fp16 (no flush: ACC 2), the fp16 or fp32 partials are summed
+// in fp32 by the split-K sum. Hence: a split tile chosen before, whole 256 x 256 tiles, >= 2048 rows, the parts
+// that fit one wave filling it to >= 80 %, and 640..2048 of K per part. SDGEN_SPLIT_HALF_TILE=0 turns it off.
+std::optional<GemmTile> chooseSplitHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
+                                            const DeviceInfo& info, bool spirvOpt) {
+  constexpr int64_t kMinRows = 2048, kMinPartK = 640, kMaxPartK = 2048;
+  if (const char* v = std::getenv("SDGEN_SPLIT_HALF_TILE"); v && std::strcmp(v, "0") == 0) return std::nullopt;
+  if (!spirvOpt || !info.multiprocessors || !current.isCoop() || current.splitK < 2 || current.f16Accumulators ||
+      m < kMinRows || m % 256 || n % 256 || k % 32)
+    return std::nullopt;
+  GemmTile t = largeHalfTile();
+  t.flushK = 0;  // each part's K fits one fp16 chunk
+  if (!coopTileProblem(t, info).empty()) return std::nullopt;
+  const int64_t slots = residentSlots(t, info.multiprocessors), tiles = (m / 256) * (n / 256);
+  if (2 * tiles > slots) return std::nullopt;  // not two parts per tile in one wave
+  const int64_t slices = k / 32, parts = normalizedSplitParts(std::min<int64_t>(slots / tiles, 64), slices);
+  const int64_t partK = (slices + parts - 1) / parts * 32;
+  if (parts < 2 || 5 * tiles * parts < 4 * slots || partK < kMinPartK || partK > kMaxPartK) return std::nullopt;
+  t.splitK = int(parts);
+  return t;
+}
+
 GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info, bool fp16Weights) {
   // fp16 weights (the fp16 precision) on a device with tensor cores: the cooperative-matrix kernel.
   if (fp16Weights && gemmCoopSupported(info)) {

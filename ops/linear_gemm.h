@@ -97,6 +97,11 @@ GemmTile largeHalfTile();
 // keep `current`. GEGLU projections take it too (the epilogue is the same).
 std::optional<GemmTile> chooseShortKHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
                                              const DeviceInfo& info, bool spirvOpt);
+// Split fp16-accumulator tile (docs/dispatch.md): the large tile's kernel (256 x 256, fp16 accumulators, spirv-opt)
+// in as many K parts as fill one wave of it (one per SM; needs the SM count) to >= 80 %, where `current` is already
+// split, M >= 2048 and M, N are multiples of 256, with 640..2048 of K per part (no flush); nullopt: keep `current`.
+std::optional<GemmTile> chooseSplitHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
+                                            const DeviceInfo& info, bool spirvOpt);
 // Whether the device can run the cooperative-matrix kernel (GemmTile::coopTile): the 16x16x16
 // f16 x f16 -> f32 subgroup shape, 32-wide subgroups, shared memory for the smallest tile.
 bool gemmCoopSupported(const DeviceInfo& info);

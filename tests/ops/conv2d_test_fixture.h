@@ -105,6 +105,18 @@ class ConvTest : public test::TensorTest {
     return worst;
   }
 
+  // For the kernels that round a computed input to fp16 before their products where the weights are fp16 (the
+  // tensor-core ones; the direct one's halo): with fp16 weights, the bar of tensorCoreCase below (relative to the
+  // output's scale, max |got - ref| / max |ref| <= 5e-3); with fp32 weights, compare's.
+  double compareRoundedInput(const std::vector<float>& got, const std::vector<double>& ref, const std::string& what) {
+    if (dt() != DType::F16) return compare(got, ref, what);
+    const double err = test::errorOfScale(got, ref);
+    EXPECT_LE(err, 5e-3) << what;
+    double& worst = maxErrors()[what.substr(0, what.find(' ')) + " f16 (of max |ref|)"];
+    worst = std::max(worst, err);
+    return err;
+  }
+
   // One conv of `in` into a fresh NHWC buffer, checked against the reference.
   ops::Conv2dInfo check(const Expr& in, const Layer& l, ConvAlgo algo, int tileM = 0, int tileN = 0,
                         bool lanes = false) {

@@ -173,6 +173,50 @@ TEST(GemmSplitK, ShortKHalfTileOnMeasuredShapes) {
   EXPECT_EQ(choose(big, 2048, 3840, 1280), "keep");
 }
 
+// The split fp16-accumulator tile (ops::chooseSplitHalfTile) on the shapes it was measured on (session 36, H200,
+// linear_bench: SDXL's feed-forward outs on the 256 x 256 tile in 2-4 parts beside the engine's choice).
+TEST(GemmSplitK, SplitHalfTileOnMeasuredShapes) {
+  DeviceInfo d = h100Like();
+  d.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f32", "f32", "subgroup"},
+                        {16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"}};
+  const ops::GemmTile split3 = ops::GemmTile::coopTile(128, 128, 32, 4, 2, false, 3);
+  bool spirvOpt = true;
+  auto choose = [&](const ops::GemmTile& current, int64_t m, int64_t n, int64_t k) {
+    std::optional<ops::GemmTile> t = ops::chooseSplitHalfTile(current, m, n, k, d, spirvOpt);
+    return t ? t->describe() : std::string("keep");
+  };
+  // SDXL's 32^2 ff out (2048 x 1280, K 5120: 40 tiles): 128 x 128 in 3 parts 0.1232 ms, the 256 x 256 tile in 3
+  // parts (120 workgroups for 132 SMs, 1728 of K each) 0.0915, in 2 parts 0.1271, in 4 (two waves) 0.1328.
+  EXPECT_EQ(choose(split3, 2048, 1280, 5120), "coop 256x256x32 warp 128x64 f16acc split 3 opt");
+  EXPECT_EQ(choose(ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 8), 2048, 1280, 5120),
+            "coop 256x256x32 warp 128x64 f16acc split 3 opt");
+  // Kept: SDXL's 64^2 ff out (8192 x 640, K 2560: N not whole 256-column tiles; 0.1397 ms against 0.1344-0.1621 in
+  // 2-4 parts), the output projections at 32^2 (K 1280: 427 per part), SD 1.5's 16^2 ff out (512 rows: 416 of K per
+  // part) and 32^2 one (N 320); SDXL's GEGLU and QKV (2048 x 10240 / 3840: 320 / 120 tiles, no room for 2 parts).
+  EXPECT_EQ(choose(split3, 8192, 640, 2560), "keep");
+  EXPECT_EQ(choose(split3, 2048, 1280, 1280), "keep");
+  EXPECT_EQ(choose(split3, 512, 1280, 5120), "keep");
+  EXPECT_EQ(choose(split3, 2048, 320, 2560), "keep");
+  EXPECT_EQ(choose(split3, 2048, 10240, 1280), "keep");
+  EXPECT_EQ(choose(split3, 2048, 3840, 1280), "keep");
+  // More than 2048 of K per part (2048 x 1280, K 8192: 2752) or an unsplit or fp16-accumulator tile before; nor
+  // without the optimizer, the fp16 accumulator shape or the SM count.
+  EXPECT_EQ(choose(split3, 2048, 1280, 8192), "keep");
+  EXPECT_EQ(choose(ops::GemmTile::coopTile(128, 128, 32, 4, 2), 2048, 1280, 5120), "keep");
+  ops::GemmTile f16 = split3;
+  f16.f16Accumulators = true;
+  EXPECT_EQ(choose(f16, 2048, 1280, 5120), "keep");
+  spirvOpt = false;
+  EXPECT_EQ(choose(split3, 2048, 1280, 5120), "keep");
+  spirvOpt = true;
+  const auto shapes = d.coopMatrixShapes;
+  d.coopMatrixShapes.pop_back();
+  EXPECT_EQ(choose(split3, 2048, 1280, 5120), "keep");
+  d.coopMatrixShapes = shapes;
+  d.multiprocessors = 0;
+  EXPECT_EQ(choose(split3, 2048, 1280, 5120), "keep");
+}
+
 TEST(GemmSplitK, DescribedAndBounded) {
   EXPECT_EQ(ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 4).describe(), "coop 64x64x32 warp 32x32 split 4");
   DeviceInfo d;

@@ -259,7 +259,9 @@ TEST_P(LinearTest, CoopMatrixKernelWhereSupported) {
                                  doubleBuffered(ops::GemmTile::coopTile(128, 128, 32, 4, 4, false, 2)),
                                  flushed(ops::GemmTile::coopTile(64, 64, 32, 2, 2), 64),
                                  flushed(ops::GemmTile::coopTile(128, 128, 32, 4, 2), 96, true),
-                                 flushed(ops::GemmTile::coopTile(256, 256, 32, 8, 4), 1024, true)};
+                                 flushed(ops::GemmTile::coopTile(256, 256, 32, 8, 4), 1024, true),
+                                 // the split fp16-accumulator tile (ops::chooseSplitHalfTile)
+                                 flushed(ops::GemmTile::coopTile(256, 256, 32, 8, 4, false, 3), 0, true)};
   ops::Conv2dScratch splitScratch(ctx());
   uint32_t seed = 1300;
   for (const Case& c : cases)
