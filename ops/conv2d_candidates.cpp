@@ -11,7 +11,7 @@
 namespace sdgen::ops {
 
 static constexpr int64_t kInt32Limit = int64_t(1) << 31;
-static constexpr int kCoopBk = 32;  // the coop tiles' K slice (ops/linear_gemm.cpp chooseCoopTile)
+static constexpr int kCoopBk = 32;  // the coop tiles' K slice (ops/gemm_tile_choice.cpp chooseCoopTile)
 
 std::string ConvCandidate::name() const {
   std::string s = convAlgoName(algo);

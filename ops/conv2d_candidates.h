@@ -19,7 +19,7 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name);
 GemmTile convCoopGemmTile(const ConvCandidate& candidate);
 
 // CoopWinograd's GEMM tile when no candidate names one: 128x128 where the 16 GEMMs of the first band fill the
-// GPU with at least 240 such tiles, else 64x64 (the coop rule's reasoning, ops/linear_gemm.cpp).
+// GPU with at least 240 such tiles, else 64x64 (the coop rule's reasoning, ops/gemm_tile_choice.cpp).
 GemmTile coopWinogradGemmTile(const ConvProblem& prob);
 // CoopWinograd's tiles per band: its fp16 products M [16][Tb][Cout] are held to kCoopWinogradBandBytes of
 // scratch, so a 512^2 VAE layer runs in a few bands instead of a 0.5 GB intermediate; a multiple of `bm`
@@ -34,7 +34,7 @@ std::string candidateViolation(const ConvCandidate& candidate, const ConvProblem
 ConvPlan planConvCandidate(const ConvCandidate& candidate, const ConvProblem& prob, const ConvContext& cc,
                            const std::string& label);
 
-// What planConv(Auto) runs, as a candidate (coop: the tile and split-K rule of ops/linear_gemm.cpp). nullopt
+// What planConv(Auto) runs, as a candidate (coop: the tile and split-K rule of ops/gemm_tile_choice.cpp). nullopt
 // where the rule's coop tile is none of the candidates' (SDGEN_COOP_BIG_TILE / SMALL_TILE set).
 std::optional<ConvCandidate> ruleCandidate(const ConvProblem& prob, const ConvContext& cc);
 

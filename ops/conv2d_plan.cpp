@@ -115,7 +115,7 @@ ConvTile generalConvTile(int64_t cout) { return cout <= 16 ? ConvTile{256, 16, 4
 static ConvTile tileFor(ConvAlgo a, const ConvProblem& prob, const ConvContext& cc) {
   if (a == ConvAlgo::General) return generalConvTile(prob.cout);
   if (a == ConvAlgo::Direct) return ConvTile{kDirectConvTile, kDirectConvTile, 1, 4};  // 16 x 16 pixels, 1 x 4 each
-  if (a == ConvAlgo::Coop) {  // the GEMM's own tile rule (ops/linear_gemm.cpp); tm x tn unused
+  if (a == ConvAlgo::Coop) {  // the GEMM's own tile rule (ops/gemm_tile_choice.cpp); tm x tn unused
     GemmTile t = chooseGemmTile(prob.m(), prob.cout, prob.k(), cc.device, true);
     return ConvTile{t.bm, t.bn, 0, 0};
   }

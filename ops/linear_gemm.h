@@ -1,6 +1,7 @@
 #pragma once
 // Internal to ops/linear.cpp: turns a validated GEMM problem into one dispatch of shaders/linear/gemm.slang
-// (parameter block, generated wrapper, tile choice, hazard ranges).
+// (parameter block, generated wrapper, hazard ranges: ops/linear_gemm.cpp) on a tile chosen per shape and device
+// (ops/gemm_tile_choice.cpp).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -78,7 +79,7 @@ std::optional<GemmTile> chooseWaveSplit(const GemmTile& current, int64_t m, int6
 // (2 per SM; needs the SM count); nullopt: keep `current`.
 std::optional<GemmTile> chooseOneWaveTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
                                           const DeviceInfo& info);
-// The model's cost of `t` in slice waves (see linear_gemm.cpp), for tests and dispatch tables.
+// The model's cost of `t` in slice waves (see gemm_tile_choice.cpp), for tests and dispatch tables.
 double waveCost(const GemmTile& t, int64_t m, int64_t n, int64_t k, uint32_t multiprocessors);
 // The tile for `m` rows per batch on this device; throws when even the smallest does not fit. With fp16
 // weights on a device with tensor cores (gemmCoopSupported), the cooperative-matrix kernel.
