@@ -1,6 +1,7 @@
 #pragma once
-// Shared by the tensor-core GEMM tests (gemm_split_test, linear_geglu_test, linear_norm_test): its generated
-// kernels compiled to SPIR-V on any device, and the error measure of its fp16-operand results.
+// Shared by the tensor-core GEMM tests (gemm_coop_rule_test, gemm_split_test, linear_test, linear_geglu_test,
+// linear_norm_test): tile variants, its generated kernels compiled to SPIR-V on any device, and the error measure
+// of its fp16-operand results.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -12,6 +13,19 @@
 #include "ops/linear_gemm.h"
 
 namespace sdgen::test {
+
+inline ops::GemmTile doubleBuffered(ops::GemmTile t) {
+  t.doubleBuffer = true;
+  return t;
+}
+// fp16 accumulators added into the running fp16 total every `flushK` elements of K (ACC 3), optionally
+// compiled through spirv-opt (the 4096^3 tile).
+inline ops::GemmTile flushed(ops::GemmTile t, int flushK, bool spirvOpt = false) {
+  t.f16Accumulators = true;
+  t.flushK = flushK;
+  t.spirvOpt = spirvOpt;
+  return t;
+}
 
 // A GEMM whose A is a raw fp16 buffer (parameter word 32, after the 32-word header) and whose sink is an fp16
 // buffer (word 39), with bias, in A mode `aMode`.

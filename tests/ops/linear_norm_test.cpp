@@ -107,7 +107,9 @@ TEST_P(LinearNormTest, FusedLayerNormMatchesFloat64) {
     seq.run();
     const bool fused = coop && (c.n <= 5 * info.tileN || c.m <= 256);
     EXPECT_EQ(info.aMode == 3, fused) << info.kernel;
-    if (coop) EXPECT_EQ(info.stagedInput, !fused) << "a fused norm needs no staging launch on tensor cores";
+    if (coop) {
+      EXPECT_EQ(info.stagedInput, !fused) << "a fused norm needs no staging launch on tensor cores";
+    }
     const std::vector<double> av = test::evalReference(a, mem_);
     std::vector<double> ref(c.m * c.n);
     for (int64_t r = 0; r < c.m; ++r)
