@@ -54,6 +54,13 @@ DeviceInfo h100Like() {
   d.multiprocessors = 132;
   return d;
 }
+// ... with the subgroup shapes the fp16-accumulator tiles need (f16 x f16 -> f32 and -> f16).
+DeviceInfo h100LikeWithHalfAccumulators() {
+  DeviceInfo d = h100Like();
+  d.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f32", "f32", "subgroup"},
+                        {16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"}};
+  return d;
+}
 
 // The wave-balanced rule (ops::chooseWaveSplit) on the shapes it was measured on (session 33, H200: SDXL's and
 // SD 1.5's linear layers, linear_bench split 2-8), with an H100/H200's 132 SMs.
@@ -125,9 +132,7 @@ TEST(GemmSplitK, OneWaveTileOnMeasuredShapes) {
 // The short-K fp16-accumulator tile (ops::chooseShortKHalfTile) on the shapes it was measured on (session 35,
 // H200, linear_bench: every SDXL and SD 1.5 linear shape on the 256 x 256 tile beside the engine's choice).
 TEST(GemmSplitK, ShortKHalfTileOnMeasuredShapes) {
-  DeviceInfo d = h100Like();
-  d.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f32", "f32", "subgroup"},
-                        {16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"}};
+  DeviceInfo d = h100LikeWithHalfAccumulators();
   const ops::GemmTile small = ops::GemmTile::coopTile(64, 64, 32, 2, 2), big = ops::GemmTile::coopTile(128, 128, 32, 4, 2);
   bool spirvOpt = true;
   auto choose = [&](const ops::GemmTile& current, int64_t m, int64_t n, int64_t k) {
@@ -176,9 +181,7 @@ TEST(GemmSplitK, ShortKHalfTileOnMeasuredShapes) {
 // The split fp16-accumulator tile (ops::chooseSplitHalfTile) on the shapes it was measured on (session 36, H200,
 // linear_bench: SDXL's feed-forward outs on the 256 x 256 tile in 2-4 parts beside the engine's choice).
 TEST(GemmSplitK, SplitHalfTileOnMeasuredShapes) {
-  DeviceInfo d = h100Like();
-  d.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f32", "f32", "subgroup"},
-                        {16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"}};
+  DeviceInfo d = h100LikeWithHalfAccumulators();
   const ops::GemmTile split3 = ops::GemmTile::coopTile(128, 128, 32, 4, 2, false, 3);
   bool spirvOpt = true;
   auto choose = [&](const ops::GemmTile& current, int64_t m, int64_t n, int64_t k) {
