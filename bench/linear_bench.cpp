@@ -5,6 +5,7 @@
 // VARIANT: "auto", "tiled" (fp32 CUDA-core kernel), "coop:BM,BN,BK,WM,WN" or "coop:BM,BN,BK,WM,WN,h" (fp16
 // accumulation within a slice), ",H" fp16 accumulators throughout, ",H,F1024" fp16 accumulators added into an
 // fp16 running total every 1024 elements of K, ",d" double-buffered shared slices, ",sP" split-K in P parts,
+// ",tCxP" the tail split (the column tiles from column C in P K parts, the others whole-K, one launch),
 // ",O" compiled through spirv-opt; a trailing ",n" stages a layer norm instead of reading it in the GEMM (LinearOptions::
 // fuseNorm off; also "auto,n"); a trailing ",e" keeps a computed prologue inside the GEMM instead of staging
 // it (no scratch memory given). Each shape runs with fp16 activations and fp16 weights, its prologue (layer
@@ -67,9 +68,16 @@ std::optional<ops::GemmTile> parseVariant(std::string v) {
     t.doubleBuffer = v.find(",d") != std::string::npos;
     if (const size_t f = v.find(",F"); f != std::string::npos) t.flushK = std::atoi(v.c_str() + f + 2);
     t.spirvOpt = v.find(",O") != std::string::npos;
+    if (const size_t c = v.find(",t"); c != std::string::npos) {
+      int start = 0, parts = 0;
+      if (std::sscanf(v.c_str() + c + 2, "%dx%d", &start, &parts) != 2)
+        throw Error("linear_bench: variant '" + v + "': the tail split is ,tSTARTxPARTS (e.g. ,t8448x2)");
+      t.tailStart = start;
+      t.tailParts = parts;
+    }
     return t;
   }
-  throw Error("linear_bench: unknown variant '" + v + "' (auto, tiled, coop:BM,BN,BK,WM,WN[,h][,H][,FFLUSH_K][,d][,sPARTS][,O])");
+  throw Error("linear_bench: unknown variant '" + v + "' (auto, tiled, coop:BM,BN,BK,WM,WN[,h][,H][,FFLUSH_K][,d][,sPARTS][,tSTARTxPARTS][,O])");
 }
 
 std::vector<float> randomValues(size_t n, float scale, uint32_t seed) {

@@ -205,10 +205,13 @@ std::optional<GemmTile> chooseShortKHalfTile(const GemmTile& current, int64_t m,
 // **0.0915**, in 2 parts 0.1271, in 4 (160: two waves) 0.1328; max |diff| 1.9e-3 of max |ref| against the fp32
 // accumulators. Each part accumulates <= 2048 of K in fp16 (no flush: ACC 2), the fp16 or fp32 partials are summed
 // in fp32 by the split-K sum. Hence: a split tile chosen before, whole 256 x 256 tiles, >= 2048 rows, the parts
-// that fit one wave filling it to >= 80 %, and 640..2048 of K per part. SDGEN_SPLIT_HALF_TILE=0 turns it off.
+// that fit one wave filling it to >= 80 %, and 640..2048 of K per part. SDGEN_SPLIT_HALF_TILE=0 turns it off;
+// SDGEN_SPLIT_HALF_MIN_PART_K=N replaces the 640 (measurements: SDXL's 32^2 output projections, K 1280 in 3 parts
+// of 448, ran 0.0401 -> 0.0367 ms in linear_bench, session 36; not measured in a step yet).
 std::optional<GemmTile> chooseSplitHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
                                             const DeviceInfo& info, bool spirvOpt) {
-  constexpr int64_t kMinRows = 2048, kMinPartK = 640, kMaxPartK = 2048;
+  constexpr int64_t kMinRows = 2048, kMaxPartK = 2048;
+  const int64_t kMinPartK = splitKnob("SDGEN_SPLIT_HALF_MIN_PART_K", 640);
   if (const char* v = std::getenv("SDGEN_SPLIT_HALF_TILE"); v && std::strcmp(v, "0") == 0) return std::nullopt;
   if (!spirvOpt || !info.multiprocessors || !current.isCoop() || current.splitK < 2 || current.f16Accumulators ||
       m < kMinRows || m % 256 || n % 256 || k % 32)
@@ -222,6 +225,38 @@ std::optional<GemmTile> chooseSplitHalfTile(const GemmTile& current, int64_t m, 
   const int64_t partK = (slices + parts - 1) / parts * 32;
   if (parts < 2 || 5 * tiles * parts < 4 * slots || partK < kMinPartK || partK > kMaxPartK) return std::nullopt;
   t.splitK = int(parts);
+  return t;
+}
+
+// Tail split (session 37, docs/dispatch.md "Tail split"; built without a device, off unless SDGEN_TAIL_SPLIT=1
+// until measured). The 256 x 256 fp16-accumulator tile runs one workgroup per SM; SDXL's 32^2 GEGLU projection
+// (2048 x 10240, K 1280: 320 tiles for 132 SMs) runs 0.196 ms, its first 264 tiles alone 0.132 (session 36): the
+// last 56 tiles cost a whole third wave. Split those over K instead, in as many parts as fill the last wave's
+// SMs (2: 112 workgroups of K 640), in the same launch after the whole-K tiles, and sum them in the split-K sum
+// (with the GEGLU epilogue): bound ~0.04 ms for the tail, ~-1.3 ms per SDXL step in linear_bench. Where: the
+// unsplit 256 x 256 fp16-accumulator tile without a flush, >= 2 waves of tiles whose last is at most half full;
+// the whole-K tiles are the column tiles that fit the waves before the last; at most 8 parts of >= 320 of K each.
+std::optional<GemmTile> chooseTailSplit(const GemmTile& current, int64_t m, int64_t n, int64_t k, const DeviceInfo& info) {
+  constexpr int64_t kMinPartK = 320, kMaxParts = 8;
+  if (const char* v = std::getenv("SDGEN_TAIL_SPLIT"); !v || std::strcmp(v, "1") != 0) return std::nullopt;
+  if (!info.multiprocessors || !current.isCoop() || !current.f16Accumulators || current.splitK > 1 ||
+      current.tailParts > 1 || current.bm != 256 || current.bn != 256 || (current.flushK > 0 && k > current.flushK) ||
+      k % current.bk)
+    return std::nullopt;
+  const int64_t slots = residentSlots(current, info.multiprocessors);
+  const int64_t rowTiles = (m + current.bm - 1) / current.bm, colTiles = (n + current.bn - 1) / current.bn;
+  const int64_t tiles = rowTiles * colTiles, waves = (tiles + slots - 1) / slots;
+  const int64_t last = tiles - (waves - 1) * slots;
+  if (waves < 2 || 2 * last > slots) return std::nullopt;
+  const int64_t wholeCols = (waves - 1) * slots / rowTiles;
+  if (wholeCols < 1 || wholeCols >= colTiles) return std::nullopt;
+  const int64_t tailTiles = (colTiles - wholeCols) * rowTiles, slices = k / current.bk;
+  const int64_t parts = normalizedSplitParts(std::min({slots / tailTiles, kMaxParts, k / kMinPartK}), slices);
+  if (parts < 2) return std::nullopt;
+  GemmTile t = current;
+  t.flushK = 0;  // K <= the flush interval: one fp16 chunk (ACC 2; the kernel's word 11 is the parts' K)
+  t.tailStart = int(wholeCols * current.bn);
+  t.tailParts = int(parts);
   return t;
 }
 

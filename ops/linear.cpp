@@ -69,10 +69,12 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
       throw Error(options.label + ": a GEGLU output needs the cooperative-matrix kernel (fp16 weights on a device "
                   "with tensor cores), " + tile.describe() + " was chosen");
     if (n % 8) throw Error(options.label + ": a GEGLU output needs an even number of 4-column blocks (N % 8 == 0)");
-    if (tile.splitK > 1) throw Error(options.label + ": a GEGLU output cannot use split-K");
+    if (tile.splitK > 1) throw Error(options.label + ": a GEGLU output cannot use split-K (a tail split it can)");
     if (!options.tile)
       if (std::optional<GemmTile> half = chooseShortKHalfTile(tile, m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
         tile = *half;
+    if (!options.tile && options.scratch)
+      if (std::optional<GemmTile> tail = chooseTailSplit(tile, m, n, k, ctx.info())) tile = *tail;
   } else if (!options.tile && tile.isCoop() && options.scratch && n % 4 == 0) {
     tile.splitK = chooseSplitK(tile, m, n, k, 1);
     if (std::optional<GemmTile> balanced = chooseWaveSplit(tile, m, n, k, ctx.info())) tile = *balanced;
@@ -83,11 +85,12 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
       tile = *half;
     if (std::optional<GemmTile> large = chooseLargeCoopTile(m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
       tile = *large;
+    if (std::optional<GemmTile> tail = chooseTailSplit(tile, m, n, k, ctx.info())) tile = *tail;
   }
   // Tensor cores: a layer norm of a raw fp16 input is read while staging A where at most 5 column tiles
   // normalize each element again, or where the rows are few (measured, docs/dispatch.md); any other input that
-  // is not a raw fp16 matrix is computed once into fp16 scratch.
-  if (tile.isCoop() && options.fuseNorm &&
+  // is not a raw fp16 matrix is computed once into fp16 scratch (so is a tail split's: it reads a plain A).
+  if (tile.isCoop() && options.fuseNorm && tile.tailParts <= 1 &&
       ((n + tile.bn - 1) / tile.bn <= kFusedNormMaxColumnTiles || m <= kFusedNormMaxRows) && rawHalfRowStride(x, k) == 0)
     g.norm = rowNormOf(x, k);
   const bool stageHalf = options.scratch && tile.isCoop() && k % 8 == 0 && rawHalfRowStride(x, k) == 0 && !g.norm;

@@ -34,6 +34,10 @@ struct GemmTile {
   // each gemvWordLanes (1, 2, 4, 8) 16-byte column words wide, K split in gemvParts (1, 2, 4, 8) per word;
   // bm = its rows (2, 4, 8), bn = 64 gemvWordLanes / gemvParts.
   int gemvLanes = 0, gemvParts = 0, gemvWordLanes = 0;
+  // coop, unsplit (splitK 1), one batch, a plain A: tailParts > 1 splits only the column tiles from column
+  // tailStart (a multiple of bn, < N) over K in that many parts, in the same launch after the whole-K tiles of the
+  // columns before it (the tail split, gemm_coop.slang SPLIT 3/4; docs/dispatch.md "Tail split").
+  int tailStart = 0, tailParts = 0;
   bool isLanes() const { return lanes > 0; }
   bool isCoop() const { return warpRows > 0; }
   bool isGemv() const { return gemvLanes > 0; }

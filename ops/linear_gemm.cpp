@@ -49,7 +49,9 @@ std::string GemmTile::describe() const {
     return "coop " + shape + " warp " + std::to_string(16 * warpRows) + "x" + std::to_string(16 * warpCols) +
            (halfAccumulate ? " acc16" : "") + (f16Accumulators ? " f16acc" : "") +
            (flushK > 0 ? " flush " + std::to_string(flushK) : "") + (doubleBuffer ? " dbuf" : "") +
-           (splitK > 1 ? " split " + std::to_string(splitK) : "") + (spirvOpt ? " opt" : "");
+           (splitK > 1 ? " split " + std::to_string(splitK) : "") +
+           (tailParts > 1 ? " tail " + std::to_string(tailStart) + " split " + std::to_string(tailParts) : "") +
+           (spirvOpt ? " opt" : "");
   return "tiled " + shape;
 }
 
@@ -73,6 +75,10 @@ std::string coopTileProblem(const GemmTile& t, const DeviceInfo& info) {
   if (t.splitK < 1 || t.splitK > 64) return "split-K must be 1 to 64 parts";
   if (t.flushK < 0 || (t.flushK > 0 && (!t.f16Accumulators || t.flushK % t.bk || t.splitK > 1 || t.doubleBuffer)))
     return "a flush interval needs fp16 accumulators, a multiple of BK, no split-K and one shared slice";
+  if (t.tailParts < 0 || t.tailParts > 64 ||
+      (t.tailParts > 1 && (t.splitK > 1 || t.flushK > 0 || t.tailStart <= 0 || t.tailStart % t.bn)))
+    return "a tail split needs 2 to 64 parts, no split-K, no flush interval and a tail start that is a positive "
+           "multiple of BN";
   return {};
 }
 
@@ -90,7 +96,8 @@ std::string gemmWrapperSource(const GemmInfo& info, const GemmTile& tile, bool b
            std::to_string(tile.bm) + ", " + std::to_string(tile.bn) + ", " + std::to_string(tile.bk) + ", " +
            std::to_string(tile.warpRows) + ", " + std::to_string(tile.warpCols) + ", " +
            std::string(tile.f16Accumulators ? (tile.flushK > 0 ? "3" : "2") : tile.halfAccumulate ? "1" : "0") + ", " +
-           std::string(tile.splitK <= 1 ? "0" : info.halfPartials ? "2" : "1") +
+           std::string(tile.tailParts > 1 ? (info.halfPartials ? "3" : "4")
+                       : tile.splitK <= 1 ? "0" : info.halfPartials ? "2" : "1") +
            ", " + flag(geglu) + ", " + flag(tile.doubleBuffer) + ", " + std::to_string(tile.coopSharedWords()) +
            ", " + flag(info.edgeChecks) + ">(group, local);\n}\n";
   if (tile.isGemv())
@@ -118,13 +125,15 @@ std::string gemmWrapperSource(const GemmInfo& info, const GemmTile& tile, bool b
          ">(group, local);\n}\n";
 }
 
-// The split-K sum: the partials of every part, plus bias, through the GEMM's own sink.
-std::string gemmSplitSumSource(const GemmInfo& info, bool bias) {
+// The split-K sum: the partials of every part (tail: of the tail's columns), plus bias, through the GEMM's own
+// sink (GEGLU: value * gelu(gate)).
+std::string gemmSplitSumSource(const GemmInfo& info, bool bias, bool geglu, bool tail) {
   return "import sdgen;\nimport expr;\nimport linear.gemm;\nimport linear.gemm_split;\ntypealias S = " +
          info.sinkType + ";\n[shader(\"compute\")]\n[numthreads(" + std::to_string(kReduceThreads) +
          ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
          "  gemmSplitReduceMain<S, " + std::string(info.vectorOut ? "1" : "0") + ", " + (bias ? "1" : "0") + ", " +
-         std::to_string(kReduceThreads) + ", " + (info.halfPartials ? "1" : "0") + ">(group, local);\n}\n";
+         std::to_string(kReduceThreads) + ", " + (info.halfPartials ? "1" : "0") + ", " + (geglu ? "1" : "0") + ", " +
+         (tail ? "1" : "0") + ">(group, local);\n}\n";
 }
 
 // A residual add the tensor-core kernel can take into its accumulators (header words 26-27): the sink is
@@ -217,6 +226,19 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     throw Error(p.label + ": internal error: a GEGLU output needs the cooperative-matrix kernel, N % 8 == 0 and no "
                 "split-K");
   const int64_t splits = tile.splitK;
+  const bool tail = tile.tailParts > 1;  // the tail split (gemm_coop.slang SPLIT 3/4)
+  if (tail) {
+    if (!tile.isCoop() || splits > 1) throw Error(p.label + ": a tail split needs the unsplit cooperative-matrix kernel");
+    if (!p.scratch) throw Error(p.label + ": a tail split needs scratch memory for its partials");
+    if (p.batches != 1 || p.conv || p.winograd || p.norm || p.bBatchStride)
+      throw Error(p.label + ": a tail split takes one batch and a plain A (no convolution, fused norm or per-batch B)");
+    if (tile.tailStart <= 0 || tile.tailStart >= p.n || tile.tailStart % tile.bn || (p.n - tile.tailStart) % (p.geglu ? 8 : 4))
+      throw Error(p.label + ": tail split from column " + std::to_string(tile.tailStart) + " of N " +
+                  std::to_string(p.n) + ": the start must be a multiple of the tile's " + std::to_string(tile.bn) +
+                  " below N, the tail's width a multiple of " + (p.geglu ? "8" : "4"));
+    if (tile.tailParts * p.m * (p.n - tile.tailStart) >= limit)
+      throw Error(p.label + ": tail split partials over 2^31 elements");
+  }
   if (splits > 1) {
     if (!tile.isCoop()) throw Error(p.label + ": split-K needs the cooperative-matrix kernel");
     if (!p.scratch) throw Error(p.label + ": split-K needs scratch memory for its partials");
@@ -236,23 +258,31 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   info.vectorB = !p.packed && p.n % 4 == 0;
   info.vectorOut = (p.geglu ? p.n / 2 : p.n) % 4 == 0;
   info.splitK = int(splits);
-  info.halfPartials = splits > 1 && halfSplitPartials(p.out);
+  info.halfPartials = (splits > 1 || tail) && halfSplitPartials(p.out);
   // Whole tiles only (M, N, K multiples of the tile; split-K parts are whole slices): the kernel drops its
   // bounds checks (EDGE 0).
   info.edgeChecks = !(tile.isCoop() && p.m % tile.bm == 0 && p.n % tile.bn == 0 && p.k % tile.bk == 0 &&
                       (!p.packed || p.packed->np >= p.n));
   info.groups = {uint32_t((p.n + tile.bn - 1) / tile.bn), uint32_t((p.m + tile.bm - 1) / tile.bm),
                  uint32_t(p.batches * splits)};
+  if (tail) {  // one row of workgroups: the whole-K tiles, then every part of every tail tile
+    const int64_t rowTiles = (p.m + tile.bm - 1) / tile.bm, wholeCols = tile.tailStart / tile.bn;
+    const int64_t tailCols = (p.n + tile.bn - 1) / tile.bn - wholeCols;
+    info.groups = {uint32_t(std::min<int64_t>((wholeCols + tailCols * tile.tailParts) * rowTiles, limit - 1)), 1, 1};
+  }
   for (int i = 0; i < 3; ++i)
     if (info.groups[i] > ctx.info().maxWorkgroupCount[i])
       throw Error(p.label + ": grid axis " + std::to_string(i) + " needs " + std::to_string(info.groups[i]) +
                   " workgroups, the device allows " + std::to_string(ctx.info().maxWorkgroupCount[i]));
 
-  // Split-K: each part covers `chunk` elements of K (whole slices); the partials are fp32 [batches][S][M][N].
-  const int64_t chunk = ((p.k + tile.bk - 1) / tile.bk + splits - 1) / splits * tile.bk;
+  // Split-K: each part covers `chunk` elements of K (whole slices); the partials are [batches][S][M][N] (tail
+  // split: [S][M][N - tailStart]), fp16 or fp32.
+  const int64_t parts = tail ? tile.tailParts : splits;
+  const int64_t chunk = ((p.k + tile.bk - 1) / tile.bk + parts - 1) / parts * tile.bk;
+  const int64_t partialWidth = tail ? p.n - tile.tailStart : p.n;
   MemRange partials{};
-  if (splits > 1) {
-    const uint64_t bytes = uint64_t(p.batches * splits * p.m * p.n) * (info.halfPartials ? 2 : 4);
+  if (splits > 1 || tail) {
+    const uint64_t bytes = uint64_t(p.batches * parts * p.m * partialWidth) * (info.halfPartials ? 2 : 4);
     partials = range(p.scratch->acquire(bytes, Conv2dScratch::Slot::Partials), 0, bytes);
   }
   // fp16 accumulation in chunks (ACC 3): every chunk but the last as fp16 [chunk][batches][M to BM][N to BN],
@@ -270,11 +300,11 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   }
   ParamBlock params;
   params.u32(uint32_t(p.m)).u32(uint32_t(p.n)).u32(uint32_t(p.k)).u32(uint32_t(p.d1)).u32(uint32_t(p.d2));
-  params.u32(uint32_t(splits > 1 ? splits : 0));
+  params.u32(uint32_t(splits > 1 || tail ? parts : 0));
   params.address(p.packed ? p.packed->weight : 0);
   params.u32(uint32_t(p.packed ? p.packed->np : 0));
   params.address(p.packed ? p.packed->bias : 0);
-  params.u32(uint32_t(splits > 1 ? chunk : tile.isCoop() && tile.f16Accumulators ? tile.flushK : 0));
+  params.u32(uint32_t(splits > 1 || tail ? chunk : tile.isCoop() && tile.f16Accumulators ? tile.flushK : 0));
   // The tensor-core kernel reads a plain fp16 A through a hoisted row address (no expression in its K loop),
   // or a convolution's input through its im2col addressing.
   if ((p.conv || p.winograd) && !tile.isCoop())
@@ -313,8 +343,8 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   } else if (p.norm) {
     params.address(p.norm->stats).address(p.norm->gamma).address(p.norm->beta);
     params.f32(p.norm->invCount).f32(p.norm->eps);
-  } else {  // words 16-23: B's batch stride at 22
-    for (int i = 0; i < 8; ++i) params.u32(i == 6 ? uint32_t(p.bBatchStride) : 0);
+  } else {  // words 16-23: the tail split's first column at 16, B's batch stride at 22
+    for (int i = 0; i < 8; ++i) params.u32(i == 0 && tail ? uint32_t(tile.tailStart) : i == 6 ? uint32_t(p.bBatchStride) : 0);
   }
   params.address(partials.address);
   // Whole tiles on fp32 accumulators: a residual add is loaded into them (the sink keeps the rest).
@@ -359,7 +389,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   src.label = p.label;
   if (tile.isCoop()) src.capabilities = {"spvCooperativeMatrixKHR"};
   src.optimize = tile.spirvOpt;
-  if (splits == 1) {
+  if (splits == 1 && !tail) {
     reads.insert(reads.end(), sinkReads.begin(), sinkReads.end());
     if (flushing) {  // the running total is written and read back by the same workgroup
       reads.push_back(partials);
@@ -368,13 +398,22 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     seq.dispatch(ctx.kernels().request(src), info.groups, params, reads, sinkWrites, p.label);
     return info;
   }
-  // Split-K: the parts write the partials, then one launch sums them through the sink.
-  seq.dispatch(ctx.kernels().request(src), info.groups, params, reads, std::span(&partials, 1), p.label);
-  const int64_t quads = p.batches * p.m * (p.n / 4), groups = (quads + kReduceThreads - 1) / kReduceThreads;
+  // Split-K: the parts write the partials, then one launch sums them through the sink. The tail split's launch
+  // also stores its whole-K tiles through the sink.
+  if (tail) {
+    reads.insert(reads.end(), sinkReads.begin(), sinkReads.end());
+    std::vector<MemRange> writes = sinkWrites;
+    writes.push_back(partials);
+    seq.dispatch(ctx.kernels().request(src), info.groups, params, reads, writes, p.label);
+  } else {
+    seq.dispatch(ctx.kernels().request(src), info.groups, params, reads, std::span(&partials, 1), p.label);
+  }
+  const int64_t quads = p.batches * p.m * (partialWidth / (tail && p.geglu ? 8 : 4));
+  const int64_t groups = (quads + kReduceThreads - 1) / kReduceThreads;
   const std::array<uint32_t, 3> reduceGroups{uint32_t(std::min<int64_t>(groups, 65535)),
                                              uint32_t((groups + 65534) / 65535), 1};
   KernelSource reduce;
-  reduce.generated = gemmSplitSumSource(info, bias);
+  reduce.generated = gemmSplitSumSource(info, bias, p.geglu, tail);
   reduce.label = p.sumLabel.empty() ? p.label + " split-K sum" : p.sumLabel;
   sinkReads.push_back(partials);
   if (p.packed) sinkReads.insert(sinkReads.end(), p.packed->ranges.begin(), p.packed->ranges.end());  // bias

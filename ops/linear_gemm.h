@@ -103,6 +103,12 @@ std::optional<GemmTile> chooseShortKHalfTile(const GemmTile& current, int64_t m,
 // split, M >= 2048 and M, N are multiples of 256, with 640..2048 of K per part (no flush); nullopt: keep `current`.
 std::optional<GemmTile> chooseSplitHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
                                             const DeviceInfo& info, bool spirvOpt);
+// Tail split (docs/dispatch.md "Tail split"; off unless SDGEN_TAIL_SPLIT=1): where `current` is the unsplit
+// 256 x 256 fp16-accumulator tile (no flush) and its tiles (one per SM; needs the SM count) fill >= 2 waves, the
+// last at most half: the column tiles that fit the waves before the last whole-K, the rest split over K in as many
+// parts (>= 2, <= 8, >= 320 of K each) as the last wave's SMs hold; nullopt: keep `current`. One batch, a plain A
+// and scratch memory (the caller's to check).
+std::optional<GemmTile> chooseTailSplit(const GemmTile& current, int64_t m, int64_t n, int64_t k, const DeviceInfo& info);
 // Whether the device can run the cooperative-matrix kernel (GemmTile::coopTile): the 16x16x16
 // f16 x f16 -> f32 subgroup shape, 32-wide subgroups, shared memory for the smallest tile.
 bool gemmCoopSupported(const DeviceInfo& info);
@@ -124,6 +130,6 @@ DivisionMagic divisionMagic(int64_t d);
 // The generated entry points (exposed so that CI without tensor cores still compiles them to SPIR-V): the GEMM
 // kernel for `tile` with info's A and sink types, vector flags and A mode, and split-K's sum launch.
 std::string gemmWrapperSource(const GemmInfo& info, const GemmTile& tile, bool bias, bool geglu = false);
-std::string gemmSplitSumSource(const GemmInfo& info, bool bias);
+std::string gemmSplitSumSource(const GemmInfo& info, bool bias, bool geglu = false, bool tail = false);
 
 }  // namespace sdgen::ops

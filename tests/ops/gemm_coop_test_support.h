@@ -1,7 +1,7 @@
 #pragma once
-// Shared by the tensor-core GEMM tests (gemm_coop_rule_test, gemm_split_test, linear_test, linear_geglu_test,
-// linear_norm_test): tile variants, its generated kernels compiled to SPIR-V on any device, and the error measure
-// of its fp16-operand results.
+// Shared by the tensor-core GEMM tests (gemm_coop_rule_test, gemm_split_test, gemm_tail_split_test, linear_test,
+// linear_geglu_test, linear_norm_test): tile variants, H100-like device limits for the tile rules, its generated
+// kernels compiled to SPIR-V on any device, and the error measure of its fp16-operand results.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -36,6 +36,22 @@ inline ops::GemmInfo coopGemmInfo(int aMode) {
   info.vectorA = info.vectorOut = true;
   info.aMode = aMode;
   return info;
+}
+
+// The limits the wave rules read, as on an H100 / H200: 48 KB of shared memory, 132 SMs.
+inline DeviceInfo h100Like() {
+  DeviceInfo d;
+  d.sharedMemoryPerWorkgroup = 49152;
+  d.maxWorkgroupInvocations = 1024;
+  d.multiprocessors = 132;
+  return d;
+}
+// ... with the subgroup shapes the fp16-accumulator tiles need (f16 x f16 -> f32 and -> f16).
+inline DeviceInfo h100LikeWithHalfAccumulators() {
+  DeviceInfo d = h100Like();
+  d.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f32", "f32", "subgroup"},
+                        {16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"}};
+  return d;
 }
 
 inline void expectCompiles(SlangCompiler& compiler, KernelSource src, bool coopMatrix = true) {

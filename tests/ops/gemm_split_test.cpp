@@ -46,21 +46,8 @@ TEST(GemmSplitK, RuleFillsTheGpuOnlyWhereTilesDoNot) {
     }
 }
 
-// The limits the wave rules read, as on an H100 / H200: 48 KB of shared memory, 132 SMs.
-DeviceInfo h100Like() {
-  DeviceInfo d;
-  d.sharedMemoryPerWorkgroup = 49152;
-  d.maxWorkgroupInvocations = 1024;
-  d.multiprocessors = 132;
-  return d;
-}
-// ... with the subgroup shapes the fp16-accumulator tiles need (f16 x f16 -> f32 and -> f16).
-DeviceInfo h100LikeWithHalfAccumulators() {
-  DeviceInfo d = h100Like();
-  d.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f32", "f32", "subgroup"},
-                        {16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"}};
-  return d;
-}
+using test::h100Like;
+using test::h100LikeWithHalfAccumulators;
 
 // The wave-balanced rule (ops::chooseWaveSplit) on the shapes it was measured on (session 33, H200: SDXL's and
 // SD 1.5's linear layers, linear_bench split 2-8), with an H100/H200's 132 SMs.
