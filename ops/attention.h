@@ -30,7 +30,7 @@ struct AttentionOptions {
   std::optional<bool> coop;
   std::optional<FlashCoopBlocks> coopBlocks;  // forces the tensor-core kernel with these blocks (tests, tuning)
   // Tests: the tensor-core kernel's code with cooperative matrices and subgroup operations emulated in shared
-  // memory (shaders/attention/coop_emulation.slang), on any device; one subgroup per workgroup; slow.
+  // memory (shaders/coop_emulation.slang), on any device; one subgroup per workgroup; slow.
   bool coopEmulation = false;
   // Tests and benches: false makes the tensor-core kernel read raw fp16 heads through their expressions too.
   bool allowRawInputs = true;

@@ -38,6 +38,9 @@ struct GemmTile {
   // tailStart (a multiple of bn, < N) over K in that many parts, in the same launch after the whole-K tiles of the
   // columns before it (the tail split, gemm_coop.slang SPLIT 3/4; docs/dispatch.md "Tail split").
   int tailStart = 0, tailParts = 0;
+  // coop, tests only: the kernel on software cooperative matrices (shaders/coop_emulation.slang), on any device;
+  // one subgroup per workgroup (bm = 16 warpRows, bn = 16 warpCols); slow.
+  bool coopEmulation = false;
   bool isLanes() const { return lanes > 0; }
   bool isCoop() const { return warpRows > 0; }
   bool isGemv() const { return gemvLanes > 0; }

@@ -51,7 +51,7 @@ std::string GemmTile::describe() const {
            (flushK > 0 ? " flush " + std::to_string(flushK) : "") + (doubleBuffer ? " dbuf" : "") +
            (splitK > 1 ? " split " + std::to_string(splitK) : "") +
            (tailParts > 1 ? " tail " + std::to_string(tailStart) + " split " + std::to_string(tailParts) : "") +
-           (spirvOpt ? " opt" : "");
+           (spirvOpt ? " opt" : "") + (coopEmulation ? " emulated" : "");
   return "tiled " + shape;
 }
 
@@ -64,13 +64,16 @@ std::string coopTileProblem(const GemmTile& t, const DeviceInfo& info) {
   if (t.bm <= 0 || t.bn <= 0 || t.bk <= 0 || t.warpRows <= 0 || t.warpCols <= 0 || t.bm % (16 * t.warpRows) ||
       t.bn % (16 * t.warpCols) || t.bk % 16)
     return "BM must be a multiple of 16 x warp rows, BN of 16 x warp columns, BK of 16";
-  if (t.sharedBytes() > info.sharedMemoryPerWorkgroup)
-    return "it needs " + std::to_string(t.sharedBytes()) + " bytes of shared memory, the device allows " +
+  // The emulation's own scratch (shaders/coop_emulation.slang): 2 x 256 + 32 floats.
+  const uint32_t shared = t.sharedBytes() + (t.coopEmulation ? 4 * (2 * 256 + 32) : 0);
+  if (shared > info.sharedMemoryPerWorkgroup)
+    return "it needs " + std::to_string(shared) + " bytes of shared memory, the device allows " +
            std::to_string(info.sharedMemoryPerWorkgroup);
+  if (t.coopEmulation && t.subgroups() != 1) return "the emulation takes one subgroup per workgroup";
   if (uint32_t(t.threads()) > info.maxWorkgroupInvocations)
     return "it needs " + std::to_string(t.threads()) + " invocations, the device allows " +
            std::to_string(info.maxWorkgroupInvocations);
-  if ((t.halfAccumulate || t.f16Accumulators) && !info.hasCoopMatrix(16, 16, 16, "f16", "f16"))
+  if ((t.halfAccumulate || t.f16Accumulators) && !t.coopEmulation && !info.hasCoopMatrix(16, 16, 16, "f16", "f16"))
     return "fp16 accumulation needs the 16x16x16 f16 x f16 -> f16 shape";
   if (t.splitK < 1 || t.splitK > 64) return "split-K must be 1 to 64 parts";
   if (t.flushK < 0 || (t.flushK > 0 && (!t.f16Accumulators || t.flushK % t.bk || t.splitK > 1 || t.doubleBuffer)))
@@ -196,7 +199,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   const bool fp16Weights = p.packed && p.packed->storage == DType::F16;
   const GemmTile tile = p.tile ? *p.tile : chooseGemmTile(p.m, p.n, p.k, ctx.info(), fp16Weights);
   if (tile.isCoop()) {
-    if (!gemmCoopSupported(ctx.info()))
+    if (!gemmCoopSupported(ctx.info()) && !tile.coopEmulation)
       throw Error(p.label + ": the cooperative-matrix GEMM needs a device with 16x16x16 f16 x f16 -> f32 "
                   "subgroup matrices and 32-wide subgroups");
     if (!fp16Weights)
@@ -387,7 +390,8 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   KernelSource src;
   src.generated = gemmWrapperSource(info, tile, bias, p.geglu);
   src.label = p.label;
-  if (tile.isCoop()) src.capabilities = {"spvCooperativeMatrixKHR"};
+  if (tile.isCoop() && tile.coopEmulation) src.defines = {{"SDGEN_COOP_EMULATION", "1"}};
+  else if (tile.isCoop()) src.capabilities = {"spvCooperativeMatrixKHR"};
   src.optimize = tile.spirvOpt;
   if (splits == 1 && !tail) {
     reads.insert(reads.end(), sinkReads.begin(), sinkReads.end());

@@ -134,7 +134,9 @@ TEST(GemmTailSplit, KernelsCompileToSpirv) {
 class TailSplitTest : public test::TensorTest {};
 
 // Forced tail splits through ops::linear: whole and partial tiles, K off multiples of the slice, a residual sink and
-// a bias, fp16 and fp32 outputs (fp16 / fp32 partials), plain and GEGLU outputs, fp32 and fp16 accumulators.
+// a bias, fp16 and fp32 outputs (fp16 / fp32 partials), plain and GEGLU outputs, fp32 and fp16 accumulators. On a
+// device without tensor cores the same cases run on software cooperative matrices (GemmTile::coopEmulation, one
+// subgroup of 32 x 32), smaller; the real tiles are refused there.
 TEST_P(TailSplitTest, PlainAndGegluAgainstFloat64WhereSupported) {
   const bool coop = ops::gemmCoopSupported(ctx().info()) && dt() == DType::F16;
   ops::GemmTile large = ops::largeHalfTile();
@@ -155,6 +157,16 @@ TEST_P(TailSplitTest, PlainAndGegluAgainstFloat64WhereSupported) {
     cases.push_back({260, 528, 1280, true, false, tailOf(large, 256, 3)});
     cases.push_back({512, 1024, 1024, true, false, tailOf(large, 512, 2)});
   }
+  if (!coop && dt() == DType::F16) {  // software matrices: K parts past K (part 2 of K 100), fp16 accumulators
+    ops::GemmTile e = ops::GemmTile::coopTile(32, 32, 32, 2, 2);
+    e.coopEmulation = true;
+    ops::GemmTile eh = e;
+    eh.f16Accumulators = true;
+    cases.push_back({70, 200, 100, false, false, tailOf(e, 128, 3)});
+    cases.push_back({64, 128, 96, false, true, tailOf(e, 64, 2)});
+    cases.push_back({70, 144, 96, true, false, tailOf(eh, 64, 2)});
+    cases.push_back({64, 192, 128, true, false, tailOf(e, 96, 4)});
+  }
   ops::Conv2dScratch scratch(ctx());
   uint32_t seed = 2600;
   for (const Case& c : cases) {
@@ -171,7 +183,7 @@ TEST_P(TailSplitTest, PlainAndGegluAgainstFloat64WhereSupported) {
     const std::string what = "M " + std::to_string(c.m) + " N " + std::to_string(c.n) + " K " + std::to_string(c.k) +
                              (c.geglu ? " geglu " : " ") + c.tile.describe();
     const Sink sink = residualAdd(bufferSink(out), res);
-    if (!coop) {
+    if (!coop && !c.tile.coopEmulation) {
       test::expectErrorContaining([&] { ops::linear(ctx(), seq, x, gpu, sink, o); },
                                   ops::gemmCoopSupported(ctx().info())
                                       ? "tail: the cooperative-matrix GEMM needs packed fp16 weights"
