@@ -4,7 +4,8 @@
 // variant: "fp32" (shaders/attention/flash.slang, the default choice of its tile), "coop" (the tensor-core
 // kernel, default tile) or "coop:BKV,RT,NSG[,2]" (forced blocks: key rows, 16-row tiles per subgroup,
 // subgroups; 2: double-buffered K/V), "cm2:BKV,RT,NSG[,P]" (the accumulator-softmax kernel, flash_coop2.slang;
-// P 0 / 1 forces the register prefetch of the next key block off / on);
+// P 0 / 1 forces the register prefetch of the next key block off / on, -1 leaves it to the rule; H 1-3 accumulates the
+// scores (1), each block's P V (2) or both (3) in fp16: "cm2:32,1,8,-1,3");
 // a "/expr" suffix makes the tensor-core kernel read q, k, v through expressions instead of raw fp16 rows.
 // Default variants: fp32 coop. Q, K, V and the outputs are fp16 [1, L, BH, D] with N(0, 1) data. Prints one
 // line per variant: median, p10, p90 ms and TFLOP/s (4 BH Lq Lk D per launch), and each variant's largest
@@ -85,13 +86,14 @@ int main(int argc, char** argv) {
         o.coopBlocks = b;
       } else if (v.rfind("cm2:", 0) == 0) {
         ops::FlashCoopBlocks b;
-        if (std::sscanf(v.c_str() + 4, "%d,%d,%d,%d", &b.bkv, &b.rowTiles, &b.subgroups, &b.prefetch) < 3 ||
-            b.prefetch < -1 || b.prefetch > 1)
-          throw Error("variant '" + v + "': expected cm2:BKV,RT,NSG[,PREFETCH 0|1]");
+        if (std::sscanf(v.c_str() + 4, "%d,%d,%d,%d,%d", &b.bkv, &b.rowTiles, &b.subgroups, &b.prefetch,
+                        &b.halfAccumulate) < 3 ||
+            b.prefetch < -1 || b.prefetch > 1 || b.halfAccumulate < 0 || b.halfAccumulate > 3)
+          throw Error("variant '" + v + "': expected cm2:BKV,RT,NSG[,PREFETCH -1|0|1[,HALF 0-3]]");
         b.accumulatorSoftmax = true;
         o.coopBlocks = b;
       } else {
-        throw Error("unknown variant '" + v + "' (fp32, coop, coop:BKV,RT,NSG, cm2:BKV,RT,NSG[,PREFETCH])");
+        throw Error("unknown variant '" + v + "' (fp32, coop, coop:BKV,RT,NSG, cm2:BKV,RT,NSG[,PREFETCH[,HALF]])");
       }
       outs.push_back(ctx.allocate(size_t(Lq * BH * D * 2), "out " + v));
       auto seq = std::make_unique<CommandSequence>(ctx, SequenceOptions{.timestamps = true});

@@ -28,6 +28,19 @@ static std::string accumulatorSoftmaxKnob() {
   return v ? v : "";
 }
 
+// What the emulated kernels (shaders/coop_emulation.slang) stand in for: a device with every cooperative-matrix
+// feature the tensor-core attention kernels use, so that only the shape's own conditions are checked.
+static DeviceInfo emulatedCoop2Device() {
+  DeviceInfo d;
+  d.coopMatrixKHR = true;
+  d.coopMatrix2Softmax = true;
+  d.shaderFloat16 = true;
+  d.subgroupSize = 32;
+  d.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f32", "f32", "subgroup"},
+                        {16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"}};
+  return d;
+}
+
 // The accumulator-softmax tile where the engine picks it by itself: the device and the shape allow it
 // (flashCoop2UnsupportedReason with the smallest key block), no emulation, and the knob does not forbid it.
 static std::optional<FlashCoopTile> defaultAccumulatorSoftmaxTile(const DeviceInfo& dev, const AttentionOptions& options,
@@ -38,6 +51,10 @@ static std::optional<FlashCoopTile> defaultAccumulatorSoftmaxTile(const DeviceIn
     return std::nullopt;
   auto t = chooseFlashCoop2Tile(d, sq, sk, dev.sharedMemoryPerWorkgroup, dev.maxWorkgroupInvocations);
   if (t && t->maskKeys && knob == "divisible") return std::nullopt;
+  // SDGEN_ATTENTION_HALF_ACC=1..3: fp16 accumulation of the scores (1), of each block's P V (2) or both (3)
+  // (flash_coop2.slang HACC; session 37, unmeasured: measurements only until a device call decides).
+  if (const char* h = std::getenv("SDGEN_ATTENTION_HALF_ACC"); t && h && h[0] >= '1' && h[0] <= '3' && !h[1])
+    t->halfAccumulate = h[0] - '0';
   // SDGEN_FLASH_SUBGROUPS=4: the tile before session 32 where the rule takes 8 subgroups (4 subgroups of two
   // 16-row tiles from 2048 query rows, of one below) — a developer knob for whole-step comparisons.
   if (const char* sg = std::getenv("SDGEN_FLASH_SUBGROUPS"); t && sg && std::string(sg) == "4" && t->subgroups == 8) {
@@ -129,9 +146,10 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
     if (options.coopBlocks) {
       info.coopTile = makeFlashCoopTile(d, *options.coopBlocks);
       if (info.coopTile.accumulatorSoftmax) {
-        if (options.coopEmulation) fail("the accumulator-softmax kernel has no emulation");
-        if (std::string why = flashCoop2UnsupportedReason(dev, options.causal, ks[1], info.coopTile.bkv); !why.empty())
-          fail("the accumulator-softmax attention kernel was requested, but it cannot run here: " + why);
+        // Emulated: the device needs none of VK_NV_cooperative_matrix2's features, the rest of the contract holds.
+        const std::string why = flashCoop2UnsupportedReason(options.coopEmulation ? emulatedCoop2Device() : dev,
+                                                            options.causal, ks[1], info.coopTile.bkv);
+        if (!why.empty()) fail("the accumulator-softmax attention kernel was requested, but it cannot run here: " + why);
         info.coopTile.maskKeys = ks[1] % info.coopTile.bkv != 0;
       }
     } else if (auto t = defaultAccumulatorSoftmaxTile(dev, options, d, qs[1], ks[1])) {

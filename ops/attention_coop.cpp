@@ -22,7 +22,8 @@ std::string FlashCoopTile::describe() const {
          " query x " + std::to_string(bkv) + " key rows, " + std::to_string(subgroups) + " subgroups of " +
          std::to_string(rowTiles * 16) + " rows, " + std::to_string(sharedBytes()) + " bytes shared" +
          (doubleBuffer ? ", double-buffered" : prefetch ? ", prefetch" : "") +
-         (accumulatorSoftmax ? ", softmax in accumulators" : "") + (maskKeys ? ", keys past Sk masked" : "");
+         (accumulatorSoftmax ? ", softmax in accumulators" : "") + (maskKeys ? ", keys past Sk masked" : "") +
+         ((halfAccumulate & 1) ? ", fp16 scores" : "") + ((halfAccumulate & 2) ? ", fp16 block products" : "");
 }
 
 std::string flashCoopUnsupportedReason(const DeviceInfo& info) {
@@ -74,6 +75,10 @@ FlashCoopTile makeFlashCoopTile(int64_t d, FlashCoopBlocks blocks) {
   t.accumulatorSoftmax = blocks.accumulatorSoftmax;
   if (t.accumulatorSoftmax && t.doubleBuffer)
     throw Error("attention: the accumulator-softmax kernel has no double-buffered variant");
+  if (blocks.halfAccumulate < 0 || blocks.halfAccumulate > 3 || (blocks.halfAccumulate && !t.accumulatorSoftmax))
+    throw Error("attention: fp16 accumulation (" + std::to_string(blocks.halfAccumulate) +
+                ") takes 0 to 3 and the accumulator-softmax kernel");
+  t.halfAccumulate = blocks.halfAccumulate;
   return t;
 }
 
@@ -145,7 +150,8 @@ std::string flashCoopWrapperSource(const FlashCoopTile& t, const std::string& q,
            ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
            "  flashCoop2Main<Q, K, V, O, " + n(t.d) + ", " + n(t.dp) + ", " + n(t.bkv) + ", " + n(t.rowTiles) + ", " +
            n(t.subgroups) + ", " + n(t.kvRows()) + ", " + (t.prefetch ? "1" : "0") + ", " + (vector ? "1" : "0") +
-           ", " + (raw ? "1" : "0") + ", " + (t.maskKeys ? "1" : "0") + ">(group, local);\n}\n";
+           ", " + (raw ? "1" : "0") + ", " + (t.maskKeys ? "1" : "0") + ", " + n(t.halfAccumulate) +
+           ">(group, local);\n}\n";
   }
   return "import sdgen;\nimport expr;\nimport attention.flash_coop;\n"
          "typealias Q = " + q + ";\ntypealias K = " + k + ";\ntypealias V = " + v + ";\ntypealias O = " + out +

@@ -26,11 +26,14 @@ inline constexpr int64_t kFlashCoopAutoMaxHeadDim = 128;
 // VK_NV_cooperative_matrix2; no double buffer; it also takes 8 or 16 subgroups).
 // prefetch: -1 leaves the register prefetch of the next key block to the rule in makeFlashCoopTile, 0 / 1
 // force it off / on (measurements: it holds 4 * ceil(bkv * d / 4 / threads) registers per invocation).
+// halfAccumulate (accumulator softmax only; flash_coop2.slang HACC): bit 0 the scores in fp16 accumulators, bit 1
+// each key block's P V in fp16 accumulators added into the fp32 output (session 37; measurements).
 struct FlashCoopBlocks {
   int bkv = 0, rowTiles = 0, subgroups = 0;
   bool doubleBuffer = false;
   bool accumulatorSoftmax = false;
   int prefetch = -1;
+  int halfAccumulate = 0;
 };
 
 struct FlashCoopTile {
@@ -41,6 +44,7 @@ struct FlashCoopTile {
   bool doubleBuffer = false;  // two shared K/V tiles (implies prefetch)
   bool accumulatorSoftmax = false;  // flash_coop2.slang: scores, softmax and P stay in accumulators
   bool maskKeys = false;  // flash_coop2.slang with Sk % bkv != 0: the last block's keys past Sk are masked
+  int halfAccumulate = 0;  // flash_coop2.slang HACC (FlashCoopBlocks::halfAccumulate)
   int bq() const { return 16 * rowTiles * subgroups; }
   int threads() const { return 32 * subgroups; }
   // K and V rows (twice over when double-buffered); the Q block is staged there first.

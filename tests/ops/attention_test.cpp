@@ -339,6 +339,12 @@ TEST_P(AttentionTest, AccumulatorSoftmaxKernel) {
           "cm2 wide, D 80, expression loads");
     }
   run(dense(1, 70, 256, 2, 160, 1630), {.coopBlocks = ops::FlashCoopBlocks{32, 1, 4, false, true}}, "cm2 D 160");
+  // fp16 accumulation (scores, block products, both) on SDXL's tile (D 64, 32-key blocks, 8 subgroups), masked too.
+  for (int half : {1, 2, 3}) {
+    const ops::FlashCoopBlocks b{32, 1, 8, false, true, -1, half};
+    run(dense(2, 300, 256, 2, 64, 1632 + uint32_t(half)), {.coopBlocks = b}, "cm2 D 64, fp16 accumulation " + std::to_string(half));
+    run(dense(1, 70, 77, 2, 64, 1636 + uint32_t(half)), {.coopBlocks = b}, "cm2 D 64 masked, fp16 accumulation " + std::to_string(half));
+  }
   run(dense(1, 17, 32, 1, 33, 1631), {.coopBlocks = ops::FlashCoopBlocks{16, 1, 2, false, true}}, "cm2 D 33");
   if (dt() == DType::F16) {
     EXPECT_TRUE(run(dense(2, 100, 256, 2, 40, 1640), {}, "default, 256 keys").coopTile.accumulatorSoftmax);
@@ -402,6 +408,31 @@ TEST_P(AttentionF16Test, TensorCoreKernelEmulated) {
   test::expectErrorContaining([&] {
     ops::attention(ctx(), seq, p.q, p.k, p.v, bufferSink(out), {.blocks = ops::FlashBlocks{32, 32, 4}, .coop = true});
   }, "both requested");
+}
+
+TEST_P(AttentionF16Test, AccumulatorSoftmaxKernelEmulated) {
+  // flash_coop2.slang on software matrices (row reductions, element access and accumulator -> operand conversions
+  // emulated too): the ones column (D 40), a masked last block (77 keys), expression loads (D 80), and the fp16
+  // accumulation of the scores and of each block's P V (FlashCoopBlocks::halfAccumulate) at SDXL's D 64.
+  coopTolerance_ = true;
+  auto blocks = [](int bkv, int half) { return ops::FlashCoopBlocks{bkv, 1, 1, false, true, -1, half}; };
+  auto info = run(dense(1, 40, 64, 2, 40, 1710), {.coopBlocks = blocks(32, 0), .coopEmulation = true}, "cm2 emulated D 40");
+  EXPECT_TRUE(info.coopTile.accumulatorSoftmax && info.rawInputs);
+  EXPECT_TRUE(run(dense(1, 20, 77, 1, 64, 1711), {.coopBlocks = blocks(32, 0), .coopEmulation = true},
+                  "cm2 emulated, masked, D 64").coopTile.maskKeys);
+  run(dense(1, 20, 48, 1, 80, 1712), {.coopBlocks = blocks(16, 0), .coopEmulation = true, .allowRawInputs = false},
+      "cm2 emulated, expression loads, D 80");
+  for (int half : {1, 2, 3})
+    EXPECT_EQ(run(dense(1, 36, 96, 2, 64, 1720 + uint32_t(half)), {.coopBlocks = blocks(32, half), .coopEmulation = true},
+                  "cm2 emulated, fp16 accumulation " + std::to_string(half) + ", D 64")
+                  .coopTile.halfAccumulate, half);
+  Problem p = dense(1, 8, 8, 1, 40, 1730);
+  TensorView out = output(p.q.shape());
+  CommandSequence seq(ctx());
+  test::expectErrorContaining([&] {
+    ops::attention(ctx(), seq, p.q, p.k, p.v, bufferSink(out),
+                   {.coopBlocks = ops::FlashCoopBlocks{16, 1, 1, false, false, -1, 1}, .coopEmulation = true});
+  }, "the accumulator-softmax kernel");
 }
 
 INSTANTIATE_TEST_SUITE_P(Attention, AttentionTest, ::testing::Values(DType::F32, DType::F16),
@@ -584,7 +615,9 @@ TEST(AttentionCoopTiles, RealKernelCompilesToSpirv) {
                         Case{40, {64, 1, 4, false, true}, true, false, true},
                         Case{160, {32, 2, 4, false, true}, true, false, false},
                         Case{33, {16, 1, 2, false, true}, false, false, false},
-                        Case{40, {32, 1, 4, false, true}, true, false, true}}) {  // masked below
+                        Case{40, {32, 1, 4, false, true}, true, false, true},  // masked below
+                        // ... with fp16 scores and block products (HACC 3), SDXL's tile.
+                        Case{64, {32, 1, 8, false, true, -1, 3}, true, false, true}}) {
     ops::FlashCoopTile t = ops::makeFlashCoopTile(c.d, c.blocks);
     t.maskKeys = c.d == 40 && c.blocks.bkv == 32;
     KernelSource src;
