@@ -12,6 +12,8 @@ namespace sdgen::ops {
 
 static constexpr int64_t kInt32Limit = int64_t(1) << 31;
 static constexpr int kCoopBk = 32;  // the coop tiles' K slice (ops/gemm_tile_choice.cpp chooseCoopTile)
+// K per part of the 256x256 fp16-accumulator tile: one fp16 chunk, no flush (as ops::chooseSplitHalfTile).
+static constexpr int64_t kHalfTileMaxPartK = 2048;
 
 std::string ConvCandidate::name() const {
   std::string s = convAlgoName(algo);
@@ -84,7 +86,10 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
 
 GemmTile convCoopGemmTile(const ConvCandidate& c) {
   GemmTile t;
-  if (c.tile.bm == 128 && c.tile.bn == 128) t = GemmTile::coopTile(128, 128, kCoopBk, 4, 2);
+  if (c.tile.bm == 256 && c.tile.bn == 256 && c.algo == ConvAlgo::Coop) {
+    t = largeHalfTile();  // fp16 accumulators, spirv-opt; each part's K fits one fp16 chunk (candidateViolation)
+    t.flushK = 0;
+  } else if (c.tile.bm == 128 && c.tile.bn == 128) t = GemmTile::coopTile(128, 128, kCoopBk, 4, 2);
   else if (c.tile.bm == 128 && c.tile.bn == 64) t = GemmTile::coopTile(128, 64, kCoopBk, 4, 2);
   else if (c.tile.bm == 64 && c.tile.bn == 64) t = GemmTile::coopTile(64, 64, kCoopBk, 2, 2);
   else return GemmTile{0, 0, 0};
@@ -137,8 +142,14 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
   }
   if (c.algo != ConvAlgo::Coop) return why;
   const GemmTile t = convCoopGemmTile(c);
-  if (!t.bm) return "no coop tile " + c.tile.str() + " (128x128 or 64x64)";
+  if (!t.bm) return "no coop tile " + c.tile.str() + " (256x256, 128x128, 128x64 or 64x64)";
   if (std::string p = coopTileProblem(t, d); !p.empty()) return "coop tile " + t.describe() + ": " + p;
+  if (t.f16Accumulators) {  // the 256x256 tile accumulates each part in fp16: at most one 2048-deep chunk
+    const int64_t slices = (prob.k() + kCoopBk - 1) / kCoopBk, perPart = (slices + c.splitK - 1) / c.splitK;
+    if (perPart * kCoopBk > kHalfTileMaxPartK)
+      return "the 256x256 fp16-accumulator tile takes at most " + std::to_string(kHalfTileMaxPartK) +
+             " of K per part (" + std::to_string(perPart * kCoopBk) + " in " + std::to_string(c.splitK) + ")";
+  }
   const int64_t gx = (prob.cout + t.bn - 1) / t.bn, gy = (prob.m() + t.bm - 1) / t.bm;
   if (gx > d.maxWorkgroupCount[0] || gy > d.maxWorkgroupCount[1] || c.splitK > int64_t(d.maxWorkgroupCount[2]))
     return "the grid of tile " + t.describe() + " exceeds the device's workgroup count limits";
@@ -180,6 +191,12 @@ std::optional<ConvCandidate> ruleCandidate(const ConvProblem& prob, const ConvCo
   }
   if (plan.algo == ConvAlgo::General || plan.algo == ConvAlgo::Direct) c.tile = ConvTile{};
   return c;
+}
+
+// An opt-in family's knob: only `variable`=1 adds it (candidates built without a device, until measured).
+static bool candidateFamilyOptedIn(const char* variable) {
+  const char* v = std::getenv(variable);
+  return v && std::strcmp(v, "1") == 0;
 }
 
 // A candidate family's knob: `variable`=0 leaves it out, for the A/B that decided it (docs/perf.md).
@@ -230,6 +247,20 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     // 1024 rows: never chosen there, so it is a candidate only in this bucket.
     if (prob.m() >= 8192 && prob.cout % 128 != 0 && prob.cout % 64 == 0 && candidateFamilyOn("SDGEN_CONV_MID_TILE"))
       add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 64, 0, 0}, 1});
+    // The 256x256 fp16-accumulator tile (the linear layers' large tile, spirv-opt) in K parts of <= 2048, where
+    // its few tiles in 2-8 parts fill one wave (one workgroup per SM) to >= 60 %: the VAE's 64^2 convolutions
+    // (4096 x 512, K 4608: 32 tiles in 4 parts of 1152, 128 workgroups) run 0.100 ms on 128x128 in 2 parts; as
+    // ops::chooseSplitHalfTile took SDXL's 32^2 ff out from 0.123 to 0.092 ms. Session 37, built without a
+    // device: SDGEN_CONV_HALF_SPLIT=1 adds it (docs/dispatch-conv.md).
+    if (candidateFamilyOptedIn("SDGEN_CONV_HALF_SPLIT") && cc.device.multiprocessors && prob.m() >= 2048 &&
+        prob.cout % 256 == 0 && cc.device.hasCoopMatrix(16, 16, 16, "f16", "f16")) {
+      const int64_t halfTiles = ((prob.m() + 255) / 256) * (prob.cout / 256), sms = cc.device.multiprocessors;
+      for (int parts : {2, 3, 4, 6, 8}) {
+        const int p = normalizedSplitParts(parts, slices);
+        if (p >= 2 && halfTiles * p <= sms && 5 * halfTiles * p >= 3 * sms)
+          add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, p});
+      }
+    }
     // 64x64 tiles split K where few tiles walk a deep K (docs/dispatch.md "Split-K"): at most 16 parts, each
     // part at least 4 slices of K, and no more than about 2,000 64x64 workgroups in all.
     const int64_t tiles = ((prob.m() + 63) / 64) * ((prob.cout + 63) / 64);

@@ -270,6 +270,28 @@ TEST_P(ConvTest, CoopBigTileSplitKWhereSupported) {
   }
 }
 
+// The 256x256 fp16-accumulator tile in K parts (an opt-in autotune candidate since session 37, SDGEN_CONV_HALF_SPLIT):
+// 64 rows of one 256-wide column of tiles (a partial row tile), K 2304 in 2 parts of 1152 and 3 of 768, a stride-2
+// K 2304 (the shape whose 2048-deep fp16 chunk read 5.07e-3 in session 15) in 2; forcing more than 2048 of K per
+// part is refused.
+TEST_P(ConvTest, CoopHalfTileSplitWhereSupported) {
+  uint32_t seed = 840;
+  struct HalfCase { Case c; int parts; };
+  for (const HalfCase& h : {HalfCase{{"3x3 deep", 1, 8, 8, 256, 256, k3}, 2}, HalfCase{{"3x3 deep", 1, 8, 8, 256, 256, k3}, 3},
+                            HalfCase{{"3x3 deep stride 2", 1, 15, 17, 256, 256, Conv2dParams::square(3, 2)}, 2}}) {
+    const ops::ConvCandidate cand{ConvAlgo::Coop, ops::ConvTile{256, 256, 0, 0}, h.parts};
+    const bool ran = tensorCoreCase(h.c, ConvAlgo::Coop, seed, 0, [&](const ops::Conv2dInfo& info, InputMode, const Shape&) {
+      EXPECT_EQ(info.candidate, cand.name());
+      EXPECT_NE(info.kernels.back().find("coop split-K sum"), std::string::npos) << info.kernels.back();
+    }, cand);
+    if (!ran) break;
+  }
+  EXPECT_EQ(ops::parseConvCandidate("coop 256x256 split 4"), (ops::ConvCandidate{ConvAlgo::Coop, ops::ConvTile{256, 256, 0, 0}, 4}));
+  EXPECT_FALSE(ops::parseConvCandidate("coop-winograd 256x256"));
+  const ops::GemmTile t = ops::convCoopGemmTile({ConvAlgo::Coop, ops::ConvTile{256, 256, 0, 0}, 2});
+  EXPECT_EQ(t.describe(), "coop 256x256x32 warp 128x64 f16acc split 2 opt");
+}
+
 // The 128x64 tile (an autotune candidate where Cout is a multiple of 64 but not of 128, session 33), forced on
 // partial tiles (Cout 136: a third, partial column of tiles; 20 rows) and whole ones, unsplit and in 2 parts.
 TEST_P(ConvTest, CoopMidTileWhereSupported) {

@@ -127,6 +127,7 @@ TEST(ConvCandidates, NamesRoundTrip) {
       {ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1},
       {ConvAlgo::Coop, ConvTile{64, 64, 0, 0}, 8},
       {ConvAlgo::CoopWinograd, ConvTile{128, 128, 0, 0}, 1},
+      {ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 4},
   };
   for (const ConvCandidate& c : all) {
     std::optional<ConvCandidate> back = ops::parseConvCandidate(c.name());
@@ -253,6 +254,49 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
   ops::ConvProblem vaeOut = q;
   vaeOut.n = 1, vaeOut.h = vaeOut.ho = vaeOut.w = vaeOut.wo = 512;
   for (auto& c : ops::convCandidates(vaeOut, {d, narrow, true, {}, true})) EXPECT_EQ(c.splitK, 1) << c.name();
+}
+
+// The 256x256 fp16-accumulator tile in K parts (session 37): only with SDGEN_CONV_HALF_SPLIT=1, only where its
+// tiles in 2-8 parts fill 60-100 % of one wave (132 SMs) with <= 2048 of K per part, and only with the f16 -> f16
+// shape. The VAE's 512 channels at 64^2 (32 tiles, K 4608): 3 parts of 1536 (96 workgroups) and 4 of 1152 (128).
+TEST_F(ConvTuneTest, HalfTileSplitCandidateIsOptIn) {
+  DeviceInfo d;
+  d.type = "discrete";
+  d.coopMatrixKHR = true;
+  d.subgroupSize = 32;
+  d.sharedMemoryPerWorkgroup = 49152;
+  d.maxWorkgroupInvocations = 1024;
+  d.multiprocessors = 132;
+  for (auto& m : d.maxWorkgroupCount) m = 65535;
+  d.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f32", "f32", "subgroup"},
+                        {16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"}};
+  ops::Conv2dWeightsOptions o;
+  o.storage = DType::F16;
+  auto w = ops::Conv2dWeights::allocate(ctx(), 512, 512, ops::Conv2dParams::square(3), o);
+  ops::ConvProblem p;
+  p.n = 1, p.h = p.ho = p.w = p.wo = 64, p.cin = p.cout = 512;
+  p.p = ops::Conv2dParams::square(3);
+  const ops::ConvContext cc{d, w, true, {}, true};
+  auto halfNames = [&](const ops::ConvProblem& prob, const ops::ConvContext& c) {
+    std::vector<std::string> names;
+    for (auto& cand : ops::convCandidates(prob, c))
+      if (cand.tile.bm == 256) names.push_back(cand.name());
+    return names;
+  };
+  EXPECT_TRUE(halfNames(p, cc).empty());
+  setenv("SDGEN_CONV_HALF_SPLIT", "1", 1);
+  EXPECT_EQ(halfNames(p, cc), (std::vector<std::string>{"coop 256x256 split 3", "coop 256x256 split 4"}));
+  for (const std::string& n : halfNames(p, cc)) EXPECT_EQ(ops::candidateViolation(*ops::parseConvCandidate(n), p, cc), "");
+  ops::ConvProblem big = p;  // 128^2: 128 tiles, so two parts would be two waves
+  big.h = big.ho = big.w = big.wo = 128;
+  EXPECT_TRUE(halfNames(big, cc).empty());
+  DeviceInfo noHalf = d;
+  noHalf.coopMatrixShapes.pop_back();
+  EXPECT_TRUE(halfNames(p, {noHalf, w, true, {}, true}).empty());
+  unsetenv("SDGEN_CONV_HALF_SPLIT");
+  // Forced with more than 2048 of K per part (4608 in 2 parts): refused, naming the limit.
+  EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 2}, p, cc).find("at most 2048 of K per part"),
+            std::string::npos);
 }
 
 // precompile (called by nn::Builder as a graph is built) requests a problem's candidates once, only for problems
