@@ -8,6 +8,7 @@
 #include "engine/param_block.h"
 #include "graph/expr_codegen.h"
 #include "ops/conv2d_input_affine.h"
+#include "ops/linear_gemm.h"
 #include "ops/elementwise.h"
 
 namespace sdgen::ops {
@@ -72,9 +73,11 @@ std::vector<MemRange> concat(std::vector<MemRange> a, const std::vector<MemRange
 
 void dispatchConvKernel(const ConvCall& c, const std::string& generated, const std::string& kernel,
                         std::array<uint32_t, 3> groups, const ParamBlock& params, const std::vector<MemRange>& reads,
-                        const std::vector<MemRange>& writes) {
+                        const std::vector<MemRange>& writes, const KernelFeatures& features) {
   KernelSource src;
   src.generated = generated;
+  src.defines = features.defines;
+  src.capabilities = features.capabilities;
   src.label = "conv2d " + kernel;
   std::string label = c.label + " " + kernel;
   c.seq.dispatch(c.ctx.kernels().request(src), groups, params, reads, writes, label);
@@ -139,6 +142,17 @@ static bool directHalfHalo(DType weights) {
   return weights == DType::F16 && !(v && std::strcmp(v, "0") == 0);
 }
 
+// The direct kernel's products on tensor cores (shaders/conv/conv_direct_coop.slang; session 37, built without a
+// device, so opt-in until measured): SDGEN_CONV_DIRECT_COOP=1 where the weights are fp16 and the device has the
+// cooperative-matrix GEMM's shapes (8 subgroups: 16 x 16 pixels, as the CUDA-core kernel), =emulate on software
+// matrices (one subgroup: 2 x 16 pixels; tests on devices without them). 0: the CUDA-core kernel.
+static int directCoopSubgroups(const DeviceInfo& device, DType weights) {
+  const char* v = std::getenv("SDGEN_CONV_DIRECT_COOP");
+  if (!v || weights != DType::F16) return 0;
+  if (std::strcmp(v, "emulate") == 0) return 1;
+  return std::strcmp(v, "1") == 0 && gemmCoopSupported(device) ? 8 : 0;
+}
+
 void recordConvDirect(const ConvCall& c, Conv2dScratch* scratch, int parts) {
   const ConvProblem& p = c.prob;
   if (parts > 1 && !scratch) throw Error(c.label + ": direct split " + std::to_string(parts) + " needs scratch memory");
@@ -163,20 +177,36 @@ void recordConvDirect(const ConvCall& c, Conv2dScratch* scratch, int parts) {
   std::string e = gen.emit(input), s = gen.emit(c.out);
   c.info.nativeVectorNodes += gen.nativeVectorNodes();
   c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
-  std::string src = convWrapper({"conv.conv_direct"}, "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
-                            std::string("convDirectMain<E, S, ") + storageType(c.weights.storage()) + ", " +
-                                (parts > 1 ? "1" : "0") + ", " + (directHalfHalo(c.weights.storage()) ? "1" : "0") +
-                                ">(group, local);");
+  const int coopSubgroups = directCoopSubgroups(c.ctx.info(), c.weights.storage());
+  const int blockRows = coopSubgroups ? 2 * coopSubgroups : 16;
+  KernelFeatures features;
+  std::string src;
+  if (coopSubgroups) {
+    src = convWrapper({"conv.conv_direct_coop"}, "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
+                      std::string("convDirectCoopMain<E, S, ") + storageType(c.weights.storage()) + ", " +
+                          (parts > 1 ? "1" : "0") + ", " + std::to_string(coopSubgroups) + ">(group, local);",
+                      32 * coopSubgroups);
+    if (coopSubgroups == 1) features.defines = {{"SDGEN_COOP_EMULATION", "1"}};
+    else features.capabilities = {"spvCooperativeMatrixKHR"};
+  } else {
+    src = convWrapper({"conv.conv_direct"}, "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
+                      std::string("convDirectMain<E, S, ") + storageType(c.weights.storage()) + ", " +
+                          (parts > 1 ? "1" : "0") + ", " + (directHalfHalo(c.weights.storage()) ? "1" : "0") +
+                          ">(group, local);");
+  }
+  const std::string kernel = coopSubgroups ? "direct coop " + std::to_string(blockRows) + "x16" : "direct 16x16";
   auto reads = rangesOf(tensorsRead(input));
   reads.push_back(rangeOf(c.weights.gemm()));
   auto sinkReads = rangesOf(tensorsRead(c.out));
   sinkReads.push_back(rangeOf(c.weights.bias()));
-  const std::array<uint32_t, 3> blocks{uint32_t((p.wo + 15) / 16), uint32_t((p.ho + 15) / 16), uint32_t(p.n * parts)};
+  const std::array<uint32_t, 3> blocks{uint32_t((p.wo + 15) / 16), uint32_t((p.ho + blockRows - 1) / blockRows),
+                                       uint32_t(p.n * parts)};
   if (parts == 1) {
-    dispatchConvKernel(c, src, "direct 16x16", blocks, params, concat(reads, sinkReads), rangesOf(tensorsWritten(c.out)));
+    dispatchConvKernel(c, src, kernel, blocks, params, concat(reads, sinkReads), rangesOf(tensorsWritten(c.out)),
+                       features);
     return;
   }
-  dispatchConvKernel(c, src, "direct 16x16 split " + std::to_string(parts), blocks, params, reads, {partials});
+  dispatchConvKernel(c, src, kernel + " split " + std::to_string(parts), blocks, params, reads, {partials}, features);
   // The parts' sums, in order, through the sink: one invocation per output pixel.
   std::string sum = convWrapper({"conv.conv_direct"}, "typealias S = " + s + ";\n", "convDirectSumMain<S>(group, local);");
   const int64_t groups = (p.n * p.ho * p.wo + kThreads - 1) / kThreads, gx = std::min<int64_t>(groups, 65535);

@@ -4,6 +4,7 @@
 // the parameter block (shaders/conv/conv_common.slang header, then expression and sink parameters) and
 // declares the memory each dispatch reads and writes.
 #include <array>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -71,9 +72,14 @@ ParamBlock convHeader(const ConvProblem& p, VkDeviceAddress weights, VkDeviceAdd
                       VkDeviceAddress m = 0, uint32_t gridRow = 0, int outTile = 4);
 std::string convWrapper(const std::vector<std::string>& modules, const std::string& decls, const std::string& call,
                         int threads = 256);
+// Compiler defines and capabilities of a kernel beyond the plain ones (a tensor-core kernel, or its emulation).
+struct KernelFeatures {
+  std::vector<std::pair<std::string, std::string>> defines;
+  std::vector<std::string> capabilities;
+};
 void dispatchConvKernel(const ConvCall& call, const std::string& generated, const std::string& kernel,
                         std::array<uint32_t, 3> groups, const ParamBlock& params, const std::vector<MemRange>& reads,
-                        const std::vector<MemRange>& writes);
+                        const std::vector<MemRange>& writes, const KernelFeatures& features = {});
 std::array<uint32_t, 3> convGrid1d(const ConvCall& call, int64_t items);
 // The same for a launch without a ConvCall (the phase filters made at load): 256 threads per item block.
 std::array<uint32_t, 3> convGrid1d(const DeviceInfo& device, int64_t items);

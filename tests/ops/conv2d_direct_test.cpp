@@ -140,5 +140,78 @@ TEST_P(ConvTest, DirectReadsGroupNormThroughItsTable) {
   compareRoundedInput(read(out), ref, "direct group norm");
 }
 
+// The direct kernel's products on tensor cores (shaders/conv/conv_direct_coop.slang, SDGEN_CONV_DIRECT_COOP): on a
+// tensor-core device the real kernel (16 x 16 pixels, 8 subgroups), elsewhere the same code on software matrices
+// (2 x 16 pixels, one subgroup); fp16 weights only (fp32 keeps the CUDA-core kernel). Every geometry the contract
+// allows, partial blocks, Cin past a 16-channel slice, a computed input with a residual sink, the split over input
+// channels and a group norm through its table, against float64 with the fp16-operand bar.
+TEST_P(ConvTest, DirectOnTensorCores) {
+  const bool real = ops::gemmCoopSupported(ctx().info());
+  setenv("SDGEN_CONV_DIRECT_COOP", real ? "1" : "emulate", 1);
+  const std::string label = dt() == DType::F16 ? (real ? "direct coop 16x16" : "direct coop 2x16") : "direct 16x16";
+  uint32_t seed = 1300;
+  struct CoopCase { Case c; int parts; bool fused; };
+  const CoopCase cases[] = {{{"3x3, Cout 3, partial blocks", 1, 19, 35, 8, 3, k3}, 1, false},
+                            {{"3x3, Cout 4, batch 2, Cin 20", 2, 17, 16, 20, 4, k3}, 1, true},
+                            {{"3x3 padding 0, Cout 1", 1, 18, 20, 4, 1, geometry(3, 3, 1, 1, 0, 0)}, 1, false},
+                            {{"1x1, Cout 2", 1, 9, 21, 12, 2, Conv2dParams::square(1)}, 1, true},
+                            {{"2x3 uneven padding", 1, 10, 12, 4, 3, geometry(2, 3, 1, 1, 1, 0)}, 1, false},
+                            {{"3x3 Cin 40 in 3 parts", 2, 19, 17, 40, 4, k3}, 3, true}};
+  for (const CoopCase& cc : cases) {
+    const Case& c = cc.c;
+    Expr x = input({c.n, c.h, c.w, c.cin}, seed++), shift = input({c.cin}, seed++);
+    Expr in = cc.fused ? silu(x) + shift : x;
+    Layer l = layer(c.cout, c.cin, c.p, seed++);
+    const Shape os = ops::conv2dOutputShape(in.shape(), *l.gpu);
+    Expr residual = input(os, seed++);
+    auto ref = reference(in, l);
+    auto res = test::evalReference(residual, mem_);
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] += res[i];
+    TensorView out = output(os);
+    CommandSequence seq(ctx());
+    ops::Conv2dOptions o = options(ConvAlgo::Auto);
+    o.candidate = ops::ConvCandidate{ConvAlgo::Direct, ops::ConvTile{}, cc.parts};
+    auto info = ops::conv2d(ctx(), seq, in, *l.gpu, residualAdd(bufferSink(out), residual), o);
+    seq.run();
+    ASSERT_FALSE(info.kernels.empty());
+    EXPECT_NE(info.kernels[0].find(label), std::string::npos) << info.kernels[0];
+    compareRoundedInput(read(out), ref, std::string("direct on tensor cores, ") + c.name);
+  }
+  {  // a group norm + SiLU through its per-channel table, as the VAE's conv_out
+    Expr x = input({1, 18, 20, 48}, 1400);
+    Expr in = groupNormSilu(x, 1401);
+    Layer l = layer(3, 48, k3, 1402);
+    auto ref = reference(in, l);
+    TensorView out = output({1, 18, 20, 3});
+    CommandSequence seq(ctx());
+    setenv("SDGEN_CONV_FUSE_NORM", "1", 1);
+    auto info = ops::conv2d(ctx(), seq, in, *l.gpu, bufferSink(out), options(ConvAlgo::Direct));
+    unsetenv("SDGEN_CONV_FUSE_NORM");
+    seq.run();
+    EXPECT_NE(info.kernels.back().find(label), std::string::npos) << info.kernels.back();
+    compareRoundedInput(read(out), ref, "direct on tensor cores, group norm");
+  }
+  unsetenv("SDGEN_CONV_DIRECT_COOP");
+}
+
+// The real tensor-core form (8 subgroups, cooperative matrices) compiles to SPIR-V on any machine, unsplit and
+// split, where CI runs only the emulation above.
+TEST(ConvDirectCoop, RealKernelCompilesToSpirv) {
+  const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-direct-coop-compile-test";
+  std::filesystem::remove_all(cache);
+  SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
+  for (const char* split : {"0", "1"}) {
+    KernelSource src;
+    // Parameter words after the 29-word conv header: the input (an fp16 buffer) at 29, the sink at 36.
+    src.generated = ops::convWrapper({"conv.conv_direct_coop"},
+                                     "typealias E = Buf<29,F16Storage,1,0>;\ntypealias S = BufSink<36,F16Storage>;\n",
+                                     std::string("convDirectCoopMain<E, S, F16Storage, ") + split + ", 8>(group, local);",
+                                     256);
+    src.label = std::string("conv direct coop split ") + split;
+    test::expectCompiles(compiler, src);
+  }
+  std::filesystem::remove_all(cache);
+}
+
 }  // namespace
 }  // namespace sdgen::conv_test
