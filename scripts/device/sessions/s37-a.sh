@@ -25,9 +25,9 @@ grep -vE "^\s*$" "$OUT/geglu-tail.txt" | tail -12 | cut -c1-220
 # tile) with fp16 accumulators on the same tile, through spirv-opt or not, and on the split 256x256 tile in 3 parts.
 for row in "32x32 out" "32x32 attn2 q" "32x32 proj_in"; do
   timeout 60 $L bench/data/sdxl_linear_shapes.json --rounds 20 --only "$row" auto coop:64,160,32,2,5,H \
-    coop:64,160,32,2,5,H,O coop:64,160,32,2,5,h,O coop:256,256,32,8,4,H,s3,O > "$OUT/k1280-$row.txt" 2>&1
+    coop:64,160,32,2,5,H,O coop:64,160,32,2,5,h,O coop:256,256,32,8,4,H,s3,O > "$OUT/k1280-${row// /-}.txt" 2>&1
   echo "$row variants rc=$?"
-  grep -E "^32x32" "$OUT/k1280-$row.txt" | cut -c1-200
+  grep -E "^32x32" "$OUT/k1280-${row// /-}.txt" | cut -c1-200
 done
 for r in off-1 tail-1 both-1 off-2 tail-2 both-2; do
   t=0; p=640
