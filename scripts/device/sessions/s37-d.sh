@@ -22,8 +22,8 @@ for r in off-1 on-1 off-2 on-2; do
   h=1; [ "${r%-*}" = off ] && h=0
   for sh in 1,128,3,512,512,3,1 2,320,4,64,64,3,1; do
     SDGEN_CONV_DIRECT_COOP=$h timeout 60 ./build/default/app/sdgen --bench-conv2d --precision fp16 --reference cudnn \
-      --shape $sh --algo direct > "$OUT/bench-$r-$sh.txt" 2>&1
-    echo "bench $r $sh: $(grep -E 'direct' "$OUT/bench-$r-$sh.txt" | grep fp16 | tr -s ' ' | cut -c1-200 | head -2)"
+      --shape $sh --algo direct > "$OUT/bench-$r-${sh//,/_}.txt" 2>&1
+    echo "bench $r $sh: $(grep -E 'direct' "$OUT/bench-$r-${sh//,/_}.txt" | grep fp16 | tr -s ' ' | cut -c1-200 | head -2)"
   done
 done
 rm -rf /tmp/e2e
