@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <span>
 #include <string>
@@ -28,6 +29,27 @@ class VulkanTest : public ::testing::Test {
 
  private:
   size_t before_ = 0;
+};
+
+// Sets (a value) or unsets (nullptr) an environment variable for the scope and restores what it was: the engine's
+// knobs are read at recording time, and a failed assertion must not leave one set for the tests after it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_) setenv(name_.c_str(), old_.c_str(), 1);
+    else unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
 };
 
 // Uploads host floats as `dtype` into a new device allocation.

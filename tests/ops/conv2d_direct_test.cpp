@@ -119,35 +119,43 @@ TEST_P(ConvTest, DirectSplitOverInputChannels) {
 }
 
 // A group norm + SiLU input (the VAE's conv_out) read through its per-channel table where x is raw fp16 (forced
-// here: the default takes it from 4 M elements, ops/conv2d_input_affine.h), two images, against float64.
+// here: the default takes it from 4 M elements, ops/conv2d_input_affine.h), two images, against float64; on the
+// CUDA-core kernel and on its tensor-core form (SDGEN_CONV_DIRECT_COOP: the real kernel on tensor-core devices,
+// software matrices elsewhere; fp16 weights only, fp32 keeps the CUDA-core kernel).
 TEST_P(ConvTest, DirectReadsGroupNormThroughItsTable) {
-  Expr x = input({2, 18, 20, 16}, 60);
-  Expr in = groupNormSilu(x, 61);
-  Layer l = layer(3, 16, k3, 62);
-  auto ref = reference(in, l);
-  TensorView out = output({2, 18, 20, 3});
-  CommandSequence seq(ctx());
-  setenv("SDGEN_CONV_FUSE_NORM", "1", 1);
-  auto info = ops::conv2d(ctx(), seq, in, *l.gpu, bufferSink(out), options(ConvAlgo::Direct));
-  unsetenv("SDGEN_CONV_FUSE_NORM");
-  seq.run();
-  EXPECT_EQ(info.algo, ConvAlgo::Direct);
-  const bool table = dt() == DType::F16;  // the table's expression reads x raw as fp16
-  ASSERT_EQ(info.kernels.size(), table ? 2u : 1u);
-  if (table) {
-    EXPECT_NE(info.kernels[0].find("direct affine"), std::string::npos) << info.kernels[0];
+  const bool real = ops::gemmCoopSupported(ctx().info());
+  for (bool coop : {false, true}) {
+    test::ScopedEnv knob("SDGEN_CONV_DIRECT_COOP", coop ? (real ? "1" : "emulate") : nullptr);
+    Expr x = input({2, 18, 20, 16}, 60);
+    Expr in = groupNormSilu(x, 61);
+    Layer l = layer(3, 16, k3, 62);
+    auto ref = reference(in, l);
+    TensorView out = output({2, 18, 20, 3});
+    CommandSequence seq(ctx());
+    test::ScopedEnv fuse("SDGEN_CONV_FUSE_NORM", "1");
+    auto info = ops::conv2d(ctx(), seq, in, *l.gpu, bufferSink(out), options(ConvAlgo::Direct));
+    seq.run();
+    EXPECT_EQ(info.algo, ConvAlgo::Direct);
+    const bool table = dt() == DType::F16;  // the table's expression reads x raw as fp16
+    ASSERT_EQ(info.kernels.size(), table ? 2u : 1u);
+    if (table) {
+      EXPECT_NE(info.kernels[0].find("direct affine"), std::string::npos) << info.kernels[0];
+    }
+    const bool coopRan = coop && dt() == DType::F16;
+    EXPECT_NE(info.kernels.back().find(coopRan ? (real ? "direct coop 16x16" : "direct coop 2x16") : "direct 16x16"),
+              std::string::npos) << info.kernels.back();
+    compareRoundedInput(read(out), ref, coopRan ? "direct group norm, tensor cores" : "direct group norm");
   }
-  compareRoundedInput(read(out), ref, "direct group norm");
 }
 
 // The direct kernel's products on tensor cores (shaders/conv/conv_direct_coop.slang, SDGEN_CONV_DIRECT_COOP): on a
 // tensor-core device the real kernel (16 x 16 pixels, 8 subgroups), elsewhere the same code on software matrices
 // (2 x 16 pixels, one subgroup); fp16 weights only (fp32 keeps the CUDA-core kernel). Every geometry the contract
-// allows, partial blocks, Cin past a 16-channel slice, a computed input with a residual sink, the split over input
-// channels and a group norm through its table, against float64 with the fp16-operand bar.
+// allows, partial blocks, Cin past a 16-channel slice, a computed input with a residual sink and the split over input
+// channels, against float64 with the fp16-operand bar (its group norm table: DirectReadsGroupNormThroughItsTable).
 TEST_P(ConvTest, DirectOnTensorCores) {
   const bool real = ops::gemmCoopSupported(ctx().info());
-  setenv("SDGEN_CONV_DIRECT_COOP", real ? "1" : "emulate", 1);
+  test::ScopedEnv knob("SDGEN_CONV_DIRECT_COOP", real ? "1" : "emulate");
   const std::string label = dt() == DType::F16 ? (real ? "direct coop 16x16" : "direct coop 2x16") : "direct 16x16";
   uint32_t seed = 1300;
   struct CoopCase { Case c; int parts; bool fused; };
@@ -177,21 +185,6 @@ TEST_P(ConvTest, DirectOnTensorCores) {
     EXPECT_NE(info.kernels[0].find(label), std::string::npos) << info.kernels[0];
     compareRoundedInput(read(out), ref, std::string("direct on tensor cores, ") + c.name);
   }
-  {  // a group norm + SiLU through its per-channel table, as the VAE's conv_out
-    Expr x = input({1, 18, 20, 48}, 1400);
-    Expr in = groupNormSilu(x, 1401);
-    Layer l = layer(3, 48, k3, 1402);
-    auto ref = reference(in, l);
-    TensorView out = output({1, 18, 20, 3});
-    CommandSequence seq(ctx());
-    setenv("SDGEN_CONV_FUSE_NORM", "1", 1);
-    auto info = ops::conv2d(ctx(), seq, in, *l.gpu, bufferSink(out), options(ConvAlgo::Direct));
-    unsetenv("SDGEN_CONV_FUSE_NORM");
-    seq.run();
-    EXPECT_NE(info.kernels.back().find(label), std::string::npos) << info.kernels.back();
-    compareRoundedInput(read(out), ref, "direct on tensor cores, group norm");
-  }
-  unsetenv("SDGEN_CONV_DIRECT_COOP");
 }
 
 // The real tensor-core form (8 subgroups, cooperative matrices) compiles to SPIR-V on any machine, unsplit and

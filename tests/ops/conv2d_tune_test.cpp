@@ -22,6 +22,7 @@
 #include "ops/linear_gemm.h"
 #include "tests/graph/reference_eval.h"
 #include "tests/ops/conv2d_reference.h"
+#include "tests/ops/gemm_coop_test_support.h"
 #include "tests/test_support.h"
 
 namespace sdgen {
@@ -260,16 +261,7 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
 // tiles in 2-8 parts fill 60-100 % of one wave (132 SMs) with <= 2048 of K per part, and only with the f16 -> f16
 // shape. The VAE's 512 channels at 64^2 (32 tiles, K 4608): 3 parts of 1536 (96 workgroups) and 4 of 1152 (128).
 TEST_F(ConvTuneTest, HalfTileSplitCandidateIsOptIn) {
-  DeviceInfo d;
-  d.type = "discrete";
-  d.coopMatrixKHR = true;
-  d.subgroupSize = 32;
-  d.sharedMemoryPerWorkgroup = 49152;
-  d.maxWorkgroupInvocations = 1024;
-  d.multiprocessors = 132;
-  for (auto& m : d.maxWorkgroupCount) m = 65535;
-  d.coopMatrixShapes = {{16, 16, 16, "f16", "f16", "f32", "f32", "subgroup"},
-                        {16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"}};
+  const DeviceInfo d = test::h100LikeWithHalfAccumulators();
   ops::Conv2dWeightsOptions o;
   o.storage = DType::F16;
   auto w = ops::Conv2dWeights::allocate(ctx(), 512, 512, ops::Conv2dParams::square(3), o);
@@ -284,7 +276,7 @@ TEST_F(ConvTuneTest, HalfTileSplitCandidateIsOptIn) {
     return names;
   };
   EXPECT_TRUE(halfNames(p, cc).empty());
-  setenv("SDGEN_CONV_HALF_SPLIT", "1", 1);
+  test::ScopedEnv on("SDGEN_CONV_HALF_SPLIT", "1");
   EXPECT_EQ(halfNames(p, cc), (std::vector<std::string>{"coop 256x256 split 3", "coop 256x256 split 4"}));
   for (const std::string& n : halfNames(p, cc)) EXPECT_EQ(ops::candidateViolation(*ops::parseConvCandidate(n), p, cc), "");
   ops::ConvProblem big = p;  // 128^2: 128 tiles, so two parts would be two waves
@@ -293,7 +285,6 @@ TEST_F(ConvTuneTest, HalfTileSplitCandidateIsOptIn) {
   DeviceInfo noHalf = d;
   noHalf.coopMatrixShapes.pop_back();
   EXPECT_TRUE(halfNames(p, {noHalf, w, true, {}, true}).empty());
-  unsetenv("SDGEN_CONV_HALF_SPLIT");
   // Forced with more than 2048 of K per part (4608 in 2 parts): refused, naming the limit.
   EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 2}, p, cc).find("at most 2048 of K per part"),
             std::string::npos);

@@ -38,9 +38,14 @@ inline ops::GemmInfo coopGemmInfo(int aMode) {
   return info;
 }
 
-// The limits the wave rules read, as on an H100 / H200: 48 KB of shared memory, 132 SMs.
+// An H100 / H200 as the tile rules and conv candidates read it: a discrete device with cooperative matrices (the
+// f16 x f16 -> f32 shape added by the callers that need it), 32-wide subgroups, 48 KB of shared memory, 132 SMs.
 inline DeviceInfo h100Like() {
   DeviceInfo d;
+  d.type = "discrete";
+  d.coopMatrixKHR = true;
+  d.subgroupSize = 32;
+  for (auto& m : d.maxWorkgroupCount) m = 65535;
   d.sharedMemoryPerWorkgroup = 49152;
   d.maxWorkgroupInvocations = 1024;
   d.multiprocessors = 132;

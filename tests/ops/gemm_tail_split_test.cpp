@@ -15,21 +15,12 @@
 #include "ops/linear_gemm.h"
 #include "tests/graph/tensor_fixture.h"
 #include "tests/ops/gemm_coop_test_support.h"
+#include "tests/test_support.h"
 
 namespace sdgen {
 namespace {
 
 using namespace graph;
-
-// The rule is off unless SDGEN_TAIL_SPLIT=1 (unmeasured in a step so far): each test sets what it needs.
-class TailSplitSwitch {
- public:
-  explicit TailSplitSwitch(const char* value) {
-    if (value) setenv("SDGEN_TAIL_SPLIT", value, 1);
-    else unsetenv("SDGEN_TAIL_SPLIT");
-  }
-  ~TailSplitSwitch() { unsetenv("SDGEN_TAIL_SPLIT"); }
-};
 
 ops::GemmTile tailOf(ops::GemmTile t, int start, int parts) {
   t.tailStart = start;
@@ -38,7 +29,8 @@ ops::GemmTile tailOf(ops::GemmTile t, int start, int parts) {
 }
 
 TEST(GemmTailSplit, RuleOnMeasuredShapes) {
-  TailSplitSwitch on("1");
+  // The rule is off unless SDGEN_TAIL_SPLIT=1 (unmeasured in a step so far).
+  test::ScopedEnv on("SDGEN_TAIL_SPLIT", "1");
   DeviceInfo d = test::h100LikeWithHalfAccumulators();
   const ops::GemmTile large = ops::largeHalfTile();  // chooseShortKHalfTile's tile (flush interval 2048)
   auto choose = [&](const ops::GemmTile& current, int64_t m, int64_t n, int64_t k) {
@@ -72,11 +64,11 @@ TEST(GemmTailSplit, RuleOnMeasuredShapes) {
   EXPECT_EQ(choose(large, 2048, 10240, 1280), "keep");
   d.multiprocessors = 132;
   {
-    TailSplitSwitch off(nullptr);
+    test::ScopedEnv off("SDGEN_TAIL_SPLIT", nullptr);
     EXPECT_EQ(choose(large, 2048, 10240, 1280), "keep");
   }
   {
-    TailSplitSwitch zero("0");
+    test::ScopedEnv zero("SDGEN_TAIL_SPLIT", "0");
     EXPECT_EQ(choose(large, 2048, 10240, 1280), "keep");
   }
 }
