@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <optional>
 
 #include "engine/error.h"
@@ -105,15 +106,23 @@ std::optional<GemmTile> chooseWaveSplit(const GemmTile& current, int64_t m, int6
 // 32^2 level: 2048 x 1280 outputs are 256 tiles of 64 x 160 for 264 slots, 640 of 64 x 64 for 660), it gains
 // that 15 %: linear_bench, 32^2 output projections 0.0474 -> 0.0398 ms, attn2 q 0.0528 -> 0.0449, proj_in
 // 0.0530 -> 0.0447. Where its waves are more (SDXL's QKV, 768 tiles) or partly empty it lost, and the 64^2
-// level's 8192 x 640 outputs (1.9 waves against 1.2 of 128 x 128) were even. SDGEN_WAVE_TILE=0 turns it off.
+// level's 8192 x 640 outputs (1.9 waves against 1.2 of 128 x 128) were even. SDGEN_WAVE_TILE=0 turns it off;
+// SDGEN_WAVE_TILE=H / h, with O for spirv-opt (session 38, a measurement knob: off by default), gives the tile fp16
+// accumulators (ACC 2: K <= 2048 in one fp16 sum) / fp16 within each K slice added into fp32 (ACC 1), for the step
+// A/B of its K-1280 layers (SDXL's 32^2 output projections, attn2 q, proj_in: ~150 TFLOP/s in fp32 accumulators).
 std::optional<GemmTile> chooseOneWaveTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
-                                          const DeviceInfo& info) {
+                                          const DeviceInfo& info, bool spirvOpt) {
   constexpr int64_t kMinRows = 2048, kMinSlices = 16;
-  if (const char* v = std::getenv("SDGEN_WAVE_TILE"); v && std::strcmp(v, "0") == 0) return std::nullopt;
+  const char* v = std::getenv("SDGEN_WAVE_TILE");
+  const std::string knob = v ? v : "";
+  if (knob == "0") return std::nullopt;
   if (!info.multiprocessors || !current.isCoop() || current.bm != 64 || current.bn != 64 || current.splitK > 1 ||
       current.f16Accumulators || current.halfAccumulate || current.doubleBuffer || m < kMinRows)
     return std::nullopt;
-  GemmTile t = GemmTile::coopTile(64, 160, 32, 2, 5);
+  GemmTile t = GemmTile::coopTile(64, 160, 32, 2, 5, knob.find('h') != std::string::npos);
+  t.f16Accumulators = knob.find('H') != std::string::npos;
+  if (t.f16Accumulators && k > 2048) return std::nullopt;  // ACC 2 sums all of K in fp16: the short-K bound
+  t.spirvOpt = spirvOpt && knob.find('O') != std::string::npos;
   if (n % t.bn || (k + t.bk - 1) / t.bk < kMinSlices || !coopTileProblem(t, info).empty()) return std::nullopt;
   const int64_t slots = residentSlots(t, info.multiprocessors), tiles = ((m + t.bm - 1) / t.bm) * (n / t.bn);
   if (tiles > slots || 4 * tiles < 3 * slots) return std::nullopt;

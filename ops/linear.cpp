@@ -78,7 +78,8 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
   } else if (!options.tile && tile.isCoop() && options.scratch && n % 4 == 0) {
     tile.splitK = chooseSplitK(tile, m, n, k, 1);
     if (std::optional<GemmTile> balanced = chooseWaveSplit(tile, m, n, k, ctx.info())) tile = *balanced;
-    else if (std::optional<GemmTile> wave = chooseOneWaveTile(tile, m, n, k, ctx.info())) tile = *wave;
+    else if (std::optional<GemmTile> wave = chooseOneWaveTile(tile, m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
+      tile = *wave;
     else if (std::optional<GemmTile> half = chooseShortKHalfTile(tile, m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
       tile = *half;
     if (std::optional<GemmTile> half = chooseSplitHalfTile(tile, m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))

@@ -76,9 +76,10 @@ std::optional<GemmTile> chooseWaveSplit(const GemmTile& current, int64_t m, int6
                                         const DeviceInfo& info);
 // One-wave tile (docs/dispatch.md): the 64 x 160 tile where `current` is the unsplit 64 x 64 tile, N is a multiple
 // of 160, K has >= 16 slices, M >= 2048, and its tiles fill between 3/4 of and one wave of resident workgroups
-// (2 per SM; needs the SM count); nullopt: keep `current`.
+// (2 per SM; needs the SM count); nullopt: keep `current`. SDGEN_WAVE_TILE=H|h[O] (a measurement knob) gives it
+// fp16 accumulators (K <= 2048) or fp16 slices, through spirv-opt with O where `spirvOpt` (the optimizer) is there.
 std::optional<GemmTile> chooseOneWaveTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
-                                          const DeviceInfo& info);
+                                          const DeviceInfo& info, bool spirvOpt = false);
 // The model's cost of `t` in slice waves (see gemm_tile_choice.cpp), for tests and dispatch tables.
 double waveCost(const GemmTile& t, int64_t m, int64_t n, int64_t k, uint32_t multiprocessors);
 // The tile for `m` rows per batch on this device; throws when even the smallest does not fit. With fp16

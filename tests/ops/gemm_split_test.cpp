@@ -14,6 +14,7 @@
 #include "engine/slang_compiler.h"
 #include "ops/linear_gemm.h"
 #include "tests/ops/gemm_coop_test_support.h"
+#include "tests/test_support.h"
 
 namespace sdgen {
 namespace {
@@ -114,6 +115,26 @@ TEST(GemmSplitK, OneWaveTileOnMeasuredShapes) {
   EXPECT_EQ(choose(small, 2048, 960, 1280), "keep");
   d.multiprocessors = 0;
   EXPECT_EQ(choose(small, 2048, 1280, 1280), "keep");
+}
+
+// SDGEN_WAVE_TILE's measurement forms (session 38): fp16 accumulators (H; K within one fp16 sum), fp16 slices (h),
+// spirv-opt (O) only where the optimizer is; 0 turns the tile off.
+TEST(GemmSplitK, OneWaveTileKnob) {
+  DeviceInfo d = h100LikeWithHalfAccumulators();
+  const ops::GemmTile small = ops::GemmTile::coopTile(64, 64, 32, 2, 2);
+  auto choose = [&](const char* knob, int64_t k, bool spirvOpt) {
+    test::ScopedEnv env("SDGEN_WAVE_TILE", knob);
+    std::optional<ops::GemmTile> t = ops::chooseOneWaveTile(small, 2048, 1280, k, d, spirvOpt);
+    return t ? t->describe() : std::string("keep");
+  };
+  EXPECT_EQ(choose(nullptr, 1280, true), "coop 64x160x32 warp 32x80");
+  EXPECT_EQ(choose("0", 1280, true), "keep");
+  EXPECT_EQ(choose("H", 1280, false), "coop 64x160x32 warp 32x80 f16acc");
+  EXPECT_EQ(choose("HO", 1280, true), "coop 64x160x32 warp 32x80 f16acc opt");
+  EXPECT_EQ(choose("HO", 1280, false), "coop 64x160x32 warp 32x80 f16acc");
+  EXPECT_EQ(choose("hO", 1280, true), "coop 64x160x32 warp 32x80 acc16 opt");
+  EXPECT_EQ(choose("H", 2560, true), "keep");  // over one fp16 sum
+  EXPECT_EQ(choose("h", 2560, true), "coop 64x160x32 warp 32x80 acc16");
 }
 
 // The short-K fp16-accumulator tile (ops::chooseShortKHalfTile) on the shapes it was measured on (session 35,
