@@ -5,10 +5,18 @@
 // Per call: the filter transform (U = G g G^T from the fp16 gemm layout, into scratch: the weights keep one
 // packed copy), then per band of tiles the GEMM, whose staging makes V = B^T d B from the raw fp16 input, and
 // the output transform through the sink. Contract: docs/kernels-conv.md; selection: docs/dispatch-conv.md.
+// Its fused form (SDGEN_COOP_WINOGRAD_FUSED, session 38; shaders/conv/conv_winograd_coop.slang) keeps the products
+// in the workgroup: after the filter transform, one launch from the input expression to the sink.
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
 #include "engine/error.h"
 #include "graph/expr_codegen.h"
 #include "graph/expr_nodes.h"
 #include "ops/conv2d_candidates.h"
+#include "ops/conv2d_input_affine.h"
 #include "ops/conv2d_kernels.h"
 #include "ops/elementwise.h"
 #include "ops/linear_gemm.h"
@@ -17,9 +25,71 @@ namespace sdgen::ops {
 
 using namespace graph;
 
+int coopWinogradFusedSubgroups(const DeviceInfo& device) {
+  const char* v = std::getenv("SDGEN_COOP_WINOGRAD_FUSED");
+  if (!v) return 0;
+  if (std::strcmp(v, "emulate") == 0) return 1;
+  return std::strcmp(v, "1") == 0 && gemmCoopSupported(device) ? 4 : 0;
+}
+
+bool coopWinogradFusedFits(const ConvProblem& p) { return p.cin % 16 == 0 && p.cout % 32 == 0; }
+
+std::array<uint32_t, 3> coopWinogradFusedGrid(const ConvProblem& p) {
+  const int64_t tilesH = (p.ho + 1) / 2, tilesW = (p.wo + 1) / 2;
+  return {uint32_t((tilesW + 15) / 16), uint32_t((tilesH + 1) / 2), uint32_t(p.n * (p.cout / 32))};
+}
+
+// The fused form (shaders/conv/conv_winograd_coop.slang): the filter transform into the primary slot, a group
+// norm input's table (large inputs, as the other tensor-core convs) into the partials slot, then one launch that
+// reads the input expression itself and writes Y through the sink.
+static void recordFused(const ConvCall& c, Conv2dScratch& scratch, int subgroups) {
+  const ConvProblem& p = c.prob;
+  const uint64_t uBytes = uint64_t(16) * p.cin * p.cout * 2;
+  const Allocation& mem = scratch.acquire(uBytes, Conv2dScratch::Slot::Primary);
+  const MemRange uRange{mem.address(), uBytes};
+  const MemRange gemmRange{c.weights.gemm().address(), c.weights.gemm().size()};
+  {
+    const auto grid = convGrid1d(c, 16 * p.cin * p.cout / 4);
+    ParamBlock params =
+        convHeader(p, c.weights.gemm().address(), c.weights.bias().address(), mem.address(), 0, grid[0], 2);
+    params.u32(0).u32(0);
+    dispatchConvKernel(c, convWrapper({"conv.winograd_f23"}, "", "winogradF23FilterMain(winogradF23Item(group, local));"),
+                       "coop-winograd filter", grid, params, {gemmRange}, {uRange});
+  }
+  Expr input = c.input;
+  if (convInputTableWanted(p.n * p.h * p.w * p.cin))
+    if (std::optional<ConvInputAffine> affine = convInputAffineOf(c.input)) {
+      input = convInputThroughTable(c.ctx, c.seq, *affine, scratch, c.label + " coop-winograd affine");
+      c.info.kernels.push_back(c.label + " coop-winograd affine");
+    }
+  const auto grid = coopWinogradFusedGrid(p);
+  ParamBlock params = convHeader(p, c.weights.gemm().address(), c.weights.bias().address(), mem.address(), 0, 0, 2);
+  ExprCodegen gen(params, {true, false});  // Cin % 16 == 0: the halo reads 4 channels at a time
+  const std::string e = gen.emit(input), s = gen.emit(c.out);
+  c.info.nativeVectorNodes += gen.nativeVectorNodes();
+  c.info.scalarWrappedNodes += gen.scalarWrappedNodes();
+  KernelFeatures features;
+  if (subgroups == 1) features.defines = {{"SDGEN_COOP_EMULATION", "1"}};
+  else features.capabilities = {"spvCooperativeMatrixKHR"};
+  const std::string src = convWrapper({"conv.conv_winograd_coop"}, "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
+                                      "convWinogradCoopMain<E, S, " + std::to_string(subgroups) + ">(group, local);",
+                                      32 * subgroups);
+  std::vector<MemRange> reads = rangesOf(tensorsRead(input));
+  for (const MemRange& r : rangesOf(tensorsRead(c.out))) reads.push_back(r);
+  reads.push_back(uRange);
+  reads.push_back(MemRange{c.weights.bias().address(), c.weights.bias().size()});
+  dispatchConvKernel(c, src, subgroups == 1 ? "coop-winograd fused (emulated)" : "coop-winograd fused", grid, params,
+                     reads, rangesOf(tensorsWritten(c.out)), features);
+  c.info.scratchBytes = uBytes;
+}
+
 void recordConvCoopWinograd(const ConvCall& c, Conv2dScratch& scratch, const ConvCandidate* candidate,
                             int64_t bandTiles) {
   const ConvProblem& p = c.prob;
+  if (const int subgroups = coopWinogradFusedSubgroups(c.ctx.info()); subgroups && coopWinogradFusedFits(p)) {
+    recordFused(c, scratch, subgroups);
+    return;
+  }
   const Expr in = coopConvInput(c, &scratch, "coop-winograd");
   const GemmTile tile = candidate ? convCoopGemmTile(*candidate) : coopWinogradGemmTile(p);
   if (!tile.bm) throw Error(c.label + ": internal error: no coop-winograd tile");

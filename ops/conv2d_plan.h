@@ -1,6 +1,7 @@
 #pragma once
 // What a conv2d call runs: the problem's sizes, each algorithm's contract (docs/kernels-conv.md), the GEMM tile
 // of the vectorized kernels and the selection rule of ConvAlgo::Auto (docs/dispatch-conv.md).
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -73,6 +74,15 @@ ConvTile chooseConvTile(int64_t m, int64_t n, const DeviceInfo& device, int64_t 
 // The general kernel's tile: 64x64, or 256x16 for at most 16 output channels (4x4 per thread either way).
 ConvTile generalConvTile(int64_t cout);
 constexpr uint32_t kGeneralConvSharedBytes = 16 * (256 + 64) * 4 + 256 * 16;  // shaders/conv/conv_general.slang
+
+// CoopWinograd's fused form (shaders/conv/conv_winograd_coop.slang; session 38, unmeasured, off by default):
+// SDGEN_COOP_WINOGRAD_FUSED=1 runs it where the device has tensor cores (4 subgroups per workgroup), =emulate (tests)
+// on software matrices on any device (1); 0: the unfused form. It takes problems with Cin % 16 == 0 and
+// Cout % 32 == 0 (coopWinogradFusedFits); others keep the unfused form. Its grid: 16 x 2 output tiles per
+// workgroup across x and y, images x Cout / 32 along z.
+int coopWinogradFusedSubgroups(const DeviceInfo& device);
+bool coopWinogradFusedFits(const ConvProblem& prob);
+std::array<uint32_t, 3> coopWinogradFusedGrid(const ConvProblem& prob);
 
 // Empty when `algo` can run the problem; otherwise the first failing condition, as a sentence for errors.
 std::string contractViolation(ConvAlgo algo, const ConvProblem& prob, const ConvContext& cc);
