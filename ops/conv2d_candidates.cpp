@@ -1,6 +1,7 @@
 #include "ops/conv2d_candidates.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -19,6 +20,7 @@ std::string ConvCandidate::name() const {
   std::string s = convAlgoName(algo);
   if (algo == ConvAlgo::Direct && splitK > 1) return s + " split " + std::to_string(splitK);
   if (algo == ConvAlgo::General || algo == ConvAlgo::Direct) return s;
+  if (algo == ConvAlgo::CoopWinograd && fused) return s + " fused";
   s += " " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn);
   if (tile.lanes) s += " lanes";
   if (algo == ConvAlgo::Coop && splitK > 1) s += " split " + std::to_string(splitK);
@@ -54,6 +56,10 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
   if (c.algo == ConvAlgo::General || c.algo == ConvAlgo::Direct)
     return words.size() == 1 ? std::optional<ConvCandidate>(c) : std::nullopt;
   if (words.size() < 2) return std::nullopt;
+  if (c.algo == ConvAlgo::CoopWinograd && words[1] == "fused") {
+    c.fused = true;
+    return words.size() == 2 ? std::optional<ConvCandidate>(c) : std::nullopt;
+  }
   int bm = 0, bn = 0;
   char x = 0, rest = 0;
   std::istringstream tile(words[1]);
@@ -116,6 +122,7 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
   if (c.algo == ConvAlgo::Auto) return "auto is no candidate";
   if (c.algo != ConvAlgo::Coop && c.algo != ConvAlgo::Direct && c.splitK != 1)
     return "split-K is only for the coop and direct algorithms";
+  if (c.fused && c.algo != ConvAlgo::CoopWinograd) return "only coop-winograd has a fused form";
   ConvContext forced = cc;
   if (c.algo == ConvAlgo::GemmV2 || c.algo == ConvAlgo::Winograd) {
     if (!c.tile.valid()) return "no GEMM tile given";
@@ -129,6 +136,15 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
     if (c.splitK > (prob.cin + 15) / 16) return "more parts than 16-channel slices of the input";
     if (prob.n * c.splitK > int64_t(d.maxWorkgroupCount[2])) return "N x parts exceeds the device's grid";
     if (prob.n * c.splitK * prob.ho * prob.wo * 4 >= kInt32Limit) return "its partials have 2^31 elements or more";
+    return {};
+  }
+  if (c.algo == ConvAlgo::CoopWinograd && c.fused) {  // contractViolation checked its grid where it runs fused
+    if (!coopWinogradFusedFits(prob)) return "its fused form needs Cin % 16 == 0 and Cout % 32 == 0";
+    if (!gemmCoopSupported(d) && coopWinogradFusedSubgroups(d) != 1)
+      return "its fused form needs tensor cores (or SDGEN_COOP_WINOGRAD_FUSED=emulate)";
+    const std::array<uint32_t, 3> g = coopWinogradFusedGrid(prob);
+    if (g[0] > d.maxWorkgroupCount[0] || g[1] > d.maxWorkgroupCount[1] || g[2] > d.maxWorkgroupCount[2])
+      return "the grid of its fused form exceeds the device's workgroup count limits";
     return {};
   }
   if (c.algo == ConvAlgo::CoopWinograd) {
@@ -276,7 +292,11 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
   if (!coop) add(ConvCandidate{ConvAlgo::Winograd, chooseConvTile(prob.tiles(), prob.cout, cc.device, 36), 1});
   // coop-winograd is not timed: measured 1.2-2x slower than coop on every SD 1.5 3x3 row on the H100 (its
   // 16 GEMMs have K = Cin, and its fp16 products make a round trip through memory; docs/perf.md, session 11),
-  // it would only add tuning time. It runs when forced (--algo coop-winograd, Conv2dOptions).
+  // it would only add tuning time. It runs when forced (--algo coop-winograd, Conv2dOptions). Its fused form
+  // (session 38, built without a device: 2.25x fewer tensor-core operations with nothing in memory between the
+  // transforms) is timed where SDGEN_COOP_WINOGRAD_FUSED=1 opts in (docs/dispatch-conv.md).
+  if (coop && candidateFamilyOptedIn("SDGEN_COOP_WINOGRAD_FUSED"))
+    add(ConvCandidate{ConvAlgo::CoopWinograd, ConvTile{}, 1, true});
   // GEMM v2 computes fp16 on CUDA cores: wherever tensor-core tiles run, it lost every SD 1.5 row on the H100
   // (docs/dispatch-conv.md), and it is the slowest candidate to time on the VAE's 512^2 layers.
   if (!coop) add(ConvCandidate{ConvAlgo::GemmV2, chooseConvTile(prob.m(), prob.cout, cc.device), 1});

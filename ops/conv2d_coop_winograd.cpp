@@ -86,7 +86,13 @@ static void recordFused(const ConvCall& c, Conv2dScratch& scratch, int subgroups
 void recordConvCoopWinograd(const ConvCall& c, Conv2dScratch& scratch, const ConvCandidate* candidate,
                             int64_t bandTiles) {
   const ConvProblem& p = c.prob;
-  if (const int subgroups = coopWinogradFusedSubgroups(c.ctx.info()); subgroups && coopWinogradFusedFits(p)) {
+  // The fused form: a candidate that names it, or (forced algorithm, no candidate) the knob where it fits.
+  const int subgroups = coopWinogradFusedSubgroups(c.ctx.info());
+  if (candidate && candidate->fused) {
+    recordFused(c, scratch, subgroups == 1 ? 1 : 4);
+    return;
+  }
+  if (!candidate && subgroups && coopWinogradFusedFits(p)) {
     recordFused(c, scratch, subgroups);
     return;
   }

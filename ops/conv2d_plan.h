@@ -94,11 +94,13 @@ struct ConvCandidate {
   ConvAlgo algo = ConvAlgo::General;
   ConvTile tile;   // GemmV2, Winograd: the GEMM tile; Coop: BM x BN of the tensor-core tile; else unused
   int splitK = 1;  // Coop: K split over this many workgroups per tile
-  // "coop 64x64 split 4", "coop 128x128", "winograd 64x64", "gemm-v2 32x32 lanes", "general", "direct".
+  bool fused = false;  // CoopWinograd: its fused form (conv_winograd_coop.slang; no tile)
+  // "coop 64x64 split 4", "coop 128x128", "winograd 64x64", "gemm-v2 32x32 lanes", "general", "direct",
+  // "coop-winograd fused".
   std::string name() const;
   bool operator==(const ConvCandidate& o) const {
     return algo == o.algo && splitK == o.splitK && tile.bm == o.tile.bm && tile.bn == o.tile.bn &&
-           tile.tm == o.tile.tm && tile.tn == o.tile.tn && tile.lanes == o.tile.lanes;
+           tile.tm == o.tile.tm && tile.tn == o.tile.tn && tile.lanes == o.tile.lanes && fused == o.fused;
   }
 };
 

@@ -13,7 +13,8 @@ namespace {
 
 // Partial 2x2 tiles (odd sizes) and partial 16 x 2 tile blocks, two images, several 16-channel slices and 32-channel
 // output blocks, a computed input (its expression read once per halo element) with a residual sink; what the fused
-// form cannot take keeps the unfused form (refused by name where only the emulation could run it).
+// form cannot take keeps the unfused form (refused by name where only the emulation could run it); one case runs
+// as the autotune's candidate "coop-winograd fused".
 TEST_P(ConvTest, CoopWinogradFused) {
   const bool real = ops::gemmCoopSupported(ctx().info());
   test::ScopedEnv knob("SDGEN_COOP_WINOGRAD_FUSED", real ? "1" : "emulate");
@@ -38,8 +39,13 @@ TEST_P(ConvTest, CoopWinogradFused) {
     auto ref = reference(in, l);
     auto res = test::evalReference(residual, mem_);
     for (size_t i = 0; i < ref.size(); ++i) ref[i] += res[i];
-    auto info = ops::conv2d(ctx(), seq, in, *l.gpu, residualAdd(bufferSink(out), residual),
-                            options(ConvAlgo::CoopWinograd));
+    // The last case through the autotune's candidate "coop-winograd fused" instead of the forced algorithm.
+    ops::Conv2dOptions o = options(ConvAlgo::CoopWinograd);
+    if (&c == &cases[2]) {
+      o = options(ConvAlgo::Auto);
+      o.candidate = ops::ConvCandidate{ConvAlgo::CoopWinograd, ops::ConvTile{}, 1, true};
+    }
+    auto info = ops::conv2d(ctx(), seq, in, *l.gpu, residualAdd(bufferSink(out), residual), o);
     seq.run();
     ASSERT_FALSE(info.kernels.empty());
     EXPECT_NE(info.kernels[0].find("coop-winograd filter"), std::string::npos) << info.kernels[0];
