@@ -20,7 +20,8 @@ std::string ConvCandidate::name() const {
   std::string s = convAlgoName(algo);
   if (algo == ConvAlgo::Direct && splitK > 1) return s + " split " + std::to_string(splitK);
   if (algo == ConvAlgo::General || algo == ConvAlgo::Direct) return s;
-  if (algo == ConvAlgo::CoopWinograd && fused) return s + " fused";
+  if (algo == ConvAlgo::CoopWinograd && fused)
+    return s + " fused " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn);
   s += " " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn);
   if (tile.lanes) s += " lanes";
   if (algo == ConvAlgo::Coop && splitK > 1) s += " split " + std::to_string(splitK);
@@ -56,9 +57,11 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
   if (c.algo == ConvAlgo::General || c.algo == ConvAlgo::Direct)
     return words.size() == 1 ? std::optional<ConvCandidate>(c) : std::nullopt;
   if (words.size() < 2) return std::nullopt;
-  if (c.algo == ConvAlgo::CoopWinograd && words[1] == "fused") {
+  if (c.algo == ConvAlgo::CoopWinograd && words[1] == "fused") {  // "coop-winograd fused 32x32" or "... 64x32"
     c.fused = true;
-    return words.size() == 2 ? std::optional<ConvCandidate>(c) : std::nullopt;
+    if (words.size() != 3 || (words[2] != "32x32" && words[2] != "64x32")) return std::nullopt;
+    c.tile = ConvTile{words[2] == "32x32" ? 32 : 64, 32, 0, 0};
+    return c;
   }
   int bm = 0, bn = 0;
   char x = 0, rest = 0;
@@ -139,10 +142,15 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
     return {};
   }
   if (c.algo == ConvAlgo::CoopWinograd && c.fused) {  // contractViolation checked its grid where it runs fused
+    if ((c.tile.bm != 32 && c.tile.bm != 64) || c.tile.bn != 32)
+      return "no fused coop-winograd block " + std::to_string(c.tile.bm) + "x" + std::to_string(c.tile.bn) +
+             " (32x32 or 64x32)";
     if (!coopWinogradFusedFits(prob)) return "its fused form needs Cin % 16 == 0 and Cout % 32 == 0";
-    if (!gemmCoopSupported(d) && coopWinogradFusedSubgroups(d) != 1)
+    if (!gemmCoopSupported(d) && !coopWinogradFusedKnob(d).emulated)
       return "its fused form needs tensor cores (or SDGEN_COOP_WINOGRAD_FUSED=emulate)";
-    const std::array<uint32_t, 3> g = coopWinogradFusedGrid(prob);
+    const CoopWinogradFusedForm form{c.tile.bm, coopWinogradFusedKnob(d).emulated};
+    if (std::string why = coopWinogradFusedSharedProblem(form, d); !why.empty()) return why;
+    const std::array<uint32_t, 3> g = coopWinogradFusedGrid(prob, form);
     if (g[0] > d.maxWorkgroupCount[0] || g[1] > d.maxWorkgroupCount[1] || g[2] > d.maxWorkgroupCount[2])
       return "the grid of its fused form exceeds the device's workgroup count limits";
     return {};
@@ -296,7 +304,7 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
   // (session 38, built without a device: 2.25x fewer tensor-core operations with nothing in memory between the
   // transforms) is timed where SDGEN_COOP_WINOGRAD_FUSED=1 opts in (docs/dispatch-conv.md).
   if (coop && candidateFamilyOptedIn("SDGEN_COOP_WINOGRAD_FUSED"))
-    add(ConvCandidate{ConvAlgo::CoopWinograd, ConvTile{}, 1, true});
+    for (int tiles : {32, 64}) add(ConvCandidate{ConvAlgo::CoopWinograd, ConvTile{tiles, 32, 0, 0}, 1, true});
   // GEMM v2 computes fp16 on CUDA cores: wherever tensor-core tiles run, it lost every SD 1.5 row on the H100
   // (docs/dispatch-conv.md), and it is the slowest candidate to time on the VAE's 512^2 layers.
   if (!coop) add(ConvCandidate{ConvAlgo::GemmV2, chooseConvTile(prob.m(), prob.cout, cc.device), 1});

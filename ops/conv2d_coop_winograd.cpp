@@ -7,10 +7,12 @@
 // the output transform through the sink. Contract: docs/kernels-conv.md; selection: docs/dispatch-conv.md.
 // Its fused form (SDGEN_COOP_WINOGRAD_FUSED, session 38; shaders/conv/conv_winograd_coop.slang) keeps the products
 // in the workgroup: after the filter transform, one launch from the input expression to the sink.
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string>
 
 #include "engine/error.h"
 #include "graph/expr_codegen.h"
@@ -25,24 +27,38 @@ namespace sdgen::ops {
 
 using namespace graph;
 
-int coopWinogradFusedSubgroups(const DeviceInfo& device) {
+CoopWinogradFusedForm coopWinogradFusedKnob(const DeviceInfo& device) {
   const char* v = std::getenv("SDGEN_COOP_WINOGRAD_FUSED");
-  if (!v) return 0;
-  if (std::strcmp(v, "emulate") == 0) return 1;
-  return std::strcmp(v, "1") == 0 && gemmCoopSupported(device) ? 4 : 0;
+  if (!v) return {};
+  const std::string s = v;
+  if (s == "emulate" || s == "emulate64") return {s == "emulate" ? 32 : 64, true};
+  if ((s == "1" || s == "64") && gemmCoopSupported(device)) return {s == "1" ? 32 : 64, false};
+  return {};
+}
+
+std::string coopWinogradFusedSharedProblem(const CoopWinogradFusedForm& form, const DeviceInfo& device) {
+  const uint64_t bytes = uint64_t(form.sharedWords()) * 16 + (form.emulated ? 2176 : 0);  // coop_emulation.slang's
+  if (bytes <= device.sharedMemoryPerWorkgroup) return {};
+  return "its fused form of " + std::to_string(form.tiles) + " tiles needs " + std::to_string(bytes) +
+         " bytes of shared memory, the device gives a workgroup " + std::to_string(device.sharedMemoryPerWorkgroup);
 }
 
 bool coopWinogradFusedFits(const ConvProblem& p) { return p.cin % 16 == 0 && p.cout % 32 == 0; }
 
-std::array<uint32_t, 3> coopWinogradFusedGrid(const ConvProblem& p) {
-  const int64_t tilesH = (p.ho + 1) / 2, tilesW = (p.wo + 1) / 2;
-  return {uint32_t((tilesW + 15) / 16), uint32_t((tilesH + 1) / 2), uint32_t(p.n * (p.cout / 32))};
+std::array<uint32_t, 3> coopWinogradFusedGrid(const ConvProblem& p, const CoopWinogradFusedForm& form) {
+  const int64_t tilesH = (p.ho + 1) / 2, tilesW = (p.wo + 1) / 2, rows = std::max(form.tileRows(), 1);
+  return {uint32_t((tilesW + 15) / 16), uint32_t((tilesH + rows - 1) / rows), uint32_t(p.n * (p.cout / 32))};
+}
+
+int CoopWinogradFusedForm::sharedWords() const {
+  const int slices = (2 * tileRows() + 2) * 34 * 2 + subgroups() * 256, epilogue = 4 * 32 * 8;
+  return std::max(slices, epilogue);
 }
 
 // The fused form (shaders/conv/conv_winograd_coop.slang): the filter transform into the primary slot, a group
 // norm input's table (large inputs, as the other tensor-core convs) into the partials slot, then one launch that
 // reads the input expression itself and writes Y through the sink.
-static void recordFused(const ConvCall& c, Conv2dScratch& scratch, int subgroups) {
+static void recordFused(const ConvCall& c, Conv2dScratch& scratch, const CoopWinogradFusedForm& form) {
   const ConvProblem& p = c.prob;
   const uint64_t uBytes = uint64_t(16) * p.cin * p.cout * 2;
   const Allocation& mem = scratch.acquire(uBytes, Conv2dScratch::Slot::Primary);
@@ -62,7 +78,8 @@ static void recordFused(const ConvCall& c, Conv2dScratch& scratch, int subgroups
       input = convInputThroughTable(c.ctx, c.seq, *affine, scratch, c.label + " coop-winograd affine");
       c.info.kernels.push_back(c.label + " coop-winograd affine");
     }
-  const auto grid = coopWinogradFusedGrid(p);
+  const auto grid = coopWinogradFusedGrid(p, form);
+  const int subgroups = form.subgroups();
   ParamBlock params = convHeader(p, c.weights.gemm().address(), c.weights.bias().address(), mem.address(), 0, 0, 2);
   ExprCodegen gen(params, {true, false});  // Cin % 16 == 0: the halo reads 4 channels at a time
   const std::string e = gen.emit(input), s = gen.emit(c.out);
@@ -72,14 +89,17 @@ static void recordFused(const ConvCall& c, Conv2dScratch& scratch, int subgroups
   if (subgroups == 1) features.defines = {{"SDGEN_COOP_EMULATION", "1"}};
   else features.capabilities = {"spvCooperativeMatrixKHR"};
   const std::string src = convWrapper({"conv.conv_winograd_coop"}, "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
-                                      "convWinogradCoopMain<E, S, " + std::to_string(subgroups) + ">(group, local);",
+                                      "convWinogradCoopMain<E, S, " + std::to_string(form.tileRows()) + ", " +
+                                          std::to_string(subgroups) + ", " +
+                                          std::to_string(form.sharedWords()) + ">(group, local);",
                                       32 * subgroups);
   std::vector<MemRange> reads = rangesOf(tensorsRead(input));
   for (const MemRange& r : rangesOf(tensorsRead(c.out))) reads.push_back(r);
   reads.push_back(uRange);
   reads.push_back(MemRange{c.weights.bias().address(), c.weights.bias().size()});
-  dispatchConvKernel(c, src, subgroups == 1 ? "coop-winograd fused (emulated)" : "coop-winograd fused", grid, params,
-                     reads, rangesOf(tensorsWritten(c.out)), features);
+  const std::string kernel = "coop-winograd fused " + std::to_string(form.tiles) + "x32";
+  dispatchConvKernel(c, src, form.emulated ? kernel + " emulated" : kernel, grid, params, reads,
+                     rangesOf(tensorsWritten(c.out)), features);
   c.info.scratchBytes = uBytes;
 }
 
@@ -87,13 +107,13 @@ void recordConvCoopWinograd(const ConvCall& c, Conv2dScratch& scratch, const Con
                             int64_t bandTiles) {
   const ConvProblem& p = c.prob;
   // The fused form: a candidate that names it, or (forced algorithm, no candidate) the knob where it fits.
-  const int subgroups = coopWinogradFusedSubgroups(c.ctx.info());
+  const CoopWinogradFusedForm knob = coopWinogradFusedKnob(c.ctx.info());
   if (candidate && candidate->fused) {
-    recordFused(c, scratch, subgroups == 1 ? 1 : 4);
+    recordFused(c, scratch, {candidate->tile.bm, knob.emulated});
     return;
   }
-  if (!candidate && subgroups && coopWinogradFusedFits(p)) {
-    recordFused(c, scratch, subgroups);
+  if (!candidate && knob.tiles && coopWinogradFusedFits(p)) {
+    recordFused(c, scratch, knob);
     return;
   }
   const Expr in = coopConvInput(c, &scratch, "coop-winograd");

@@ -129,7 +129,7 @@ TEST(ConvCandidates, NamesRoundTrip) {
       {ConvAlgo::Coop, ConvTile{64, 64, 0, 0}, 8},
       {ConvAlgo::CoopWinograd, ConvTile{128, 128, 0, 0}, 1},
       {ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 4},
-      {ConvAlgo::CoopWinograd, ConvTile{}, 1, true},
+      {ConvAlgo::CoopWinograd, ConvTile{64, 32, 0, 0}, 1, true},
   };
   for (const ConvCandidate& c : all) {
     std::optional<ConvCandidate> back = ops::parseConvCandidate(c.name());
@@ -139,12 +139,12 @@ TEST(ConvCandidates, NamesRoundTrip) {
   EXPECT_EQ(all[6].name(), "coop 64x64 split 8");
   EXPECT_EQ(all[4].name(), "gemm-v2 32x32 lanes");
   EXPECT_EQ(all[7].name(), "coop-winograd 128x128");
-  EXPECT_EQ(all[9].name(), "coop-winograd fused");
+  EXPECT_EQ(all[9].name(), "coop-winograd fused 64x32");
   for (const char* bad : {"", "auto", "coop", "coop 96x96", "coop 64x64 split", "coop 64x64 split 1", "coop 64x64 split x",
                           "winograd 64x64 split 2", "gemm-v2 7x9", "gemm-v2 64x64 extra", "direct 16x16",
                           "general general", "gemm-v2 24x32 lanes", "winograd -64x64", "coop-winograd",
-                          "coop-winograd 96x96", "coop-winograd 64x64 split 2", "coop-winograd fused 64x64",
-                          "coop fused", "direct fused"})
+                          "coop-winograd 96x96", "coop-winograd 64x64 split 2", "coop-winograd fused",
+                          "coop-winograd fused 64x64", "coop-winograd fused 32x32 split 2", "coop fused", "direct fused"})
     EXPECT_FALSE(ops::parseConvCandidate(bad)) << bad;
 }
 
@@ -293,7 +293,7 @@ TEST_F(ConvTuneTest, HalfTileSplitCandidateIsOptIn) {
             std::string::npos);
 }
 
-// The fused Winograd F(2,3) form (session 38): a candidate only with SDGEN_COOP_WINOGRAD_FUSED=1, only for 3x3 s1 p1
+// The fused Winograd F(2,3) forms (session 38): candidates only with SDGEN_COOP_WINOGRAD_FUSED=1, only for 3x3 s1 p1
 // problems with Cin % 16 == 0 and Cout % 32 == 0 on a tensor-core device; refused by name elsewhere.
 TEST_F(ConvTuneTest, FusedWinogradCandidateIsOptIn) {
   const DeviceInfo d = test::h100LikeWithHalfAccumulators();
@@ -304,25 +304,28 @@ TEST_F(ConvTuneTest, FusedWinogradCandidateIsOptIn) {
   p.n = 1, p.h = p.ho = p.w = p.wo = 128, p.cin = p.cout = 512;
   p.p = ops::Conv2dParams::square(3);
   const ops::ConvContext cc{d, w, true, {}, true};
-  const ConvCandidate fused{ConvAlgo::CoopWinograd, ConvTile{}, 1, true};
-  auto hasFused = [&](const ops::ConvProblem& prob) {
+  auto fusedNames = [&](const ops::ConvProblem& prob) {
+    std::vector<std::string> names;
     for (auto& cand : ops::convCandidates(prob, cc))
-      if (cand == fused) return true;
-    return false;
+      if (cand.fused) names.push_back(cand.name());
+    return names;
   };
-  EXPECT_FALSE(hasFused(p));
+  EXPECT_TRUE(fusedNames(p).empty());
   test::ScopedEnv on("SDGEN_COOP_WINOGRAD_FUSED", "1");
-  EXPECT_TRUE(hasFused(p));
+  EXPECT_EQ(fusedNames(p), (std::vector<std::string>{"coop-winograd fused 32x32", "coop-winograd fused 64x32"}));
+  const ConvCandidate fused{ConvAlgo::CoopWinograd, ConvTile{32, 32, 0, 0}, 1, true};
   EXPECT_EQ(ops::candidateViolation(fused, p, cc), "");
   ops::ConvProblem narrow = p;  // Cout 48: not whole 32-channel blocks
   narrow.cout = 48;
-  EXPECT_FALSE(hasFused(narrow));
+  EXPECT_TRUE(fusedNames(narrow).empty());
   EXPECT_NE(ops::candidateViolation(fused, narrow, cc).find("Cout % 32"), std::string::npos);
   ops::ConvProblem strided = p;  // not Winograd's geometry
   strided.p = ops::Conv2dParams::square(3, 2);
   strided.ho = strided.wo = 64;
   EXPECT_NE(ops::candidateViolation(fused, strided, cc).find("3x3 s1 p1 d1"), std::string::npos);
   EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true}, p, cc).find("fused form"),
+            std::string::npos);
+  EXPECT_NE(ops::candidateViolation({ConvAlgo::CoopWinograd, ConvTile{128, 32, 0, 0}, 1, true}, p, cc).find("32x32 or 64x32"),
             std::string::npos);
 }
 
