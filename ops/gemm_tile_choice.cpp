@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <optional>
+#include <string>
 
 #include "engine/error.h"
 #include "ops/conv2d_plan.h"
