@@ -100,6 +100,7 @@ static void recordFused(const ConvCall& c, Conv2dScratch& scratch, const CoopWin
   dispatchConvKernel(c, src, form.emulated ? kernel + " emulated" : kernel, grid, params, reads,
                      rangesOf(tensorsWritten(c.out)), features);
   c.info.scratchBytes = uBytes;
+  c.info.tile = "fused " + std::to_string(form.tiles) + "x32";  // the plan's tile is the unfused form's GEMM tile
 }
 
 void recordConvCoopWinograd(const ConvCall& c, Conv2dScratch& scratch, const ConvCandidate* candidate,

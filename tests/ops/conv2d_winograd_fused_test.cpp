@@ -51,6 +51,7 @@ TEST_P(ConvTest, CoopWinogradFused) {
       ASSERT_FALSE(info.kernels.empty());
       EXPECT_NE(info.kernels[0].find("coop-winograd filter"), std::string::npos) << info.kernels[0];
       EXPECT_NE(info.kernels.back().find(label), std::string::npos) << info.kernels.back();
+      EXPECT_EQ(info.tile, "fused " + std::to_string(tiles) + "x32");
       compareRoundedInput(read(out), ref, "fused coop-winograd " + std::to_string(tiles) + ", " + c.name);
     }
   }
