@@ -64,7 +64,7 @@ static void recordFused(const ConvCall& c, Conv2dScratch& scratch, const CoopWin
   const MemRange uRange{mem.address(), uBytes};
   const MemRange gemmRange{c.weights.gemm().address(), c.weights.gemm().size()};
   {
-    const auto grid = convGrid1d(c, 16 * p.cin * p.cout / 4);
+    const auto grid = convGrid1d(c, p.cin * p.cout / 4);  // winogradF23FilterMain: a thread per (ci, 4 co)
     ParamBlock params =
         convHeader(p, c.weights.gemm().address(), c.weights.bias().address(), mem.address(), 0, grid[0], 2);
     params.u32(0).u32(0);
@@ -133,7 +133,7 @@ void recordConvCoopWinograd(const ConvCall& c, Conv2dScratch& scratch, const Con
   const MemRange biasRange{c.weights.bias().address(), c.weights.bias().size()};
 
   {
-    const auto grid = convGrid1d(c, 16 * p.cin * p.cout / 4);
+    const auto grid = convGrid1d(c, p.cin * p.cout / 4);  // winogradF23FilterMain: a thread per (ci, 4 co)
     ParamBlock params = convHeader(p, c.weights.gemm().address(), c.weights.bias().address(), u, m, grid[0], 2);
     params.u32(0).u32(0);
     dispatchConvKernel(c,
