@@ -21,7 +21,7 @@ std::string ConvCandidate::name() const {
   if (algo == ConvAlgo::Direct && splitK > 1) return s + " split " + std::to_string(splitK);
   if (algo == ConvAlgo::General || algo == ConvAlgo::Direct) return s;
   if (algo == ConvAlgo::CoopWinograd && fused)
-    return s + " fused " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn);
+    return s + " fused " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) + (halfAccumulators ? " f16acc" : "");
   s += " " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn);
   if (tile.lanes) s += " lanes";
   if (algo == ConvAlgo::Coop && splitK > 1) s += " split " + std::to_string(splitK);
@@ -57,10 +57,12 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
   if (c.algo == ConvAlgo::General || c.algo == ConvAlgo::Direct)
     return words.size() == 1 ? std::optional<ConvCandidate>(c) : std::nullopt;
   if (words.size() < 2) return std::nullopt;
-  if (c.algo == ConvAlgo::CoopWinograd && words[1] == "fused") {  // "coop-winograd fused 32x32" or "... 64x32"
+  if (c.algo == ConvAlgo::CoopWinograd && words[1] == "fused") {  // "coop-winograd fused 32x32|64x32 [f16acc]"
     c.fused = true;
-    if (words.size() != 3 || (words[2] != "32x32" && words[2] != "64x32")) return std::nullopt;
+    if (words.size() < 3 || words.size() > 4 || (words[2] != "32x32" && words[2] != "64x32")) return std::nullopt;
+    if (words.size() == 4 && words[3] != "f16acc") return std::nullopt;
     c.tile = ConvTile{words[2] == "32x32" ? 32 : 64, 32, 0, 0};
+    c.halfAccumulators = words.size() == 4;
     return c;
   }
   int bm = 0, bn = 0;
@@ -126,6 +128,7 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
   if (c.algo != ConvAlgo::Coop && c.algo != ConvAlgo::Direct && c.splitK != 1)
     return "split-K is only for the coop and direct algorithms";
   if (c.fused && c.algo != ConvAlgo::CoopWinograd) return "only coop-winograd has a fused form";
+  if (c.halfAccumulators && !c.fused) return "fp16 accumulators are only for the fused coop-winograd form";
   ConvContext forced = cc;
   if (c.algo == ConvAlgo::GemmV2 || c.algo == ConvAlgo::Winograd) {
     if (!c.tile.valid()) return "no GEMM tile given";
@@ -148,7 +151,9 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
     if (!coopWinogradFusedFits(prob)) return "its fused form needs Cin % 16 == 0 and Cout % 32 == 0";
     if (!gemmCoopSupported(d) && !coopWinogradFusedKnob(d).emulated)
       return "its fused form needs tensor cores (or SDGEN_COOP_WINOGRAD_FUSED=emulate)";
-    const CoopWinogradFusedForm form{c.tile.bm, coopWinogradFusedKnob(d).emulated};
+    const CoopWinogradFusedForm form{c.tile.bm, coopWinogradFusedKnob(d).emulated, c.halfAccumulators};
+    if (form.halfAccumulators && !form.emulated && !d.hasCoopMatrix(16, 16, 16, "f16", "f16"))
+      return "its fp16 accumulators need the 16x16x16 f16 x f16 -> f16 subgroup shape";
     if (std::string why = coopWinogradFusedSharedProblem(form, d); !why.empty()) return why;
     const std::array<uint32_t, 3> g = coopWinogradFusedGrid(prob, form);
     if (g[0] > d.maxWorkgroupCount[0] || g[1] > d.maxWorkgroupCount[1] || g[2] > d.maxWorkgroupCount[2])
@@ -302,9 +307,13 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
   // 16 GEMMs have K = Cin, and its fp16 products make a round trip through memory; docs/perf.md, session 11),
   // it would only add tuning time. It runs when forced (--algo coop-winograd, Conv2dOptions). Its fused form
   // (session 38, built without a device: 2.25x fewer tensor-core operations with nothing in memory between the
-  // transforms) is timed where SDGEN_COOP_WINOGRAD_FUSED=1 opts in (docs/dispatch-conv.md).
+  // transforms) is timed where SDGEN_COOP_WINOGRAD_FUSED=1 opts in, with fp16 accumulators too where
+  // SDGEN_COOP_WINOGRAD_HALF_ACC=1 also does (docs/dispatch-conv.md).
   if (coop && candidateFamilyOptedIn("SDGEN_COOP_WINOGRAD_FUSED"))
-    for (int tiles : {32, 64}) add(ConvCandidate{ConvAlgo::CoopWinograd, ConvTile{tiles, 32, 0, 0}, 1, true});
+    for (bool half : {false, true}) {
+      if (half && !candidateFamilyOptedIn("SDGEN_COOP_WINOGRAD_HALF_ACC")) continue;
+      for (int tiles : {32, 64}) add(ConvCandidate{ConvAlgo::CoopWinograd, ConvTile{tiles, 32, 0, 0}, 1, true, half});
+    }
   // GEMM v2 computes fp16 on CUDA cores: wherever tensor-core tiles run, it lost every SD 1.5 row on the H100
   // (docs/dispatch-conv.md), and it is the slowest candidate to time on the VAE's 512^2 layers.
   if (!coop) add(ConvCandidate{ConvAlgo::GemmV2, chooseConvTile(prob.m(), prob.cout, cc.device), 1});

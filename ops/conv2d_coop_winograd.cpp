@@ -30,8 +30,11 @@ CoopWinogradFusedForm coopWinogradFusedKnob(const DeviceInfo& device) {
   const char* v = std::getenv("SDGEN_COOP_WINOGRAD_FUSED");
   if (!v) return {};
   const std::string s = v;
-  if (s == "emulate" || s == "emulate64") return {s == "emulate" ? 32 : 64, true};
-  if ((s == "1" || s == "64") && gemmCoopSupported(device)) return {s == "1" ? 32 : 64, false};
+  const char* h = std::getenv("SDGEN_COOP_WINOGRAD_HALF_ACC");
+  const bool half = h && std::string(h) == "1";
+  if (s == "emulate" || s == "emulate64") return {s == "emulate" ? 32 : 64, true, half};
+  if ((s == "1" || s == "64") && gemmCoopSupported(device))
+    return {s == "1" ? 32 : 64, false, half && device.hasCoopMatrix(16, 16, 16, "f16", "f16")};
   return {};
 }
 
@@ -87,6 +90,7 @@ static void recordFused(const ConvCall& c, Conv2dScratch& scratch, const CoopWin
   KernelFeatures features;
   if (subgroups == 1) features.defines = {{"SDGEN_COOP_EMULATION", "1"}};
   else features.capabilities = {"spvCooperativeMatrixKHR"};
+  if (form.halfAccumulators) features.defines.push_back({"SDGEN_WINOGRAD_HALF_ACC", "1"});
   const std::string src = convWrapper({"conv.conv_winograd_coop"}, "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
                                       "convWinogradCoopMain<E, S, " + std::to_string(form.tileRows()) + ", " +
                                           std::to_string(subgroups) + ", " +
@@ -96,11 +100,13 @@ static void recordFused(const ConvCall& c, Conv2dScratch& scratch, const CoopWin
   for (const MemRange& r : rangesOf(tensorsRead(c.out))) reads.push_back(r);
   reads.push_back(uRange);
   reads.push_back(MemRange{c.weights.bias().address(), c.weights.bias().size()});
-  const std::string kernel = "coop-winograd fused " + std::to_string(form.tiles) + "x32";
+  const std::string kernel =
+      "coop-winograd fused " + std::to_string(form.tiles) + "x32" + (form.halfAccumulators ? " f16acc" : "");
   dispatchConvKernel(c, src, form.emulated ? kernel + " emulated" : kernel, grid, params, reads,
                      rangesOf(tensorsWritten(c.out)), features);
   c.info.scratchBytes = uBytes;
-  c.info.tile = "fused " + std::to_string(form.tiles) + "x32";  // the plan's tile is the unfused form's GEMM tile
+  // The plan's tile is the unfused form's GEMM tile.
+  c.info.tile = "fused " + std::to_string(form.tiles) + "x32" + (form.halfAccumulators ? " f16acc" : "");
 }
 
 void recordConvCoopWinograd(const ConvCall& c, Conv2dScratch& scratch, const ConvCandidate* candidate,
@@ -109,7 +115,7 @@ void recordConvCoopWinograd(const ConvCall& c, Conv2dScratch& scratch, const Con
   // The fused form: a candidate that names it, or (forced algorithm, no candidate) the knob where it fits.
   const CoopWinogradFusedForm knob = coopWinogradFusedKnob(c.ctx.info());
   if (candidate && candidate->fused) {
-    recordFused(c, scratch, {candidate->tile.bm, knob.emulated});
+    recordFused(c, scratch, {candidate->tile.bm, knob.emulated, candidate->halfAccumulators});
     return;
   }
   if (!candidate && knob.tiles && coopWinogradFusedFits(p)) {

@@ -130,6 +130,7 @@ TEST(ConvCandidates, NamesRoundTrip) {
       {ConvAlgo::CoopWinograd, ConvTile{128, 128, 0, 0}, 1},
       {ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 4},
       {ConvAlgo::CoopWinograd, ConvTile{64, 32, 0, 0}, 1, true},
+      {ConvAlgo::CoopWinograd, ConvTile{32, 32, 0, 0}, 1, true, true},
   };
   for (const ConvCandidate& c : all) {
     std::optional<ConvCandidate> back = ops::parseConvCandidate(c.name());
@@ -140,11 +141,13 @@ TEST(ConvCandidates, NamesRoundTrip) {
   EXPECT_EQ(all[4].name(), "gemm-v2 32x32 lanes");
   EXPECT_EQ(all[7].name(), "coop-winograd 128x128");
   EXPECT_EQ(all[9].name(), "coop-winograd fused 64x32");
+  EXPECT_EQ(all[10].name(), "coop-winograd fused 32x32 f16acc");
   for (const char* bad : {"", "auto", "coop", "coop 96x96", "coop 64x64 split", "coop 64x64 split 1", "coop 64x64 split x",
                           "winograd 64x64 split 2", "gemm-v2 7x9", "gemm-v2 64x64 extra", "direct 16x16",
                           "general general", "gemm-v2 24x32 lanes", "winograd -64x64", "coop-winograd",
                           "coop-winograd 96x96", "coop-winograd 64x64 split 2", "coop-winograd fused",
-                          "coop-winograd fused 64x64", "coop-winograd fused 32x32 split 2", "coop fused", "direct fused"})
+                          "coop-winograd fused 64x64", "coop-winograd fused 32x32 split 2", "coop-winograd fused 32x32 f16",
+                          "coop-winograd 32x32 f16acc", "coop fused", "direct fused"})
     EXPECT_FALSE(ops::parseConvCandidate(bad)) << bad;
 }
 
@@ -313,6 +316,16 @@ TEST_F(ConvTuneTest, FusedWinogradCandidateIsOptIn) {
   EXPECT_TRUE(fusedNames(p).empty());
   test::ScopedEnv on("SDGEN_COOP_WINOGRAD_FUSED", "1");
   EXPECT_EQ(fusedNames(p), (std::vector<std::string>{"coop-winograd fused 32x32", "coop-winograd fused 64x32"}));
+  {
+    test::ScopedEnv half("SDGEN_COOP_WINOGRAD_HALF_ACC", "1");  // the f16acc forms too
+    EXPECT_EQ(fusedNames(p), (std::vector<std::string>{"coop-winograd fused 32x32", "coop-winograd fused 64x32",
+                                                       "coop-winograd fused 32x32 f16acc", "coop-winograd fused 64x32 f16acc"}));
+    DeviceInfo noHalf = d;  // without the f16 -> f16 shape: refused by name
+    noHalf.coopMatrixShapes.pop_back();
+    EXPECT_NE(ops::candidateViolation({ConvAlgo::CoopWinograd, ConvTile{32, 32, 0, 0}, 1, true, true}, p,
+                                      {noHalf, w, true, {}, true}).find("f16 -> f16"),
+              std::string::npos);
+  }
   const ConvCandidate fused{ConvAlgo::CoopWinograd, ConvTile{32, 32, 0, 0}, 1, true};
   EXPECT_EQ(ops::candidateViolation(fused, p, cc), "");
   ops::ConvProblem narrow = p;  // Cout 48: not whole 32-channel blocks

@@ -11,7 +11,8 @@
 namespace sdgen::conv_test {
 namespace {
 
-// Both forms (32 tiles of 2x2 outputs per workgroup: 16 x 2; 64: 16 x 4): partial 2x2 tiles (odd sizes) and
+// Both forms (32 tiles of 2x2 outputs per workgroup: 16 x 2; 64: 16 x 4), with fp32 and fp16 accumulators (a
+// deep Cin of 48 is 3 slices; the fp16 sums over 1280 channels read 2.6e-3 emulated): partial 2x2 tiles (odd sizes) and
 // partial tile blocks, two images, several 16-channel slices and 32-channel output blocks, a computed input (its
 // expression read once per halo element) with a residual sink; one case per form runs as the autotune's candidate
 // instead of the forced algorithm. What the fused form cannot take keeps the unfused form (refused by name where
@@ -21,10 +22,16 @@ TEST_P(ConvTest, CoopWinogradFused) {
   const Case cases[] = {{"odd, two images", 2, 9, 11, 16, 32, k3},
                         {"wide, 2 slices, 2 channel blocks", 1, 6, 37, 32, 64, k3},
                         {"tall, 3 slices", 1, 19, 7, 48, 32, k3}};
+  const bool halfShape = !real || ctx().info().hasCoopMatrix(16, 16, 16, "f16", "f16");
   uint32_t seed = 1400;
-  for (int tiles : {32, 64}) {
+  for (int form = 0; form < 4; ++form) {
+    const int tiles = form % 2 ? 64 : 32;
+    const bool half = form >= 2;  // fp16 accumulators (where the device has the f16 -> f16 shape)
+    if (half && !halfShape) continue;
     test::ScopedEnv knob("SDGEN_COOP_WINOGRAD_FUSED", real ? (tiles == 32 ? "1" : "64") : (tiles == 32 ? "emulate" : "emulate64"));
-    const std::string label = "coop-winograd fused " + std::to_string(tiles) + "x32" + (real ? "" : " emulated");
+    test::ScopedEnv halfKnob("SDGEN_COOP_WINOGRAD_HALF_ACC", half ? "1" : nullptr);
+    const std::string block = std::to_string(tiles) + "x32" + (half ? " f16acc" : "");
+    const std::string label = "coop-winograd fused " + block + (real ? "" : " emulated");
     for (const Case& c : cases) {
       Expr x = input({c.n, c.h, c.w, c.cin}, seed++), shift = input({c.cin}, seed++);
       Expr in = c.cin > 16 ? silu(x) + shift : x;
@@ -44,15 +51,15 @@ TEST_P(ConvTest, CoopWinogradFused) {
       ops::Conv2dOptions o = options(ConvAlgo::CoopWinograd);
       if (&c == &cases[2]) {
         o = options(ConvAlgo::Auto);
-        o.candidate = ops::ConvCandidate{ConvAlgo::CoopWinograd, ops::ConvTile{tiles, 32, 0, 0}, 1, true};
+        o.candidate = ops::ConvCandidate{ConvAlgo::CoopWinograd, ops::ConvTile{tiles, 32, 0, 0}, 1, true, half};
       }
       auto info = ops::conv2d(ctx(), seq, in, *l.gpu, residualAdd(bufferSink(out), residual), o);
       seq.run();
       ASSERT_FALSE(info.kernels.empty());
       EXPECT_NE(info.kernels[0].find("coop-winograd filter"), std::string::npos) << info.kernels[0];
       EXPECT_NE(info.kernels.back().find(label), std::string::npos) << info.kernels.back();
-      EXPECT_EQ(info.tile, "fused " + std::to_string(tiles) + "x32");
-      compareRoundedInput(read(out), ref, "fused coop-winograd " + std::to_string(tiles) + ", " + c.name);
+      EXPECT_EQ(info.tile, "fused " + block);
+      compareRoundedInput(read(out), ref, "fused coop-winograd " + block + ", " + c.name);
     }
   }
   if (dt() != DType::F16 || real) return;
@@ -63,7 +70,7 @@ TEST_P(ConvTest, CoopWinogradFused) {
               {"algorithm coop-winograd", "Cout % 32"});
 }
 
-// The real fused kernels (4 and 8 subgroups, cooperative matrices) compile to SPIR-V on any machine, where CI runs only
+// The real fused kernels (4 and 8 subgroups, fp32 and fp16 accumulators, cooperative matrices) compile to SPIR-V on any machine, where CI runs only
 // the emulation above.
 TEST(ConvWinogradFused, RealKernelCompilesToSpirv) {
   const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-winograd-fused-compile-test";
@@ -80,6 +87,9 @@ TEST(ConvWinogradFused, RealKernelCompilesToSpirv) {
                                    "typealias E = Buf<29,F16Storage,1,0>;\ntypealias S = BufSink<36,F16Storage>;\n",
                                    "convWinogradCoopMain<E, S, 4, 8, 2728>(group, local);", 256);
   src.label = "conv winograd fused 64";
+  test::expectCompiles(compiler, src);
+  src.defines = {{"SDGEN_WINOGRAD_HALF_ACC", "1"}};
+  src.label = "conv winograd fused 64 f16acc";
   test::expectCompiles(compiler, src);
   std::filesystem::remove_all(cache);
 }

@@ -3,8 +3,8 @@
 # build/default/tests/model_check/sdgen_model_check` and `scripts/device/slim-tree.sh on`). Usage: s37-b.sh [HALF [WAVE [FUSED]]]
 # (the attention's fp16 accumulation to try, 1-3, from call C; default 3; WAVE: SDGEN_WAVE_TILE's form for the linear
 # knobs, e.g. HO where call A's K-1280 rows won on coop:64,160,32,2,5,H,O; FUSED=1: the fused Winograd conv
-# candidates in the "all" runs' autotune, with their own tuning cache, where s38-a.sh found them faster; session
-# 38; default none). SDXL's fp16 1024^2 UNet step, one process
+# candidates in the "all" runs' autotune, with their own tuning cache, where s38-a.sh found them faster, FUSED=h
+# their fp16-accumulator forms too; session 38; default none). SDXL's fp16 1024^2 UNet step, one process
 # each, alternating: base (every new knob off), all (the tail split, the 448-deep split tile on the 32^2 output
 # projections and the attention's fp16 accumulation), attention alone, the linear knobs alone, base, all; beside
 # diffusers' eager and CUDA-graph step in the same call (make_sdxl_random.py), parity against torch fp32 for each,
@@ -19,13 +19,14 @@ HALF=${1:-3} WAVE=${2:-} FUSED=${3:-}
 for r in base-1 all-1 attention-1 linear-1 base-2 all-2; do
   t=0; p=640; h=0; wt=; fw=; cache=/tmp/sdxl-cache
   case "${r%-*}" in all) t=1; p=448; h=$HALF; wt=$WAVE; fw=$FUSED ;; attention) h=$HALF ;; linear) t=1; p=448; wt=$WAVE ;; esac
+  fh=; [ "$fw" = h ] && { fw=1; fh=1; }
   [ -n "$fw" ] && cache=/tmp/sdxl-cache-fused
   if [ "$r" = all-2 ]; then
     nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv,noheader -lms 200 > "$OUT/clocks-step.txt" &
     smi=$!
   fi
   SDGEN_TAIL_SPLIT=$t SDGEN_SPLIT_HALF_MIN_PART_K=$p SDGEN_ATTENTION_HALF_ACC=$h SDGEN_WAVE_TILE=$wt SDGEN_COOP_WINOGRAD_FUSED=$fw \
-    SDGEN_CACHE_DIR=$cache timeout 150 \
+    SDGEN_COOP_WINOGRAD_HALF_ACC=$fh SDGEN_CACHE_DIR=$cache timeout 150 \
     ./build/default/tests/model_check/sdgen_model_check \
     --refs "$w/refs/sdxl_random" --model "$w/models/sdxl-random" --precision fp16 --repetitions 30 > "$OUT/check-$r.txt" 2>&1
   echo "$r rc=$?: $(grep -E 'fp16 +unet step( GPU|.*launches)' "$OUT/check-$r.txt" | tr -s ' ' | tr '\n' ' ' | cut -c1-300)"
