@@ -21,7 +21,8 @@ std::string ConvCandidate::name() const {
   if (algo == ConvAlgo::Direct && splitK > 1) return s + " split " + std::to_string(splitK);
   if (algo == ConvAlgo::General || algo == ConvAlgo::Direct) return s;
   if (algo == ConvAlgo::CoopWinograd && fused)
-    return s + " fused " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) + (halfAccumulators ? " f16acc" : "");
+    return s + " fused " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) +
+           (halfAccumulators ? " f16acc" : "");
   s += " " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn);
   if (tile.lanes) s += " lanes";
   if (algo == ConvAlgo::Coop && splitK > 1) s += " split " + std::to_string(splitK);

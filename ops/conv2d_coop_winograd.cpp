@@ -71,8 +71,9 @@ static void recordFused(const ConvCall& c, Conv2dScratch& scratch, const CoopWin
     ParamBlock params =
         convHeader(p, c.weights.gemm().address(), c.weights.bias().address(), mem.address(), 0, grid[0], 2);
     params.u32(0).u32(0);
-    dispatchConvKernel(c, convWrapper({"conv.winograd_f23"}, "", "winogradF23FilterMain(winogradF23Item(group, local));"),
-                       "coop-winograd filter", grid, params, {gemmRange}, {uRange});
+    const std::string filter = "winogradF23FilterMain(winogradF23Item(group, local));";
+    dispatchConvKernel(c, convWrapper({"conv.winograd_f23"}, "", filter), "coop-winograd filter", grid, params,
+                       {gemmRange}, {uRange});
   }
   Expr input = c.input;
   if (convInputTableWanted(p.n * p.h * p.w * p.cin))
@@ -91,7 +92,8 @@ static void recordFused(const ConvCall& c, Conv2dScratch& scratch, const CoopWin
   if (subgroups == 1) features.defines = {{"SDGEN_COOP_EMULATION", "1"}};
   else features.capabilities = {"spvCooperativeMatrixKHR"};
   if (form.halfAccumulators) features.defines.push_back({"SDGEN_WINOGRAD_HALF_ACC", "1"});
-  const std::string src = convWrapper({"conv.conv_winograd_coop"}, "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
+  const std::string src = convWrapper({"conv.conv_winograd_coop"},
+                                      "typealias E = " + e + ";\ntypealias S = " + s + ";\n",
                                       "convWinogradCoopMain<E, S, " + std::to_string(form.tileRows()) + ", " +
                                           std::to_string(subgroups) + ", " +
                                           std::to_string(form.sharedWords()) + ">(group, local);",

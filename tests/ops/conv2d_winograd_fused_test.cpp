@@ -1,6 +1,6 @@
 // Winograd F(2,3) fused on tensor cores (coop-winograd's fused form, shaders/conv/conv_winograd_coop.slang;
-// SDGEN_COOP_WINOGRAD_FUSED): on a tensor-core device the real kernel (4 subgroups), elsewhere the same code on
-// software matrices (one subgroup doing the four rows of B^T), against float64 with the fp16-operand bar. Suite
+// SDGEN_COOP_WINOGRAD_FUSED): on a tensor-core device the real kernels (4 or 8 subgroups), elsewhere the same code on
+// software matrices (one subgroup taking every unit in turn), against float64 with the fp16-operand bar. Suite
 // ConvTest (conv2d_test_fixture.h), instantiated in conv2d_test.cpp.
 #include <filesystem>
 
@@ -11,24 +11,25 @@
 namespace sdgen::conv_test {
 namespace {
 
-// Both forms (32 tiles of 2x2 outputs per workgroup: 16 x 2; 64: 16 x 4), with fp32 and fp16 accumulators (a
-// deep Cin of 48 is 3 slices; the fp16 sums over 1280 channels read 2.6e-3 emulated): partial 2x2 tiles (odd sizes) and
-// partial tile blocks, two images, several 16-channel slices and 32-channel output blocks, a computed input (its
-// expression read once per halo element) with a residual sink; one case per form runs as the autotune's candidate
-// instead of the forced algorithm. What the fused form cannot take keeps the unfused form (refused by name where
-// only the emulation could run it).
+// Both blocks (32 tiles of 2x2 outputs per workgroup: 16 x 2; 64: 16 x 4), with fp32 and fp16 accumulators: partial
+// 2x2 tiles (odd sizes) and partial tile blocks, two images, several 16-channel slices (a deep case of 32, where fp16
+// accumulation shows) and 32-channel output blocks, a computed input (its expression read once per halo element)
+// with a residual sink; one case per form runs as the autotune's candidate instead of the forced algorithm. What the
+// fused form cannot take keeps the unfused form (refused by name where only the emulation could run it).
 TEST_P(ConvTest, CoopWinogradFused) {
   const bool real = ops::gemmCoopSupported(ctx().info());
   const Case cases[] = {{"odd, two images", 2, 9, 11, 16, 32, k3},
                         {"wide, 2 slices, 2 channel blocks", 1, 6, 37, 32, 64, k3},
-                        {"tall, 3 slices", 1, 19, 7, 48, 32, k3}};
+                        {"tall, 3 slices", 1, 19, 7, 48, 32, k3},
+                        {"deep, 32 slices", 1, 6, 10, 512, 32, k3}};
   const bool halfShape = !real || ctx().info().hasCoopMatrix(16, 16, 16, "f16", "f16");
   uint32_t seed = 1400;
-  for (int form = 0; form < 4; ++form) {
-    const int tiles = form % 2 ? 64 : 32;
-    const bool half = form >= 2;  // fp16 accumulators (where the device has the f16 -> f16 shape)
+  for (int f = 0; f < 4; ++f) {
+    const int tiles = f % 2 ? 64 : 32;
+    const bool half = f >= 2;  // fp16 accumulators (where the device has the f16 -> f16 shape)
     if (half && !halfShape) continue;
-    test::ScopedEnv knob("SDGEN_COOP_WINOGRAD_FUSED", real ? (tiles == 32 ? "1" : "64") : (tiles == 32 ? "emulate" : "emulate64"));
+    const char* form = real ? (tiles == 32 ? "1" : "64") : (tiles == 32 ? "emulate" : "emulate64");
+    test::ScopedEnv knob("SDGEN_COOP_WINOGRAD_FUSED", form);
     test::ScopedEnv halfKnob("SDGEN_COOP_WINOGRAD_HALF_ACC", half ? "1" : nullptr);
     const std::string block = std::to_string(tiles) + "x32" + (half ? " f16acc" : "");
     const std::string label = "coop-winograd fused " + block + (real ? "" : " emulated");
@@ -70,8 +71,8 @@ TEST_P(ConvTest, CoopWinogradFused) {
               {"algorithm coop-winograd", "Cout % 32"});
 }
 
-// The real fused kernels (4 and 8 subgroups, fp32 and fp16 accumulators, cooperative matrices) compile to SPIR-V on any machine, where CI runs only
-// the emulation above.
+// The real fused kernels (4 and 8 subgroups, fp32 and fp16 accumulators, cooperative matrices) compile to SPIR-V on
+// any machine, where CI runs only the emulation above.
 TEST(ConvWinogradFused, RealKernelCompilesToSpirv) {
   const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-winograd-fused-compile-test";
   std::filesystem::remove_all(cache);
