@@ -17,27 +17,25 @@ echo "ops tests rc=$rc: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/tests.log" | tail
 grep -E "Failure|FAILED|got|VUID|max relative" "$OUT/tests.log" | head -16 | cut -c1-220
 [ $rc -eq 0 ] || exit 1
 S=./build/default/app/sdgen
-for f in 1 64; do
-  for h in 0 1; do
-    SDGEN_PIPELINE_STATS=1 SDGEN_COOP_WINOGRAD_FUSED=$f SDGEN_COOP_WINOGRAD_HALF_ACC=$h timeout 60 $S --bench-conv2d \
-      --precision fp16 --shape 1,512,512,128,128,3,1 --algo coop-winograd --quick > "$OUT/stats-$f-$h.txt" 2>&1
-    grep -iE "fused" "$OUT/stats-$f-$h.txt" | head -4 | cut -c1-220
-  done
-done
 # VAE (SD 1.5 decode at 512^2: 512 ch at 128^2, 256 at 256^2, 128 at 512^2; the table's 2x rows 512 at 256^2 and
 # 256 at 512^2) and SDXL's UNet (320 at 128^2, 1280 at 32^2, batch 2): coop (the rule's tile), the fused forms with
-# fp32 and fp16 accumulators, cuDNN in each run. (The unfused form lost 1.6-2x to coop in session 11.)
+# fp32 and fp16 accumulators, cuDNN in each run. (The unfused form lost 1.6-2x to coop in session 11.) The first
+# shape's runs print each pipeline's registers and shared memory (SDGEN_PIPELINE_STATS).
+stats=1
 for sh in 1,512,512,128,128,3,1 1,256,256,256,256,3,1 1,128,128,512,512,3,1 1,512,512,256,256,3,1 \
   1,256,256,512,512,3,1 2,320,320,128,128,3,1 2,1280,1280,32,32,3,1; do
   for r in coop fused fused64 fusedh fused64h; do
     a=coop-winograd f=1 h=0
     case $r in coop) a=coop ;; fused64) f=64 ;; fusedh) h=1 ;; fused64h) f=64; h=1 ;; esac
-    SDGEN_COOP_WINOGRAD_FUSED=$f SDGEN_COOP_WINOGRAD_HALF_ACC=$h timeout 60 $S --bench-conv2d --precision fp16 \
-      --reference cudnn --shape $sh --algo $a > "$OUT/bench-${sh//,/_}-$r.txt" 2>&1
+    SDGEN_PIPELINE_STATS=$stats SDGEN_COOP_WINOGRAD_FUSED=$f SDGEN_COOP_WINOGRAD_HALF_ACC=$h timeout 60 $S \
+      --bench-conv2d --precision fp16 --reference cudnn --shape $sh --algo $a > "$OUT/bench-${sh//,/_}-$r.txt" 2>&1
     echo "$sh $r rc=$?: $(grep -E "fp16" "$OUT/bench-${sh//,/_}-$r.txt" | grep -vE "^#" | tail -1 | tr -s ' ' | cut -c1-200)"
+    [ "$stats" = 1 ] && grep -E "pipeline stats" "$OUT/bench-${sh//,/_}-$r.txt" | grep -E "fused|coop [0-9]" | head -3 |
+      cut -c1-220
   done
+  stats=0
 done
-# SD 1.5's fp16 profile with fresh tuning caches, the fused candidate off / on / off / on (one process each: the
+# SD 1.5's fp16 profile with fresh tuning caches, the fused candidates off / on / off / on (one process each: the
 # tuner's choices, the VAE decode's and the UNet step's conv time), then its parity with the "on" cache.
 source scripts/device/python-env.sh >/dev/null 2>&1
 rm -rf /tmp/e2e
