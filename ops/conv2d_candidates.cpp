@@ -280,9 +280,10 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     // The 256x256 fp16-accumulator tile (the linear layers' large tile, spirv-opt) in K parts of <= 2048, where
     // its few tiles in 2-8 parts fill one wave (one workgroup per SM) to >= 60 %: the VAE's 64^2 convolutions
     // (4096 x 512, K 4608: 32 tiles in 4 parts of 1152, 128 workgroups) run 0.100 ms on 128x128 in 2 parts; as
-    // ops::chooseSplitHalfTile took SDXL's 32^2 ff out from 0.123 to 0.092 ms. Session 37, built without a
-    // device: SDGEN_CONV_HALF_SPLIT=1 adds it (docs/dispatch-conv.md).
-    if (candidateFamilyOptedIn("SDGEN_CONV_HALF_SPLIT") && cc.device.multiprocessors && prob.m() >= 2048 &&
+    // ops::chooseSplitHalfTile took SDXL's 32^2 ff out from 0.123 to 0.092 ms. Session 37; measured in session 38
+    // (H200): the tuner takes it for the ten, 0.100 -> ~0.076 ms each, the decode's conv 10.22-10.29 -> 9.98-10.07 ms
+    // with the direct conv on tensor cores. SDGEN_CONV_HALF_SPLIT=0 leaves it out (docs/dispatch-conv.md).
+    if (candidateFamilyOn("SDGEN_CONV_HALF_SPLIT") && cc.device.multiprocessors && prob.m() >= 2048 &&
         prob.cout % 256 == 0 && cc.device.hasCoopMatrix(16, 16, 16, "f16", "f16")) {
       const int64_t halfTiles = ((prob.m() + 255) / 256) * (prob.cout / 256), sms = cc.device.multiprocessors;
       for (int parts : {2, 3, 4, 6, 8}) {

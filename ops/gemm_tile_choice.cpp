@@ -237,8 +237,8 @@ std::optional<GemmTile> chooseSplitHalfTile(const GemmTile& current, int64_t m, 
   return t;
 }
 
-// Tail split (session 37, docs/dispatch.md "Tail split"; built without a device, off unless SDGEN_TAIL_SPLIT=1
-// until measured). The 256 x 256 fp16-accumulator tile runs one workgroup per SM; SDXL's 32^2 GEGLU projection
+// Tail split (session 37, docs/dispatch.md "Tail split"; measured in session 38: SDXL's step 69.96 -> 69.24 ms;
+// SDGEN_TAIL_SPLIT=0 turns it off). The 256 x 256 fp16-accumulator tile runs one workgroup per SM; SDXL's 32^2 GEGLU projection
 // (2048 x 10240, K 1280: 320 tiles for 132 SMs) runs 0.196 ms, its first 264 tiles alone 0.132 (session 36): the
 // last 56 tiles cost a whole third wave. Split those over K instead, in as many parts as fill the last wave's
 // SMs (2: 112 workgroups of K 640), in the same launch after the whole-K tiles, and sum them in the split-K sum
@@ -247,7 +247,7 @@ std::optional<GemmTile> chooseSplitHalfTile(const GemmTile& current, int64_t m, 
 // the whole-K tiles are the column tiles that fit the waves before the last; at most 8 parts of >= 320 of K each.
 std::optional<GemmTile> chooseTailSplit(const GemmTile& current, int64_t m, int64_t n, int64_t k, const DeviceInfo& info) {
   constexpr int64_t kMinPartK = 320, kMaxParts = 8;
-  if (const char* v = std::getenv("SDGEN_TAIL_SPLIT"); !v || std::strcmp(v, "1") != 0) return std::nullopt;
+  if (const char* v = std::getenv("SDGEN_TAIL_SPLIT"); v && std::strcmp(v, "0") == 0) return std::nullopt;
   if (!info.multiprocessors || !current.isCoop() || !current.f16Accumulators || current.splitK > 1 ||
       current.tailParts > 1 || current.bm != 256 || current.bn != 256 || (current.flushK > 0 && k > current.flushK) ||
       k % current.bk)

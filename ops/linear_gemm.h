@@ -104,7 +104,7 @@ std::optional<GemmTile> chooseShortKHalfTile(const GemmTile& current, int64_t m,
 // split, M >= 2048 and M, N are multiples of 256, with 640..2048 of K per part (no flush); nullopt: keep `current`.
 std::optional<GemmTile> chooseSplitHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
                                             const DeviceInfo& info, bool spirvOpt);
-// Tail split (docs/dispatch.md "Tail split"; off unless SDGEN_TAIL_SPLIT=1): where `current` is the unsplit
+// Tail split (docs/dispatch.md "Tail split"; SDGEN_TAIL_SPLIT=0 turns it off): where `current` is the unsplit
 // 256 x 256 fp16-accumulator tile (no flush) and its tiles (one per SM; needs the SM count) fill >= 2 waves, the
 // last at most half: the column tiles that fit the waves before the last whole-K, the rest split over K in as many
 // parts (>= 2, <= 8, >= 320 of K each) as the last wave's SMs hold; nullopt: keep `current`. One batch, a plain A

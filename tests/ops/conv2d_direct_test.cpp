@@ -125,7 +125,7 @@ TEST_P(ConvTest, DirectSplitOverInputChannels) {
 TEST_P(ConvTest, DirectReadsGroupNormThroughItsTable) {
   const bool real = ops::gemmCoopSupported(ctx().info());
   for (bool coop : {false, true}) {
-    test::ScopedEnv knob("SDGEN_CONV_DIRECT_COOP", coop ? (real ? "1" : "emulate") : nullptr);
+    test::ScopedEnv knob("SDGEN_CONV_DIRECT_COOP", coop ? (real ? nullptr : "emulate") : "0");
     Expr x = input({2, 18, 20, 16}, 60);
     Expr in = groupNormSilu(x, 61);
     Layer l = layer(3, 16, k3, 62);
@@ -155,7 +155,7 @@ TEST_P(ConvTest, DirectReadsGroupNormThroughItsTable) {
 // channels, against float64 with the fp16-operand bar (its group norm table: DirectReadsGroupNormThroughItsTable).
 TEST_P(ConvTest, DirectOnTensorCores) {
   const bool real = ops::gemmCoopSupported(ctx().info());
-  test::ScopedEnv knob("SDGEN_CONV_DIRECT_COOP", real ? "1" : "emulate");
+  test::ScopedEnv knob("SDGEN_CONV_DIRECT_COOP", real ? nullptr : "emulate");  // the default on tensor cores
   const std::string label = dt() == DType::F16 ? (real ? "direct coop 16x16" : "direct coop 2x16") : "direct 16x16";
   uint32_t seed = 1300;
   struct CoopCase { Case c; int parts; bool fused; };

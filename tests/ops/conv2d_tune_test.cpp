@@ -263,10 +263,10 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
   for (auto& c : ops::convCandidates(vaeOut, {d, narrow, true, {}, true})) EXPECT_EQ(c.splitK, 1) << c.name();
 }
 
-// The 256x256 fp16-accumulator tile in K parts (session 37): only with SDGEN_CONV_HALF_SPLIT=1, only where its
+// The 256x256 fp16-accumulator tile in K parts (session 37; default since 38, SDGEN_CONV_HALF_SPLIT=0 leaves it out): only where its
 // tiles in 2-8 parts fill 60-100 % of one wave (132 SMs) with <= 2048 of K per part, and only with the f16 -> f16
 // shape. The VAE's 512 channels at 64^2 (32 tiles, K 4608): 3 parts of 1536 (96 workgroups) and 4 of 1152 (128).
-TEST_F(ConvTuneTest, HalfTileSplitCandidateIsOptIn) {
+TEST_F(ConvTuneTest, HalfTileSplitCandidate) {
   const DeviceInfo d = test::h100LikeWithHalfAccumulators();
   ops::Conv2dWeightsOptions o;
   o.storage = DType::F16;
@@ -281,8 +281,11 @@ TEST_F(ConvTuneTest, HalfTileSplitCandidateIsOptIn) {
       if (cand.tile.bm == 256) names.push_back(cand.name());
     return names;
   };
-  EXPECT_TRUE(halfNames(p, cc).empty());
-  test::ScopedEnv on("SDGEN_CONV_HALF_SPLIT", "1");
+  {
+    test::ScopedEnv off("SDGEN_CONV_HALF_SPLIT", "0");
+    EXPECT_TRUE(halfNames(p, cc).empty());
+  }
+  test::ScopedEnv on("SDGEN_CONV_HALF_SPLIT", nullptr);  // on by default since session 38
   EXPECT_EQ(halfNames(p, cc), (std::vector<std::string>{"coop 256x256 split 3", "coop 256x256 split 4"}));
   for (const std::string& n : halfNames(p, cc)) EXPECT_EQ(ops::candidateViolation(*ops::parseConvCandidate(n), p, cc), "");
   ops::ConvProblem big = p;  // 128^2: 128 tiles, so two parts would be two waves
