@@ -70,6 +70,19 @@ class ConvTuneTest : public test::VulkanTest {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
+  // fp16 weights of a 3x3 conv with `channels` in and out, and its problem on one `size` x `size` image (the VAE's
+  // 512-channel layers: the large-tile candidates' bucket).
+  ops::Conv2dWeights halfWeights3x3(int channels) {
+    ops::Conv2dWeightsOptions o;
+    o.storage = DType::F16;
+    return ops::Conv2dWeights::allocate(ctx(), channels, channels, ops::Conv2dParams::square(3), o);
+  }
+  static ops::ConvProblem square3x3(int size, int channels) {
+    ops::ConvProblem p;
+    p.n = 1, p.h = p.ho = p.w = p.wo = size, p.cin = p.cout = channels;
+    p.p = ops::Conv2dParams::square(3);
+    return p;
+  }
   void TearDown() override {
     fs::remove_all(dir_);
     VulkanTest::TearDown();
@@ -263,17 +276,14 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
   for (auto& c : ops::convCandidates(vaeOut, {d, narrow, true, {}, true})) EXPECT_EQ(c.splitK, 1) << c.name();
 }
 
-// The 256x256 fp16-accumulator tile in K parts (session 37; default since 38, SDGEN_CONV_HALF_SPLIT=0 leaves it out): only where its
-// tiles in 2-8 parts fill 60-100 % of one wave (132 SMs) with <= 2048 of K per part, and only with the f16 -> f16
-// shape. The VAE's 512 channels at 64^2 (32 tiles, K 4608): 3 parts of 1536 (96 workgroups) and 4 of 1152 (128).
+// The 256x256 fp16-accumulator tile in K parts (session 37; a default candidate since 38, SDGEN_CONV_HALF_SPLIT=0
+// leaves it out): only where its tiles in 2-8 parts fill 60-100 % of one wave (132 SMs) with <= 2048 of K per part,
+// and only with the f16 -> f16 shape. The VAE's 512 channels at 64^2 (32 tiles, K 4608): 3 parts of 1536 (96
+// workgroups) and 4 of 1152 (128).
 TEST_F(ConvTuneTest, HalfTileSplitCandidate) {
   const DeviceInfo d = test::h100LikeWithHalfAccumulators();
-  ops::Conv2dWeightsOptions o;
-  o.storage = DType::F16;
-  auto w = ops::Conv2dWeights::allocate(ctx(), 512, 512, ops::Conv2dParams::square(3), o);
-  ops::ConvProblem p;
-  p.n = 1, p.h = p.ho = p.w = p.wo = 64, p.cin = p.cout = 512;
-  p.p = ops::Conv2dParams::square(3);
+  auto w = halfWeights3x3(512);
+  const ops::ConvProblem p = square3x3(64, 512);
   const ops::ConvContext cc{d, w, true, {}, true};
   auto halfNames = [&](const ops::ConvProblem& prob, const ops::ConvContext& c) {
     std::vector<std::string> names;
@@ -303,12 +313,8 @@ TEST_F(ConvTuneTest, HalfTileSplitCandidate) {
 // problems with Cin % 16 == 0 and Cout % 32 == 0 on a tensor-core device; refused by name elsewhere.
 TEST_F(ConvTuneTest, FusedWinogradCandidateIsOptIn) {
   const DeviceInfo d = test::h100LikeWithHalfAccumulators();
-  ops::Conv2dWeightsOptions o;
-  o.storage = DType::F16;
-  auto w = ops::Conv2dWeights::allocate(ctx(), 512, 512, ops::Conv2dParams::square(3), o);
-  ops::ConvProblem p;
-  p.n = 1, p.h = p.ho = p.w = p.wo = 128, p.cin = p.cout = 512;
-  p.p = ops::Conv2dParams::square(3);
+  auto w = halfWeights3x3(512);
+  const ops::ConvProblem p = square3x3(128, 512);
   const ops::ConvContext cc{d, w, true, {}, true};
   auto fusedNames = [&](const ops::ConvProblem& prob) {
     std::vector<std::string> names;
