@@ -20,9 +20,6 @@ std::string ConvCandidate::name() const {
   std::string s = convAlgoName(algo);
   if (algo == ConvAlgo::Direct && splitK > 1) return s + " split " + std::to_string(splitK);
   if (algo == ConvAlgo::General || algo == ConvAlgo::Direct) return s;
-  if (algo == ConvAlgo::CoopWinograd && fused)
-    return s + " fused " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) +
-           (halfAccumulators ? " f16acc" : "");
   s += " " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn);
   if (tile.lanes) s += " lanes";
   if (algo == ConvAlgo::Coop && splitK > 1) s += " split " + std::to_string(splitK);
@@ -58,14 +55,6 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
   if (c.algo == ConvAlgo::General || c.algo == ConvAlgo::Direct)
     return words.size() == 1 ? std::optional<ConvCandidate>(c) : std::nullopt;
   if (words.size() < 2) return std::nullopt;
-  if (c.algo == ConvAlgo::CoopWinograd && words[1] == "fused") {  // "coop-winograd fused 32x32|64x32 [f16acc]"
-    c.fused = true;
-    if (words.size() < 3 || words.size() > 4 || (words[2] != "32x32" && words[2] != "64x32")) return std::nullopt;
-    if (words.size() == 4 && words[3] != "f16acc") return std::nullopt;
-    c.tile = ConvTile{words[2] == "32x32" ? 32 : 64, 32, 0, 0};
-    c.halfAccumulators = words.size() == 4;
-    return c;
-  }
   int bm = 0, bn = 0;
   char x = 0, rest = 0;
   std::istringstream tile(words[1]);
@@ -128,8 +117,6 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
   if (c.algo == ConvAlgo::Auto) return "auto is no candidate";
   if (c.algo != ConvAlgo::Coop && c.algo != ConvAlgo::Direct && c.splitK != 1)
     return "split-K is only for the coop and direct algorithms";
-  if (c.fused && c.algo != ConvAlgo::CoopWinograd) return "only coop-winograd has a fused form";
-  if (c.halfAccumulators && !c.fused) return "fp16 accumulators are only for the fused coop-winograd form";
   ConvContext forced = cc;
   if (c.algo == ConvAlgo::GemmV2 || c.algo == ConvAlgo::Winograd) {
     if (!c.tile.valid()) return "no GEMM tile given";
@@ -143,22 +130,6 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
     if (c.splitK > (prob.cin + 15) / 16) return "more parts than 16-channel slices of the input";
     if (prob.n * c.splitK > int64_t(d.maxWorkgroupCount[2])) return "N x parts exceeds the device's grid";
     if (prob.n * c.splitK * prob.ho * prob.wo * 4 >= kInt32Limit) return "its partials have 2^31 elements or more";
-    return {};
-  }
-  if (c.algo == ConvAlgo::CoopWinograd && c.fused) {  // contractViolation checked its grid where it runs fused
-    if ((c.tile.bm != 32 && c.tile.bm != 64) || c.tile.bn != 32)
-      return "no fused coop-winograd block " + std::to_string(c.tile.bm) + "x" + std::to_string(c.tile.bn) +
-             " (32x32 or 64x32)";
-    if (!coopWinogradFusedFits(prob)) return "its fused form needs Cin % 16 == 0 and Cout % 32 == 0";
-    if (!gemmCoopSupported(d) && !coopWinogradFusedKnob(d).emulated)
-      return "its fused form needs tensor cores (or SDGEN_COOP_WINOGRAD_FUSED=emulate)";
-    const CoopWinogradFusedForm form{c.tile.bm, coopWinogradFusedKnob(d).emulated, c.halfAccumulators};
-    if (form.halfAccumulators && !form.emulated && !d.hasCoopMatrix(16, 16, 16, "f16", "f16"))
-      return "its fp16 accumulators need the 16x16x16 f16 x f16 -> f16 subgroup shape";
-    if (std::string why = coopWinogradFusedSharedProblem(form, d); !why.empty()) return why;
-    const std::array<uint32_t, 3> g = coopWinogradFusedGrid(prob, form);
-    if (g[0] > d.maxWorkgroupCount[0] || g[1] > d.maxWorkgroupCount[1] || g[2] > d.maxWorkgroupCount[2])
-      return "the grid of its fused form exceeds the device's workgroup count limits";
     return {};
   }
   if (c.algo == ConvAlgo::CoopWinograd) {
@@ -291,6 +262,20 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
         if (p >= 2 && halfTiles * p <= sms && 5 * halfTiles * p >= 3 * sms)
           add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, p});
       }
+      // ... and over several waves (session 39; SDGEN_CONV_HALF_WAVES=1 opts in until measured): the fewest parts
+      // whose K fits one fp16 chunk (<= 2048: unsplit where K does), and one more, where the last wave of 256 x 256
+      // workgroups is >= 3/4 full. The VAE's 128^2 512-channel convs (128 tiles, K 4608: 3 parts, 384 workgroups,
+      // 2.9 waves) and its 256^2 ones (256 tiles: 512 -> 256 in 3 parts, 256 -> 256 in 2 of 1152) run ~220
+      // TFLOP/s on 128 x 128 fp32 accumulators; the split form reached ~257 on the 64^2 ones.
+      if (candidateFamilyOptedIn("SDGEN_CONV_HALF_WAVES")) {
+        const int64_t fewest = (slices * kCoopBk + kHalfTileMaxPartK - 1) / kHalfTileMaxPartK;
+        for (int64_t parts : {fewest, fewest + 1}) {
+          const int p = normalizedSplitParts(parts, slices);
+          const int64_t groups = halfTiles * p, lastWave = groups % sms;
+          if (groups > sms && (lastWave == 0 || 4 * lastWave >= 3 * sms) && (p == 1 || cc.haveScratch))
+            add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, p});
+        }
+      }
     }
     // 64x64 tiles split K where few tiles walk a deep K (docs/dispatch.md "Split-K"): at most 16 parts, each
     // part at least 4 slices of K, and no more than about 2,000 64x64 workgroups in all.
@@ -307,15 +292,9 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
   if (!coop) add(ConvCandidate{ConvAlgo::Winograd, chooseConvTile(prob.tiles(), prob.cout, cc.device, 36), 1});
   // coop-winograd is not timed: measured 1.2-2x slower than coop on every SD 1.5 3x3 row on the H100 (its
   // 16 GEMMs have K = Cin, and its fp16 products make a round trip through memory; docs/perf.md, session 11),
-  // it would only add tuning time. It runs when forced (--algo coop-winograd, Conv2dOptions). Its fused form
-  // (session 38, built without a device: 2.25x fewer tensor-core operations with nothing in memory between the
-  // transforms) is timed where SDGEN_COOP_WINOGRAD_FUSED=1 opts in, with fp16 accumulators too where
-  // SDGEN_COOP_WINOGRAD_HALF_ACC=1 also does (docs/dispatch-conv.md).
-  if (coop && candidateFamilyOptedIn("SDGEN_COOP_WINOGRAD_FUSED"))
-    for (bool half : {false, true}) {
-      if (half && !candidateFamilyOptedIn("SDGEN_COOP_WINOGRAD_HALF_ACC")) continue;
-      for (int tiles : {32, 64}) add(ConvCandidate{ConvAlgo::CoopWinograd, ConvTile{tiles, 32, 0, 0}, 1, true, half});
-    }
+  // it would only add tuning time. It runs when forced (--algo coop-winograd, Conv2dOptions). (A fused form, the
+  // products kept in the workgroup, was built twice and measured 3.8-5x slower than coop on the H200: sessions 23
+  // and 38, docs/perf.md.)
   // GEMM v2 computes fp16 on CUDA cores: wherever tensor-core tiles run, it lost every SD 1.5 row on the H100
   // (docs/dispatch-conv.md), and it is the slowest candidate to time on the VAE's 512^2 layers.
   if (!coop) add(ConvCandidate{ConvAlgo::GemmV2, chooseConvTile(prob.m(), prob.cout, cc.device), 1});

@@ -161,12 +161,8 @@ std::string contractViolation(ConvAlgo algo, const ConvProblem& prob, const Conv
                      prob.n, d);
   }
   if (algo == ConvAlgo::CoopWinograd) {
-    const CoopWinogradFusedForm fused = coopWinogradFusedKnob(d);  // emulated: the only form without tensor cores
-    if (!gemmCoopSupported(d) && !fused.emulated)
+    if (!gemmCoopSupported(d))
       return "the device has no 16x16x16 f16 x f16 -> f32 subgroup matrices with 32-wide subgroups";
-    if (fused.emulated && !coopWinogradFusedFits(prob))
-      return "its emulated fused form needs Cin % 16 == 0 and Cout % 32 == 0 (Cin = " + std::to_string(prob.cin) +
-             ", Cout = " + std::to_string(prob.cout) + ")";
     if (!w.hasGemm()) return "weights '" + w.name() + "' were packed without the gemm layout";
     if (w.storage() != DType::F16) return "weights '" + w.name() + "' are not stored in fp16";
     if (!isWinogradGeometry(prob.p)) return "the kernel geometry " + prob.p.str() + " is not 3x3 s1 p1 d1";
@@ -174,11 +170,6 @@ std::string contractViolation(ConvAlgo algo, const ConvProblem& prob, const Conv
     if (prob.cout % 8) return "Cout = " + std::to_string(prob.cout) + " is not a multiple of 8";
     if (!cc.haveScratch) return "no scratch memory was given (Conv2dOptions::scratch) for its filters and products";
     if (16 * prob.cin * prob.cout >= kInt32Limit) return "the transformed filters have 2^31 elements or more";
-    if (fused.tiles && coopWinogradFusedFits(prob)) {
-      if (std::string why = coopWinogradFusedSharedProblem(fused, d); !why.empty()) return why;
-      const std::array<uint32_t, 3> g = coopWinogradFusedGrid(prob, fused);
-      return checkGrid(g[0], g[1], g[2], d);
-    }
     return checkGrid((prob.cout + 63) / 64, (coopWinogradBandTiles(prob, 64) + 63) / 64, 16, d);
   }
   if (algo == ConvAlgo::Coop) {
@@ -296,7 +287,6 @@ constexpr ConvKernelPattern kConvKernelPatterns[] = {
     {"coop-winograd filter", ConvAlgo::CoopWinograd, ConvKernelRole::FilterTransform, false},
     {"coop-winograd output", ConvAlgo::CoopWinograd, ConvKernelRole::OutputTransform, false},
     {"coop-winograd gemm", ConvAlgo::CoopWinograd, ConvKernelRole::Gemm, true},
-    {"coop-winograd fused", ConvAlgo::CoopWinograd, ConvKernelRole::Gemm, true},  // conv_winograd_coop.slang
     {"winograd input", ConvAlgo::Winograd, ConvKernelRole::InputTransform, false},
     {"winograd output", ConvAlgo::Winograd, ConvKernelRole::OutputTransform, false},
     {"winograd gemm", ConvAlgo::Winograd, ConvKernelRole::Gemm, true},

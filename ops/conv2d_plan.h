@@ -75,32 +75,6 @@ ConvTile chooseConvTile(int64_t m, int64_t n, const DeviceInfo& device, int64_t 
 ConvTile generalConvTile(int64_t cout);
 constexpr uint32_t kGeneralConvSharedBytes = 16 * (256 + 64) * 4 + 256 * 16;  // shaders/conv/conv_general.slang
 
-// CoopWinograd's fused form (shaders/conv/conv_winograd_coop.slang; session 38, unmeasured, off by default): a
-// workgroup takes `tiles` 2x2 output tiles (32: 16 x 2, 4 subgroups; 64: 16 x 4, 8 subgroups) x 32 output channels,
-// or runs the same code on one emulated subgroup. SDGEN_COOP_WINOGRAD_FUSED (coopWinogradFusedKnob) = 1 / 64 runs
-// a forced coop-winograd in the 32- / 64-tile form where the device has tensor cores (and 1 adds both forms to
-// the autotune's candidates); = emulate / emulate64 (tests) the same forms emulated, on any device; unset: the
-// unfused form. SDGEN_COOP_WINOGRAD_HALF_ACC=1 gives the forced forms fp16 accumulators where the device has the
-// f16 -> f16 shape (or emulates it), and with SDGEN_COOP_WINOGRAD_FUSED=1 adds the f16acc forms to the candidates.
-// It takes problems with Cin % 16 == 0 and Cout % 32 == 0 (coopWinogradFusedFits); others keep the unfused form.
-struct CoopWinogradFusedForm {
-  int tiles = 0;  // 0: none (the unfused form)
-  bool emulated = false;
-  bool halfAccumulators = false;  // the products accumulate in fp16 (the f16 x f16 -> f16 shape or the emulation)
-  int subgroups() const { return emulated ? 1 : tiles / 8; }
-  int tileRows() const { return tiles / 16; }
-  // Its shared 16-byte words: the halo ((2 tileRows + 2) x 34 pixels x 2 words) and a 256-word V region per
-  // subgroup, or the epilogue's fp32 Z of one group of 32 tiles (4 rows x 32 tiles x 8 words), whichever is larger
-  // (the kernel's WORDS: Slang folds no max() into a generic argument).
-  int sharedWords() const;
-};
-CoopWinogradFusedForm coopWinogradFusedKnob(const DeviceInfo& device);
-// Empty when `device` gives a workgroup the form's shared memory (an emulated one's own 2 KB included).
-std::string coopWinogradFusedSharedProblem(const CoopWinogradFusedForm& form, const DeviceInfo& device);
-bool coopWinogradFusedFits(const ConvProblem& prob);
-// Its grid: 16 x tileRows tiles across x and y, images x Cout / 32 along z.
-std::array<uint32_t, 3> coopWinogradFusedGrid(const ConvProblem& prob, const CoopWinogradFusedForm& form);
-
 // Empty when `algo` can run the problem; otherwise the first failing condition, as a sentence for errors.
 std::string contractViolation(ConvAlgo algo, const ConvProblem& prob, const ConvContext& cc);
 
@@ -111,15 +85,11 @@ struct ConvCandidate {
   ConvAlgo algo = ConvAlgo::General;
   ConvTile tile;   // GemmV2, Winograd: the GEMM tile; Coop: BM x BN of the tensor-core tile; else unused
   int splitK = 1;  // Coop: K split over this many workgroups per tile
-  bool fused = false;  // CoopWinograd: its fused form (conv_winograd_coop.slang), tile = 2x2 tiles x channels
-  bool halfAccumulators = false;  // ... with fp16 accumulators
-  // "coop 64x64 split 4", "coop 128x128", "winograd 64x64", "gemm-v2 32x32 lanes", "general", "direct",
-  // "coop-winograd fused 64x32", "coop-winograd fused 32x32 f16acc".
+  // "coop 64x64 split 4", "coop 128x128", "winograd 64x64", "gemm-v2 32x32 lanes", "general", "direct".
   std::string name() const;
   bool operator==(const ConvCandidate& o) const {
     return algo == o.algo && splitK == o.splitK && tile.bm == o.tile.bm && tile.bn == o.tile.bn &&
-           tile.tm == o.tile.tm && tile.tn == o.tile.tn && tile.lanes == o.tile.lanes && fused == o.fused &&
-           halfAccumulators == o.halfAccumulators;
+           tile.tm == o.tile.tm && tile.tn == o.tile.tn && tile.lanes == o.tile.lanes;
   }
 };
 

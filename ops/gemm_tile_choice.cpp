@@ -208,6 +208,24 @@ std::optional<GemmTile> chooseShortKHalfTile(const GemmTile& current, int64_t m,
   return t;
 }
 
+// The split fp16-accumulator tile over all of K in as many parts as fill one wave of it, each part minPartK..2048
+// deep; nullopt where the shape does not fit (whole 256 x 256 tiles, >= 2048 rows, >= 80 % of the wave).
+static std::optional<GemmTile> splitHalfTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info, bool spirvOpt,
+                                             int64_t minPartK) {
+  constexpr int64_t kMinRows = 2048, kMaxPartK = 2048;
+  if (!spirvOpt || !info.multiprocessors || m < kMinRows || m % 256 || n % 256 || k % 32) return std::nullopt;
+  GemmTile t = largeHalfTile();
+  t.flushK = 0;  // each part's K fits one fp16 chunk
+  if (!coopTileProblem(t, info).empty()) return std::nullopt;
+  const int64_t slots = residentSlots(t, info.multiprocessors), tiles = (m / 256) * (n / 256);
+  if (2 * tiles > slots) return std::nullopt;  // not two parts per tile in one wave
+  const int64_t slices = k / 32, parts = normalizedSplitParts(std::min<int64_t>(slots / tiles, 64), slices);
+  const int64_t partK = (slices + parts - 1) / parts * 32;
+  if (parts < 2 || 5 * tiles * parts < 4 * slots || partK < minPartK || partK > kMaxPartK) return std::nullopt;
+  t.splitK = int(parts);
+  return t;
+}
+
 // Split fp16-accumulator tile (session 36, H200, docs/dispatch.md "Split fp16-accumulator tile"): the same tile
 // over K parts where its few tiles leave most SMs idle. linear_bench, SDXL's 32^2 ff out (2048 x 1280, K 5120: 40
 // tiles): the engine's 128 x 128 fp32 tile in 3 parts 0.1232 ms, this tile in 3 parts (120 workgroups, one per SM)
@@ -216,25 +234,29 @@ std::optional<GemmTile> chooseShortKHalfTile(const GemmTile& current, int64_t m,
 // in fp32 by the split-K sum. Hence: a split tile chosen before, whole 256 x 256 tiles, >= 2048 rows, the parts
 // that fit one wave filling it to >= 80 %, and 640..2048 of K per part. SDGEN_SPLIT_HALF_TILE=0 turns it off;
 // SDGEN_SPLIT_HALF_MIN_PART_K=N replaces the 640 (measurements: SDXL's 32^2 output projections, K 1280 in 3 parts
-// of 448, ran 0.0401 -> 0.0367 ms in linear_bench, session 36; not measured in a step yet).
+// of 448, ran 0.0401 -> 0.0367 ms in linear_bench, session 36: chooseWaveSplitHalfTile below takes them).
 std::optional<GemmTile> chooseSplitHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
                                             const DeviceInfo& info, bool spirvOpt) {
-  constexpr int64_t kMinRows = 2048, kMaxPartK = 2048;
-  const int64_t kMinPartK = splitKnob("SDGEN_SPLIT_HALF_MIN_PART_K", 640);
   if (const char* v = std::getenv("SDGEN_SPLIT_HALF_TILE"); v && std::strcmp(v, "0") == 0) return std::nullopt;
-  if (!spirvOpt || !info.multiprocessors || !current.isCoop() || current.splitK < 2 || current.f16Accumulators ||
-      m < kMinRows || m % 256 || n % 256 || k % 32)
+  if (!current.isCoop() || current.splitK < 2 || current.f16Accumulators) return std::nullopt;
+  return splitHalfTile(m, n, k, info, spirvOpt, splitKnob("SDGEN_SPLIT_HALF_MIN_PART_K", 640));
+}
+
+// The split fp16-accumulator tile instead of the one-wave tile (session 39, docs/dispatch.md "Split fp16-accumulator
+// tile"): SDXL's 32^2 output projections (2048 x 1280, K 1280; 126 per step) run 0.0399 ms on the one-wave 64 x 160
+// tile and 0.0367 on the 256 x 256 fp16-accumulator tile in 3 parts of 448 (40 tiles, 120 workgroups; linear_bench,
+// sessions 36 and 38, max |diff| 1.1e-3 of max |ref|). Parts of >= 448 of K (14 slices), where the one-wave tile was
+// chosen; the caller keeps a layer norm of the input out of this tile's A staging (read once into fp16 scratch:
+// its 5 column tiles would normalize every element 5 times, 0.0472 ms in linear_bench). SDGEN_WAVE_SPLIT_HALF=1
+// turns it on (opt-in until the step measures it).
+std::optional<GemmTile> chooseWaveSplitHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
+                                                const DeviceInfo& info, bool spirvOpt) {
+  constexpr int64_t kMinPartK = 448;
+  if (const char* v = std::getenv("SDGEN_WAVE_SPLIT_HALF"); !v || std::strcmp(v, "1") != 0) return std::nullopt;
+  if (!current.isCoop() || current.bm != 64 || current.bn != 160 || current.splitK > 1 || current.f16Accumulators ||
+      current.halfAccumulate)
     return std::nullopt;
-  GemmTile t = largeHalfTile();
-  t.flushK = 0;  // each part's K fits one fp16 chunk
-  if (!coopTileProblem(t, info).empty()) return std::nullopt;
-  const int64_t slots = residentSlots(t, info.multiprocessors), tiles = (m / 256) * (n / 256);
-  if (2 * tiles > slots) return std::nullopt;  // not two parts per tile in one wave
-  const int64_t slices = k / 32, parts = normalizedSplitParts(std::min<int64_t>(slots / tiles, 64), slices);
-  const int64_t partK = (slices + parts - 1) / parts * 32;
-  if (parts < 2 || 5 * tiles * parts < 4 * slots || partK < kMinPartK || partK > kMaxPartK) return std::nullopt;
-  t.splitK = int(parts);
-  return t;
+  return splitHalfTile(m, n, k, info, spirvOpt, kMinPartK);
 }
 
 // Tail split (session 37, docs/dispatch.md "Tail split"; measured in session 38: SDXL's step 69.96 -> 69.24 ms;

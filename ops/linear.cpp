@@ -79,7 +79,7 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
     tile.splitK = chooseSplitK(tile, m, n, k, 1);
     if (std::optional<GemmTile> balanced = chooseWaveSplit(tile, m, n, k, ctx.info())) tile = *balanced;
     else if (std::optional<GemmTile> wave = chooseOneWaveTile(tile, m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
-      tile = *wave;
+      tile = chooseWaveSplitHalfTile(*wave, m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()).value_or(*wave);
     else if (std::optional<GemmTile> half = chooseShortKHalfTile(tile, m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
       tile = *half;
     if (std::optional<GemmTile> half = chooseSplitHalfTile(tile, m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
@@ -90,8 +90,11 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
   }
   // Tensor cores: a layer norm of a raw fp16 input is read while staging A where at most 5 column tiles
   // normalize each element again, or where the rows are few (measured, docs/dispatch.md); any other input that
-  // is not a raw fp16 matrix is computed once into fp16 scratch (so is a tail split's: it reads a plain A).
-  if (tile.isCoop() && options.fuseNorm && tile.tailParts <= 1 &&
+  // is not a raw fp16 matrix is computed once into fp16 scratch (so is a tail split's: it reads a plain A, and the
+  // split fp16-accumulator tile's: one workgroup per SM, its A staging is its bound; 0.0472 against 0.0367 + the
+  // norm launch's ~0.005 ms on SDXL's 32^2 attn2 q, session 38).
+  const bool splitHalf = tile.f16Accumulators && tile.splitK > 1;
+  if (tile.isCoop() && options.fuseNorm && tile.tailParts <= 1 && !splitHalf &&
       ((n + tile.bn - 1) / tile.bn <= kFusedNormMaxColumnTiles || m <= kFusedNormMaxRows) && rawHalfRowStride(x, k) == 0)
     g.norm = rowNormOf(x, k);
   const bool stageHalf = options.scratch && tile.isCoop() && k % 8 == 0 && rawHalfRowStride(x, k) == 0 && !g.norm;

@@ -104,6 +104,11 @@ std::optional<GemmTile> chooseShortKHalfTile(const GemmTile& current, int64_t m,
 // split, M >= 2048 and M, N are multiples of 256, with 640..2048 of K per part (no flush); nullopt: keep `current`.
 std::optional<GemmTile> chooseSplitHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
                                             const DeviceInfo& info, bool spirvOpt);
+// The same tile in parts of 448..2048 of K where `current` is the one-wave tile (64 x 160, chooseOneWaveTile), for
+// SDXL's 32^2 output projections (docs/dispatch.md; opt-in: SDGEN_WAVE_SPLIT_HALF=1); nullopt: keep `current`.
+// The caller stages a layer-normed input once instead of fusing the norm into this tile.
+std::optional<GemmTile> chooseWaveSplitHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
+                                                const DeviceInfo& info, bool spirvOpt);
 // Tail split (docs/dispatch.md "Tail split"; SDGEN_TAIL_SPLIT=0 turns it off): where `current` is the unsplit
 // 256 x 256 fp16-accumulator tile (no flush) and its tiles (one per SM; needs the SM count) fill >= 2 waves, the
 // last at most half: the column tiles that fit the waves before the last whole-K, the rest split over K in as many

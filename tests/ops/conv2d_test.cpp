@@ -278,11 +278,12 @@ TEST_P(ConvTest, CoopHalfTileSplitWhereSupported) {
   uint32_t seed = 840;
   struct HalfCase { Case c; int parts; };
   for (const HalfCase& h : {HalfCase{{"3x3 deep", 1, 8, 8, 256, 256, k3}, 2}, HalfCase{{"3x3 deep", 1, 8, 8, 256, 256, k3}, 3},
-                            HalfCase{{"3x3 deep stride 2", 1, 15, 17, 256, 256, Conv2dParams::square(3, 2)}, 2}}) {
+                            HalfCase{{"3x3 deep stride 2", 1, 15, 17, 256, 256, Conv2dParams::square(3, 2)}, 2},
+                            HalfCase{{"3x3 unsplit", 1, 9, 8, 128, 256, k3}, 1}}) {  // K 1152: one fp16 chunk
     const ops::ConvCandidate cand{ConvAlgo::Coop, ops::ConvTile{256, 256, 0, 0}, h.parts};
     const bool ran = tensorCoreCase(h.c, ConvAlgo::Coop, seed, 0, [&](const ops::Conv2dInfo& info, InputMode, const Shape&) {
       EXPECT_EQ(info.candidate, cand.name());
-      EXPECT_NE(info.kernels.back().find("coop split-K sum"), std::string::npos) << info.kernels.back();
+      EXPECT_EQ(info.kernels.back().find("coop split-K sum") != std::string::npos, h.parts > 1) << info.kernels.back();
     }, cand);
     if (!ran) break;
   }

@@ -142,8 +142,6 @@ TEST(ConvCandidates, NamesRoundTrip) {
       {ConvAlgo::Coop, ConvTile{64, 64, 0, 0}, 8},
       {ConvAlgo::CoopWinograd, ConvTile{128, 128, 0, 0}, 1},
       {ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 4},
-      {ConvAlgo::CoopWinograd, ConvTile{64, 32, 0, 0}, 1, true},
-      {ConvAlgo::CoopWinograd, ConvTile{32, 32, 0, 0}, 1, true, true},
   };
   for (const ConvCandidate& c : all) {
     std::optional<ConvCandidate> back = ops::parseConvCandidate(c.name());
@@ -153,12 +151,11 @@ TEST(ConvCandidates, NamesRoundTrip) {
   EXPECT_EQ(all[6].name(), "coop 64x64 split 8");
   EXPECT_EQ(all[4].name(), "gemm-v2 32x32 lanes");
   EXPECT_EQ(all[7].name(), "coop-winograd 128x128");
-  EXPECT_EQ(all[9].name(), "coop-winograd fused 64x32");
-  EXPECT_EQ(all[10].name(), "coop-winograd fused 32x32 f16acc");
   for (const char* bad : {"", "auto", "coop", "coop 96x96", "coop 64x64 split", "coop 64x64 split 1", "coop 64x64 split x",
                           "winograd 64x64 split 2", "gemm-v2 7x9", "gemm-v2 64x64 extra", "direct 16x16",
                           "general general", "gemm-v2 24x32 lanes", "winograd -64x64", "coop-winograd",
                           "coop-winograd 96x96", "coop-winograd 64x64 split 2", "coop-winograd fused",
+                          "coop-winograd fused 32x32", "coop-winograd fused 64x32 f16acc",  // removed in session 39
                           "coop-winograd fused 64x64", "coop-winograd fused 32x32 split 2", "coop-winograd fused 32x32 f16",
                           "coop-winograd 32x32 f16acc", "coop fused", "direct fused"})
     EXPECT_FALSE(ops::parseConvCandidate(bad)) << bad;
@@ -301,6 +298,26 @@ TEST_F(ConvTuneTest, HalfTileSplitCandidate) {
   ops::ConvProblem big = p;  // 128^2: 128 tiles, so two parts would be two waves
   big.h = big.ho = big.w = big.wo = 128;
   EXPECT_TRUE(halfNames(big, cc).empty());
+  {
+    // Over several waves (session 39, SDGEN_CONV_HALF_WAVES=1): the fewest parts of <= 2048 of K and one more, where
+    // the last wave is >= 3/4 full. 128^2: 3 parts (384 workgroups, last wave 120 of 132) and 4 (512, 116); 256
+    // channels at 256^2 (K 2304, 256 tiles): 2 (512) and 3 (768, 108); 64^2 keeps its one-wave parts only; K <= 2048
+    // (128 channels in, 256^2) unsplit and in 2 parts; without scratch memory only unsplit.
+    test::ScopedEnv waves("SDGEN_CONV_HALF_WAVES", "1");
+    EXPECT_EQ(halfNames(big, cc), (std::vector<std::string>{"coop 256x256 split 3", "coop 256x256 split 4"}));
+    auto w256 = halfWeights3x3(256);
+    EXPECT_EQ(halfNames(square3x3(256, 256), {d, w256, true, {}, true}),
+              (std::vector<std::string>{"coop 256x256 split 2", "coop 256x256 split 3"}));
+    EXPECT_EQ(halfNames(p, cc), (std::vector<std::string>{"coop 256x256 split 3", "coop 256x256 split 4"}));
+    ops::ConvProblem shallow = square3x3(256, 256);
+    shallow.cin = 128;
+    ops::Conv2dWeightsOptions o;
+    o.storage = DType::F16;
+    auto w128 = ops::Conv2dWeights::allocate(ctx(), 256, 128, ops::Conv2dParams::square(3), o);
+    EXPECT_EQ(halfNames(shallow, {d, w128, true, {}, true}), (std::vector<std::string>{"coop 256x256", "coop 256x256 split 2"}));
+    EXPECT_EQ(halfNames(shallow, {d, w128, false, {}, true}), (std::vector<std::string>{"coop 256x256"}));
+    for (const std::string& n : halfNames(big, cc)) EXPECT_EQ(ops::candidateViolation(*ops::parseConvCandidate(n), big, cc), "");
+  }
   DeviceInfo noHalf = d;
   noHalf.coopMatrixShapes.pop_back();
   EXPECT_TRUE(halfNames(p, {noHalf, w, true, {}, true}).empty());
@@ -309,50 +326,6 @@ TEST_F(ConvTuneTest, HalfTileSplitCandidate) {
             std::string::npos);
 }
 
-// The fused Winograd F(2,3) forms (session 38): candidates only with SDGEN_COOP_WINOGRAD_FUSED=1, only for 3x3 s1 p1
-// problems with Cin % 16 == 0 and Cout % 32 == 0 on a tensor-core device; refused by name elsewhere.
-TEST_F(ConvTuneTest, FusedWinogradCandidateIsOptIn) {
-  const DeviceInfo d = test::h100LikeWithHalfAccumulators();
-  auto w = halfWeights3x3(512);
-  const ops::ConvProblem p = square3x3(128, 512);
-  const ops::ConvContext cc{d, w, true, {}, true};
-  auto fusedNames = [&](const ops::ConvProblem& prob) {
-    std::vector<std::string> names;
-    for (auto& cand : ops::convCandidates(prob, cc))
-      if (cand.fused) names.push_back(cand.name());
-    return names;
-  };
-  EXPECT_TRUE(fusedNames(p).empty());
-  test::ScopedEnv on("SDGEN_COOP_WINOGRAD_FUSED", "1");
-  EXPECT_EQ(fusedNames(p), (std::vector<std::string>{"coop-winograd fused 32x32", "coop-winograd fused 64x32"}));
-  {
-    test::ScopedEnv half("SDGEN_COOP_WINOGRAD_HALF_ACC", "1");  // the f16acc forms too
-    EXPECT_EQ(fusedNames(p), (std::vector<std::string>{"coop-winograd fused 32x32", "coop-winograd fused 64x32",
-                                                       "coop-winograd fused 32x32 f16acc", "coop-winograd fused 64x32 f16acc"}));
-    DeviceInfo noHalf = d;  // without the f16 -> f16 shape: refused by name
-    noHalf.coopMatrixShapes.pop_back();
-    EXPECT_NE(ops::candidateViolation({ConvAlgo::CoopWinograd, ConvTile{32, 32, 0, 0}, 1, true, true}, p,
-                                      {noHalf, w, true, {}, true}).find("f16 -> f16"),
-              std::string::npos);
-  }
-  const ConvCandidate fused{ConvAlgo::CoopWinograd, ConvTile{32, 32, 0, 0}, 1, true};
-  EXPECT_EQ(ops::candidateViolation(fused, p, cc), "");
-  ops::ConvProblem narrow = p;  // Cout 48: not whole 32-channel blocks
-  narrow.cout = 48;
-  EXPECT_TRUE(fusedNames(narrow).empty());
-  EXPECT_NE(ops::candidateViolation(fused, narrow, cc).find("Cout % 32"), std::string::npos);
-  ops::ConvProblem strided = p;  // not Winograd's geometry
-  strided.p = ops::Conv2dParams::square(3, 2);
-  strided.ho = strided.wo = 64;
-  EXPECT_NE(ops::candidateViolation(fused, strided, cc).find("3x3 s1 p1 d1"), std::string::npos);
-  EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true}, p, cc).find("fused form"),
-            std::string::npos);
-  EXPECT_NE(ops::candidateViolation({ConvAlgo::CoopWinograd, ConvTile{128, 32, 0, 0}, 1, true}, p, cc).find("32x32 or 64x32"),
-            std::string::npos);
-}
-
-// precompile (called by nn::Builder as a graph is built) requests a problem's candidates once, only for problems
-// plan() will tune: not for cached ones, not twice, not with tuning off; plan() then tunes as before.
 TEST_F(ConvTuneTest, PrecompileRequestsEachUncachedProblemOnce) {
   const std::string v2 = name(ConvAlgo::GemmV2), wino = name(ConvAlgo::Winograd);
   auto w = weights();

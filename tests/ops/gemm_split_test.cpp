@@ -202,8 +202,8 @@ TEST(GemmSplitK, SplitHalfTileOnMeasuredShapes) {
   EXPECT_EQ(choose(ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 8), 2048, 1280, 5120),
             "coop 256x256x32 warp 128x64 f16acc split 3 opt");
   // Kept: SDXL's 64^2 ff out (8192 x 640, K 2560: N not whole 256-column tiles; 0.1397 ms against 0.1344-0.1621 in
-  // 2-4 parts), the output projections at 32^2 (K 1280: 448 per part; 0.0401 -> 0.0367 ms measured, outside the
-  // rule), SD 1.5's 16^2 ff out (512 rows: 416 of K per part), 32^2 one (N 640) and 64^2 one (N 320); SDXL's GEGLU
+  // 2-4 parts), the output projections at 32^2 (K 1280: 448 per part; 0.0401 -> 0.0367 ms measured: the one-wave
+  // tile's rule, chooseWaveSplitHalfTile, takes them), SD 1.5's 16^2 ff out (512 rows: 416 of K per part), 32^2 one (N 640) and 64^2 one (N 320); SDXL's GEGLU
   // and QKV (2048 x 10240 / 3840: 320 / 120 tiles, no room for 2 parts).
   EXPECT_EQ(choose(split3, 8192, 640, 2560), "keep");
   EXPECT_EQ(choose(split3, 2048, 1280, 1280), "keep");
@@ -228,6 +228,40 @@ TEST(GemmSplitK, SplitHalfTileOnMeasuredShapes) {
   d.coopMatrixShapes = shapes;
   d.multiprocessors = 0;
   EXPECT_EQ(choose(split3, 2048, 1280, 5120), "keep");
+}
+
+// The split fp16-accumulator tile instead of the one-wave tile (ops::chooseWaveSplitHalfTile; session 36/38,
+// H200, linear_bench): SDXL's 32^2 output projections (2048 x 1280, K 1280: 40 tiles of 256 x 256 in 3 parts of 448
+// for 132 SMs) 0.0399 -> 0.0367 ms.
+TEST(GemmSplitK, WaveSplitHalfTileOnMeasuredShapes) {
+  DeviceInfo d = h100LikeWithHalfAccumulators();
+  const ops::GemmTile wave = ops::GemmTile::coopTile(64, 160, 32, 2, 5);
+  bool spirvOpt = true;
+  auto choose = [&](const ops::GemmTile& current, int64_t m, int64_t n, int64_t k) {
+    std::optional<ops::GemmTile> t = ops::chooseWaveSplitHalfTile(current, m, n, k, d, spirvOpt);
+    return t ? t->describe() : std::string("keep");
+  };
+  {
+    test::ScopedEnv unset("SDGEN_WAVE_SPLIT_HALF", nullptr);  // opt-in until the step measures it
+    EXPECT_EQ(choose(wave, 2048, 1280, 1280), "keep");
+  }
+  test::ScopedEnv on("SDGEN_WAVE_SPLIT_HALF", "1");
+  EXPECT_EQ(choose(wave, 2048, 1280, 1280), "coop 256x256x32 warp 128x64 f16acc split 3 opt");
+  // Kept: SD 1.5's 64^2 ff out (8192 x 320: N not whole 256-column tiles), parts under 448 of K (K 1024: 3 parts of
+  // 352), a tile other than the one-wave tile (64 x 64, the one-wave tile split or with fp16 accumulators), and
+  // without the optimizer or the SM count.
+  EXPECT_EQ(choose(wave, 8192, 320, 1280), "keep");
+  EXPECT_EQ(choose(wave, 2048, 1280, 1024), "keep");
+  EXPECT_EQ(choose(ops::GemmTile::coopTile(64, 64, 32, 2, 2), 2048, 1280, 1280), "keep");
+  EXPECT_EQ(choose(ops::GemmTile::coopTile(64, 160, 32, 2, 5, false, 2), 2048, 1280, 1280), "keep");
+  ops::GemmTile f16 = wave;
+  f16.f16Accumulators = true;
+  EXPECT_EQ(choose(f16, 2048, 1280, 1280), "keep");
+  spirvOpt = false;
+  EXPECT_EQ(choose(wave, 2048, 1280, 1280), "keep");
+  spirvOpt = true;
+  d.multiprocessors = 0;
+  EXPECT_EQ(choose(wave, 2048, 1280, 1280), "keep");
 }
 
 TEST(GemmSplitK, DescribedAndBounded) {
