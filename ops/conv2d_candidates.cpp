@@ -22,6 +22,7 @@ std::string ConvCandidate::name() const {
   if (algo == ConvAlgo::General || algo == ConvAlgo::Direct) return s;
   s += " " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn);
   if (tile.lanes) s += " lanes";
+  if (halfAccumulators) s += " f16acc";
   if (algo == ConvAlgo::Coop && splitK > 1) s += " split " + std::to_string(splitK);
   return s;
 }
@@ -66,10 +67,14 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
     if (!convCoopGemmTile(c).bm) return std::nullopt;
   } else if (c.algo == ConvAlgo::Coop) {
     c.tile = ConvTile{bm, bn, 0, 0};
+    if (words.size() > next && words[next] == "f16acc") {
+      c.halfAccumulators = true;
+      ++next;
+    }
     if (!convCoopGemmTile(c).bm) return std::nullopt;
-    if (words.size() == 4 && words[2] == "split") {
-      if (!parseSplit(2)) return std::nullopt;
-      next = 4;
+    if (words.size() == next + 2 && words[next] == "split") {
+      if (!parseSplit(next)) return std::nullopt;
+      next += 2;
     }
   } else if (words.size() > 2 && words[2] == "lanes") {
     const int tm = bm / 8, cb = bn / 32;
@@ -87,7 +92,12 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
 
 GemmTile convCoopGemmTile(const ConvCandidate& c) {
   GemmTile t;
-  if (c.tile.bm == 256 && c.tile.bn == 256 && c.algo == ConvAlgo::Coop) {
+  if (c.halfAccumulators) {  // the 128x128 tile with fp16 accumulators (ACC 2), spirv-opt as the 256x256 one
+    if (c.algo != ConvAlgo::Coop || c.tile.bm != 128 || c.tile.bn != 128) return GemmTile{0, 0, 0};
+    t = GemmTile::coopTile(128, 128, kCoopBk, 4, 2);
+    t.f16Accumulators = true;
+    t.spirvOpt = true;
+  } else if (c.tile.bm == 256 && c.tile.bn == 256 && c.algo == ConvAlgo::Coop) {
     t = largeHalfTile();  // fp16 accumulators, spirv-opt; each part's K fits one fp16 chunk (candidateViolation)
     t.flushK = 0;
   } else if (c.tile.bm == 128 && c.tile.bn == 128) t = GemmTile::coopTile(128, 128, kCoopBk, 4, 2);
@@ -145,10 +155,11 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
   const GemmTile t = convCoopGemmTile(c);
   if (!t.bm) return "no coop tile " + c.tile.str() + " (256x256, 128x128, 128x64 or 64x64)";
   if (std::string p = coopTileProblem(t, d); !p.empty()) return "coop tile " + t.describe() + ": " + p;
-  if (t.f16Accumulators) {  // the 256x256 tile accumulates each part in fp16: at most one 2048-deep chunk
+  if (t.f16Accumulators) {  // the fp16-accumulator tiles sum each part in fp16: at most one 2048-deep chunk
     const int64_t slices = (prob.k() + kCoopBk - 1) / kCoopBk, perPart = (slices + c.splitK - 1) / c.splitK;
     if (perPart * kCoopBk > kHalfTileMaxPartK)
-      return "the 256x256 fp16-accumulator tile takes at most " + std::to_string(kHalfTileMaxPartK) +
+      return "the fp16-accumulator tile " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + " takes at most " +
+             std::to_string(kHalfTileMaxPartK) +
              " of K per part (" + std::to_string(perPart * kCoopBk) + " in " + std::to_string(c.splitK) + ")";
   }
   const int64_t gx = (prob.cout + t.bn - 1) / t.bn, gy = (prob.m() + t.bm - 1) / t.bm;
@@ -194,12 +205,6 @@ std::optional<ConvCandidate> ruleCandidate(const ConvProblem& prob, const ConvCo
   return c;
 }
 
-// An opt-in family's knob: only `variable`=1 adds it (candidates built without a device, until measured).
-static bool candidateFamilyOptedIn(const char* variable) {
-  const char* v = std::getenv(variable);
-  return v && std::strcmp(v, "1") == 0;
-}
-
 // A candidate family's knob: `variable`=0 leaves it out, for the A/B that decided it (docs/perf.md).
 // SDGEN_CONV_WIDE_SPLIT: session 28's 128x128 tiles in 8, 16 or 32 parts; SDGEN_CONV_MID_TILE: session 33's 128x64.
 static bool candidateFamilyOn(const char* variable) {
@@ -242,6 +247,17 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
       for (int parts : {8, 16, 32})
         if (slices / parts >= 8 && bigTiles * parts <= 1024)
           add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, normalizedSplitParts(parts, slices)});
+    // 128x128 tiles with fp16 accumulators (session 39; SDGEN_CONV_HALF_128=0 leaves them out): the products at the
+    // fp16 MMA rate where each part's K is one fp16 sum (<= 2048): unsplit where K is (the VAE's 128-channel convs at
+    // 512^2, K 1152: 0.41-0.45 -> 0.36-0.40 ms), else in the fewest such parts where the 128x128 split candidates run
+    // (SD 1.5's UNet from 32^2 down: 0.098 -> 0.074 ms in 3 parts, 0.103 -> 0.073 in 6, 0.185 -> 0.139 in 12).
+    // Not in 2 parts (2048 < K <= 4096): the tuner took them for SD 1.5's 64^2 320-channel convs, all seven slower in
+    // the step (0.099 -> 0.103-0.110 ms).
+    if (candidateFamilyOn("SDGEN_CONV_HALF_128") && cc.device.hasCoopMatrix(16, 16, 16, "f16", "f16")) {
+      const int p = normalizedSplitParts((slices * kCoopBk + kHalfTileMaxPartK - 1) / kHalfTileMaxPartK, slices);
+      if (p == 1 || (p >= 3 && cc.haveScratch && slices / p >= 8 && bigTiles * p <= 1024))
+        add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, p, true});
+    }
     // 128x64 tiles (4 subgroups of 64x32) where Cout is a multiple of 64 but not of 128, so that the 128-wide
     // tile leaves half its last column of tiles idle (SDXL's 128^2 level: 320 channels, M 32768, 5.1 ms of the
     // step on 64x64 tiles at ~165 TFLOP/s; session 33). Session 27 timed this tile on every SD 1.5 problem from
@@ -262,12 +278,14 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
         if (p >= 2 && halfTiles * p <= sms && 5 * halfTiles * p >= 3 * sms)
           add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, p});
       }
-      // ... and over several waves (session 39; SDGEN_CONV_HALF_WAVES=1 opts in until measured): the fewest parts
+      // ... and over several waves (session 39; SDGEN_CONV_HALF_WAVES=0 leaves it out): the fewest parts
       // whose K fits one fp16 chunk (<= 2048: unsplit where K does), and one more, where the last wave of 256 x 256
       // workgroups is >= 3/4 full. The VAE's 128^2 512-channel convs (128 tiles, K 4608: 3 parts, 384 workgroups,
       // 2.9 waves) and its 256^2 ones (256 tiles: 512 -> 256 in 3 parts, 256 -> 256 in 2 of 1152) run ~220
-      // TFLOP/s on 128 x 128 fp32 accumulators; the split form reached ~257 on the 64^2 ones.
-      if (candidateFamilyOptedIn("SDGEN_CONV_HALF_WAVES")) {
+      // TFLOP/s on 128 x 128 fp32 accumulators; the split form reached ~257 on the 64^2 ones. Measured (H200): the
+      // tuner takes it for all twelve, 0.36 -> 0.27-0.29 ms (128^2, 3 parts), 0.38-0.40 -> 0.31-0.32 (256^2, 2), 0.75
+      // -> 0.59 (512 -> 256, 3); with the 128x128 fp16-accumulator tile the decode's conv 11.49 -> 8.97 ms.
+      if (candidateFamilyOn("SDGEN_CONV_HALF_WAVES")) {
         const int64_t fewest = (slices * kCoopBk + kHalfTileMaxPartK - 1) / kHalfTileMaxPartK;
         for (int64_t parts : {fewest, fewest + 1}) {
           const int p = normalizedSplitParts(parts, slices);

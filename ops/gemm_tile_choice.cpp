@@ -247,12 +247,13 @@ std::optional<GemmTile> chooseSplitHalfTile(const GemmTile& current, int64_t m, 
 // tile and 0.0367 on the 256 x 256 fp16-accumulator tile in 3 parts of 448 (40 tiles, 120 workgroups; linear_bench,
 // sessions 36 and 38, max |diff| 1.1e-3 of max |ref|). Parts of >= 448 of K (14 slices), where the one-wave tile was
 // chosen; the caller keeps a layer norm of the input out of this tile's A staging (read once into fp16 scratch:
-// its 5 column tiles would normalize every element 5 times, 0.0472 ms in linear_bench). SDGEN_WAVE_SPLIT_HALF=1
-// turns it on (opt-in until the step measures it).
+// its 5 column tiles would normalize every element 5 times, 0.0472 ms in linear_bench). Measured in the step
+// (session 39, H200): linear_bench SDXL per step 37.37 -> 36.81 ms, the fp16 UNet step 70.06 -> 69.13 / 69.04 ms
+// (with the conv candidates of that session). SDGEN_WAVE_SPLIT_HALF=0 turns it off.
 std::optional<GemmTile> chooseWaveSplitHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
                                                 const DeviceInfo& info, bool spirvOpt) {
   constexpr int64_t kMinPartK = 448;
-  if (const char* v = std::getenv("SDGEN_WAVE_SPLIT_HALF"); !v || std::strcmp(v, "1") != 0) return std::nullopt;
+  if (const char* v = std::getenv("SDGEN_WAVE_SPLIT_HALF"); v && std::strcmp(v, "0") == 0) return std::nullopt;
   if (!current.isCoop() || current.bm != 64 || current.bn != 160 || current.splitK > 1 || current.f16Accumulators ||
       current.halfAccumulate)
     return std::nullopt;

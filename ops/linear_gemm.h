@@ -105,7 +105,7 @@ std::optional<GemmTile> chooseShortKHalfTile(const GemmTile& current, int64_t m,
 std::optional<GemmTile> chooseSplitHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
                                             const DeviceInfo& info, bool spirvOpt);
 // The same tile in parts of 448..2048 of K where `current` is the one-wave tile (64 x 160, chooseOneWaveTile), for
-// SDXL's 32^2 output projections (docs/dispatch.md; opt-in: SDGEN_WAVE_SPLIT_HALF=1); nullopt: keep `current`.
+// SDXL's 32^2 output projections (docs/dispatch.md; SDGEN_WAVE_SPLIT_HALF=0 turns it off); nullopt: keep `current`.
 // The caller stages a layer-normed input once instead of fusing the norm into this tile.
 std::optional<GemmTile> chooseWaveSplitHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
                                                 const DeviceInfo& info, bool spirvOpt);

@@ -276,11 +276,14 @@ TEST_P(ConvTest, CoopBigTileSplitKWhereSupported) {
 // part is refused.
 TEST_P(ConvTest, CoopHalfTileSplitWhereSupported) {
   uint32_t seed = 840;
-  struct HalfCase { Case c; int parts; };
+  struct HalfCase { Case c; int parts; int tile = 256; };
   for (const HalfCase& h : {HalfCase{{"3x3 deep", 1, 8, 8, 256, 256, k3}, 2}, HalfCase{{"3x3 deep", 1, 8, 8, 256, 256, k3}, 3},
                             HalfCase{{"3x3 deep stride 2", 1, 15, 17, 256, 256, Conv2dParams::square(3, 2)}, 2},
-                            HalfCase{{"3x3 unsplit", 1, 9, 8, 128, 256, k3}, 1}}) {  // K 1152: one fp16 chunk
-    const ops::ConvCandidate cand{ConvAlgo::Coop, ops::ConvTile{256, 256, 0, 0}, h.parts};
+                            HalfCase{{"3x3 unsplit", 1, 9, 8, 128, 256, k3}, 1},  // K 1152: one fp16 chunk
+                            // the 128x128 tile with fp16 accumulators (SDGEN_CONV_HALF_128), unsplit and in 2 parts
+                            HalfCase{{"3x3 unsplit", 1, 9, 8, 128, 136, k3}, 1, 128},
+                            HalfCase{{"3x3 deep stride 2", 1, 15, 17, 256, 256, Conv2dParams::square(3, 2)}, 2, 128}}) {
+    const ops::ConvCandidate cand{ConvAlgo::Coop, ops::ConvTile{h.tile, h.tile, 0, 0}, h.parts, h.tile == 128};
     const bool ran = tensorCoreCase(h.c, ConvAlgo::Coop, seed, 0, [&](const ops::Conv2dInfo& info, InputMode, const Shape&) {
       EXPECT_EQ(info.candidate, cand.name());
       EXPECT_EQ(info.kernels.back().find("coop split-K sum") != std::string::npos, h.parts > 1) << info.kernels.back();

@@ -142,6 +142,8 @@ TEST(ConvCandidates, NamesRoundTrip) {
       {ConvAlgo::Coop, ConvTile{64, 64, 0, 0}, 8},
       {ConvAlgo::CoopWinograd, ConvTile{128, 128, 0, 0}, 1},
       {ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 4},
+      {ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true},
+      {ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 3, true},
   };
   for (const ConvCandidate& c : all) {
     std::optional<ConvCandidate> back = ops::parseConvCandidate(c.name());
@@ -151,11 +153,15 @@ TEST(ConvCandidates, NamesRoundTrip) {
   EXPECT_EQ(all[6].name(), "coop 64x64 split 8");
   EXPECT_EQ(all[4].name(), "gemm-v2 32x32 lanes");
   EXPECT_EQ(all[7].name(), "coop-winograd 128x128");
+  EXPECT_EQ(all[9].name(), "coop 128x128 f16acc");
+  EXPECT_EQ(all[10].name(), "coop 128x128 f16acc split 3");
   for (const char* bad : {"", "auto", "coop", "coop 96x96", "coop 64x64 split", "coop 64x64 split 1", "coop 64x64 split x",
                           "winograd 64x64 split 2", "gemm-v2 7x9", "gemm-v2 64x64 extra", "direct 16x16",
                           "general general", "gemm-v2 24x32 lanes", "winograd -64x64", "coop-winograd",
                           "coop-winograd 96x96", "coop-winograd 64x64 split 2", "coop-winograd fused",
                           "coop-winograd fused 32x32", "coop-winograd fused 64x32 f16acc",  // removed in session 39
+                          "coop 64x64 f16acc", "coop 256x256 f16acc", "coop 128x128 split 2 f16acc",
+                          "coop 128x128 f16acc split", "coop 128x128 f16acc f16acc", "coop-winograd 128x128 f16acc",
                           "coop-winograd fused 64x64", "coop-winograd fused 32x32 split 2", "coop-winograd fused 32x32 f16",
                           "coop-winograd 32x32 f16acc", "coop fused", "direct fused"})
     EXPECT_FALSE(ops::parseConvCandidate(bad)) << bad;
@@ -297,13 +303,16 @@ TEST_F(ConvTuneTest, HalfTileSplitCandidate) {
   for (const std::string& n : halfNames(p, cc)) EXPECT_EQ(ops::candidateViolation(*ops::parseConvCandidate(n), p, cc), "");
   ops::ConvProblem big = p;  // 128^2: 128 tiles, so two parts would be two waves
   big.h = big.ho = big.w = big.wo = 128;
-  EXPECT_TRUE(halfNames(big, cc).empty());
   {
-    // Over several waves (session 39, SDGEN_CONV_HALF_WAVES=1): the fewest parts of <= 2048 of K and one more, where
+    test::ScopedEnv off("SDGEN_CONV_HALF_WAVES", "0");
+    EXPECT_TRUE(halfNames(big, cc).empty());
+  }
+  {
+    // Over several waves (session 39, default; SDGEN_CONV_HALF_WAVES=0 leaves it out): the fewest parts of <= 2048 of K and one more, where
     // the last wave is >= 3/4 full. 128^2: 3 parts (384 workgroups, last wave 120 of 132) and 4 (512, 116); 256
     // channels at 256^2 (K 2304, 256 tiles): 2 (512) and 3 (768, 108); 64^2 keeps its one-wave parts only; K <= 2048
     // (128 channels in, 256^2) unsplit and in 2 parts; without scratch memory only unsplit.
-    test::ScopedEnv waves("SDGEN_CONV_HALF_WAVES", "1");
+    test::ScopedEnv waves("SDGEN_CONV_HALF_WAVES", nullptr);
     EXPECT_EQ(halfNames(big, cc), (std::vector<std::string>{"coop 256x256 split 3", "coop 256x256 split 4"}));
     auto w256 = halfWeights3x3(256);
     EXPECT_EQ(halfNames(square3x3(256, 256), {d, w256, true, {}, true}),
@@ -321,6 +330,34 @@ TEST_F(ConvTuneTest, HalfTileSplitCandidate) {
   DeviceInfo noHalf = d;
   noHalf.coopMatrixShapes.pop_back();
   EXPECT_TRUE(halfNames(p, {noHalf, w, true, {}, true}).empty());
+  {
+    // The 128x128 tile with fp16 accumulators (session 39, default; SDGEN_CONV_HALF_128=0 leaves it out): unsplit
+    // where K <= 2048 (128 channels: K 1152), else in the fewest parts of <= 2048 (K 4608: 3) but not 2 (K 2304:
+    // none); only with the f16 -> f16 shape; forced with more than 2048 of K per part, refused by name.
+    auto count128 = [&](const ops::ConvProblem& prob, const ops::ConvContext& c) {
+      std::vector<std::string> names;
+      for (auto& cand : ops::convCandidates(prob, c))
+        if (cand.halfAccumulators) names.push_back(cand.name());
+      return names;
+    };
+    {
+      test::ScopedEnv off("SDGEN_CONV_HALF_128", "0");
+      EXPECT_TRUE(count128(p, cc).empty());
+    }
+    test::ScopedEnv half128("SDGEN_CONV_HALF_128", nullptr);
+    EXPECT_EQ(count128(p, cc), (std::vector<std::string>{"coop 128x128 f16acc split 3"}));
+    auto w256 = halfWeights3x3(256);
+    EXPECT_TRUE(count128(square3x3(256, 256), {d, w256, true, {}, true}).empty());
+    auto w128 = halfWeights3x3(128);
+    const ops::ConvProblem shallow = square3x3(512, 128);
+    EXPECT_EQ(count128(shallow, {d, w128, true, {}, true}), (std::vector<std::string>{"coop 128x128 f16acc"}));
+    EXPECT_TRUE(count128(shallow, {noHalf, w128, true, {}, true}).empty());
+    EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true}, p, cc).find("at most 2048"),
+              std::string::npos);
+    EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true}, shallow,
+                                      {noHalf, w128, true, {}, true}).find("f16 -> f16"),
+              std::string::npos);
+  }
   // Forced with more than 2048 of K per part (4608 in 2 parts): refused, naming the limit.
   EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 2}, p, cc).find("at most 2048 of K per part"),
             std::string::npos);

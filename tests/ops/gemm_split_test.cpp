@@ -241,12 +241,11 @@ TEST(GemmSplitK, WaveSplitHalfTileOnMeasuredShapes) {
     std::optional<ops::GemmTile> t = ops::chooseWaveSplitHalfTile(current, m, n, k, d, spirvOpt);
     return t ? t->describe() : std::string("keep");
   };
+  EXPECT_EQ(choose(wave, 2048, 1280, 1280), "coop 256x256x32 warp 128x64 f16acc split 3 opt");
   {
-    test::ScopedEnv unset("SDGEN_WAVE_SPLIT_HALF", nullptr);  // opt-in until the step measures it
+    test::ScopedEnv off("SDGEN_WAVE_SPLIT_HALF", "0");
     EXPECT_EQ(choose(wave, 2048, 1280, 1280), "keep");
   }
-  test::ScopedEnv on("SDGEN_WAVE_SPLIT_HALF", "1");
-  EXPECT_EQ(choose(wave, 2048, 1280, 1280), "coop 256x256x32 warp 128x64 f16acc split 3 opt");
   // Kept: SD 1.5's 64^2 ff out (8192 x 320: N not whole 256-column tiles), parts under 448 of K (K 1024: 3 parts of
   // 352), a tile other than the one-wave tile (64 x 64, the one-wave tile split or with fp16 accumulators), and
   // without the optimizer or the SM count.

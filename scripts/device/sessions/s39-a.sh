@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session 39, call A (issue 17; carry .gl .carry .whl after `scripts/device/pack.sh build/default/tests/ops/ops_tests
-# build/default/app/libsdgen_cudnn_reference.so` and `scripts/device/slim-tree.sh on`). (1) The 256x256
-# fp16-accumulator conv candidate over several waves (SDGEN_CONV_HALF_WAVES=1, opt-in): its tests with validation,
+# build/default/app/libsdgen_cudnn_reference.so` and `scripts/device/slim-tree.sh on`). (1) Two opt-in conv candidate
+# families, the 256x256 fp16-accumulator tile over several waves (SDGEN_CONV_HALF_WAVES=1) and the 128x128 tile with
+# fp16 accumulators (SDGEN_CONV_HALF_128=1; distinct names, so the profile attributes each layer): their tests with validation,
 # then SD 1.5's fp16 profile off / on / off / on, each with a fresh tuning cache (one process each: the tuner's
 # choices, the VAE decode's conv against the bar, <= 10 ms, and the tuning time). (2) Session 38's defaults with no
 # knobs: the fp16 conv table beside cuDNN (as s37-e.sh, in what remains of the call; replaces
@@ -17,7 +18,7 @@ timeout 120 python3 tests/reference/make_sd15_random.py /tmp/e2e /tmp/e2e/refs >
 for r in off-1 on-1 off-2 on-2; do
   h=1; [ "${r%-*}" = off ] && h=0
   rm -rf "/tmp/cache39-$r"
-  SDGEN_CONV_HALF_WAVES=$h SDGEN_CACHE_DIR="/tmp/cache39-$r" timeout 120 ./build/default/app/sdgen --profile-conv \
+  SDGEN_CONV_HALF_WAVES=$h SDGEN_CONV_HALF_128=$h SDGEN_CACHE_DIR="/tmp/cache39-$r" timeout 120 ./build/default/app/sdgen --profile-conv \
     -m /tmp/e2e/sd15-random -W 512 -H 512 --precision fp16 --json "$OUT/profile-sd15-$r.json" > /tmp/profile-$r.txt 2>&1
   echo "profile $r rc=$?"
 done
@@ -36,7 +37,7 @@ for key, c in runs["off-1"].items():
         print(f"  {key[0]}: {key[1]:34s} " + " ".join(f"{runs[r][key]['ms']:.4f} {runs[r][key]['candidate']:22s}" for r in runs))
 PY
 rm -f "$OUT"/profile-sd15-off-2.json "$OUT"/profile-sd15-on-2.json
-SDGEN_CONV_HALF_WAVES=1 SDGEN_CACHE_DIR=/tmp/cache39-on-2 timeout 100 ./build/default/tests/model_check/sdgen_model_check \
+SDGEN_CONV_HALF_WAVES=1 SDGEN_CONV_HALF_128=1 SDGEN_CACHE_DIR=/tmp/cache39-on-2 timeout 100 ./build/default/tests/model_check/sdgen_model_check \
   --refs /tmp/e2e/refs/sd15_random --model /tmp/e2e/sd15-random --precision fp16 > /tmp/sd15-check-on.txt 2>&1
 echo "sd15 check (on) rc=$?"; grep -E "rel err" /tmp/sd15-check-on.txt | tr -s ' ' | sed 's/^/    /'
 source scripts/device/cuda-env.sh >/dev/null 2>&1
