@@ -17,6 +17,7 @@
 #include "engine/tensor_io.h"
 #include "graph/expr.h"
 #include "ops/conv2d.h"
+#include "ops/conv2d_candidates.h"
 
 namespace sdgen::app {
 
@@ -139,6 +140,34 @@ void printRow(std::FILE* out, const ConvBenchRow& r, bool reference) {
   std::fflush(out);
 }
 
+// The candidate the autotune would pick (ops/conv2d_tune.cpp times the same list): the fastest median of the
+// problem's tensor-core and direct candidates; nullopt where none runs (no tensor cores, fp32 weights).
+std::optional<ops::ConvCandidate> fastestCandidate(Context& ctx, const ConvBenchSettings& st, const ConvBenchShape& s,
+                                                   const Geometry& g, const graph::Expr& in,
+                                                   const ops::Conv2dWeights& weights, const graph::Sink& out,
+                                                   ops::Conv2dScratch& scratch) {
+  ops::ConvProblem prob;
+  prob.n = s.n, prob.h = s.h, prob.w = s.w, prob.cin = s.cin, prob.ho = g.ho, prob.wo = g.wo, prob.cout = s.cout;
+  prob.p = ops::Conv2dParams::square(s.k, s.stride);
+  const bool rawHalf = weights.storage() == DType::F16 && s.cin % 8 == 0;  // a dense fp16 buffer, as the engine's
+  std::optional<ops::ConvCandidate> best;
+  double bestMs = 0;
+  for (const ops::ConvCandidate& c : ops::convCandidates(prob, {ctx.info(), weights, true, {}, rawHalf})) {
+    if (c.algo != ops::ConvAlgo::Coop && c.algo != ops::ConvAlgo::Direct) continue;
+    ops::Conv2dOptions o;
+    o.candidate = c;
+    o.scratch = &scratch;
+    o.label = s.layer;
+    ops::Conv2dInfo info;
+    try {
+      const double ms = percentile(timeConv(ctx, st, in, weights, out, o, info), 0.5);
+      if (!best || ms < bestMs) best = c, bestMs = ms;
+    } catch (const Error&) {  // a candidate the device refuses at build time: not the pick
+    }
+  }
+  return best;
+}
+
 void benchShape(Context& ctx, const ConvBenchSettings& st, const ConvBenchShape& s, DType dt, CudnnReference* cudnn,
                 ConvBenchReport& report, std::FILE* out) {
   using namespace graph;
@@ -184,21 +213,29 @@ void benchShape(Context& ctx, const ConvBenchSettings& st, const ConvBenchShape&
     report.referenceDevice = cudnn->device();
   }
 
-  for (ops::ConvAlgo algo : st.algos) {
+  // One row per algorithm, then (settings.tuned) the autotune's pick: every tensor-core and direct candidate of the
+  // problem timed as the tuner times them, the fastest timed again for its row (algo "tuned", tile its name).
+  std::vector<std::optional<ops::ConvCandidate>> runs(st.algos.size());
+  if (st.tuned) runs.push_back(fastestCandidate(ctx, st, s, g, in, weights, bufferSink(view(result, dt, os)), scratch));
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const bool tunedRow = i >= st.algos.size();
+    const ops::ConvAlgo algo = tunedRow ? ops::ConvAlgo::Auto : st.algos[i];
     ConvBenchRow r;
     r.shape = s;
     r.precision = dt;
-    r.algo = ops::convAlgoName(algo);
+    r.algo = tunedRow ? "tuned" : ops::convAlgoName(algo);
     r.cpuRel = cpuRel;
     try {
+      if (tunedRow && !runs[i]) throw Error(s.layer + ": no tensor-core or direct candidate runs this problem");
       ops::Conv2dOptions o;
       o.algo = algo;
+      o.candidate = tunedRow ? runs[i] : std::nullopt;
       o.scratch = &scratch;
       o.label = s.layer;
       ops::Conv2dInfo info;
       std::vector<double> ms = timeConv(ctx, st, in, weights, bufferSink(view(result, dt, os)), o, info);
-      r.algo = ops::convAlgoName(info.algo);
-      r.tile = info.tile;
+      r.algo = tunedRow ? "tuned" : ops::convAlgoName(info.algo);
+      r.tile = tunedRow ? info.candidate : info.tile;
       for (auto& k : info.kernels) r.kernels += (r.kernels.empty() ? "" : "; ") + k;
       r.time = timingStats(ms);
       r.reps = int(ms.size());
@@ -289,10 +326,15 @@ ConvBenchSettings benchSettings(const CliOptions& o) {
     case PrecisionChoice::F16: st.precisions = {DType::F16}; break;
     case PrecisionChoice::Auto: st.precisions = {DType::F32, DType::F16}; break;
   }
-  if (o.benchAlgo == "all")  // coop rows say why where the device or the precision has no tensor cores
+  if (o.benchAlgo == "all") {  // coop rows say why where the device or the precision has no tensor cores
     st.algos = {ops::ConvAlgo::General, ops::ConvAlgo::GemmV2, ops::ConvAlgo::Winograd, ops::ConvAlgo::Coop,
                 ops::ConvAlgo::Direct, ops::ConvAlgo::CoopWinograd};
-  else st.algos = {ops::parseConvAlgo(o.benchAlgo)};
+    st.tuned = true;
+  } else if (o.benchAlgo == "tuned") {
+    st.tuned = true;
+  } else {
+    st.algos = {ops::parseConvAlgo(o.benchAlgo)};
+  }
   if (o.benchShape) {
     const ConvShapeArg& a = *o.benchShape;
     st.shapes = {{"shape", a.n, a.cin, a.cout, a.h, a.w, a.k, a.stride}};

@@ -65,6 +65,8 @@ struct ConvBenchSettings {
   std::vector<ConvBenchShape> shapes;
   int warmup = 3, reps = 20;
   bool cudnn = false;
+  // A "tuned" row per shape: the fastest of the autotune's tensor-core and direct candidates (--algo all or tuned).
+  bool tuned = false;
 };
 // From the command line: --precision (auto = both), --algo, --shape / --quick, --reps, --warmup, --reference.
 ConvBenchSettings benchSettings(const CliOptions& options);

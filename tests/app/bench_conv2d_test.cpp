@@ -21,6 +21,10 @@ TEST(BenchConv2dSettings, FromTheCommandLine) {
   EXPECT_EQ(table.shapes.size(), sdConvShapes().size());
   EXPECT_EQ(table.precisions.size(), 2u);  // auto: both
   EXPECT_EQ(table.algos.size(), 6u);  // general, gemm-v2, winograd, coop, direct, coop-winograd
+  EXPECT_TRUE(table.tuned);           // ... and the autotune's pick
+  ConvBenchSettings tuned = benchSettings(parseCommandLine({"--bench-conv2d", "--algo", "tuned"}));
+  EXPECT_TRUE(tuned.algos.empty());
+  EXPECT_TRUE(tuned.tuned);
   EXPECT_EQ(table.reps, 20);
   EXPECT_EQ(table.warmup, 3);
   EXPECT_FALSE(table.cudnn);
@@ -32,6 +36,7 @@ TEST(BenchConv2dSettings, FromTheCommandLine) {
   EXPECT_EQ(quick.precisions[0], DType::F16);
   ASSERT_EQ(quick.algos.size(), 1u);
   EXPECT_EQ(quick.algos[0], ops::ConvAlgo::GemmV2);
+  EXPECT_FALSE(quick.tuned);
   EXPECT_LT(quick.reps, 20);
   ConvBenchSettings one = benchSettings(parseCommandLine(
       {"--bench-conv2d", "--shape", "2,320,640,32,32,1,1", "--reps", "25", "--warmup", "0", "--reference", "cudnn"}));
@@ -66,10 +71,10 @@ TEST_F(BenchConv2d, QuickRunOfOneShapeIsCorrectAndComplete) {
   std::FILE* sink = std::tmpfile();
   ConvBenchReport r = runConvBench(ctx(), st, sink);
   std::fclose(sink);
-  ASSERT_EQ(r.rows.size(), 2u * 2u * 6u);  // shapes x precisions x algorithms
+  ASSERT_EQ(r.rows.size(), 2u * 2u * 7u);  // shapes x precisions x (algorithms + the tuned row)
   size_t i = 0;
   for (const auto& shape : st.shapes)
-    for (DType dt : st.precisions)
+    for (DType dt : st.precisions) {
       for (ops::ConvAlgo algo : st.algos) {
         const ConvBenchRow& row = r.rows[i++];
         SCOPED_TRACE(shape.str() + " " + dtypeName(dt) + " " + ops::convAlgoName(algo));
@@ -116,6 +121,19 @@ TEST_F(BenchConv2d, QuickRunOfOneShapeIsCorrectAndComplete) {
           EXPECT_EQ(row.maxAbs, 0);  // the baseline itself
         }
       }
+      // The tuned row: the fastest tensor-core candidate where coop runs (named by its candidate), else none (both
+      // shapes have more than 4 output channels: no direct candidate either).
+      const ConvBenchRow& tunedRow = r.rows[i++];
+      EXPECT_EQ(tunedRow.algo, "tuned");
+      const bool coop = ops::gemmCoopSupported(ctx().info()) && dt == DType::F16 && shape.cin % 8 == 0;
+      if (!coop) {
+        EXPECT_NE(tunedRow.error.find("no tensor-core or direct candidate"), std::string::npos) << tunedRow.error;
+        continue;
+      }
+      ASSERT_EQ(tunedRow.error, "");
+      EXPECT_EQ(tunedRow.tile.rfind("coop ", 0), 0u) << tunedRow.tile;
+      EXPECT_LE(tunedRow.maxRel, 4e-3);
+    }
 
   nlohmann::json j = nlohmann::json::parse(convBenchJson(r));
   ASSERT_EQ(j["rows"].size(), r.rows.size());
