@@ -12,12 +12,13 @@
 
 #include "app/atomic_file.h"
 #include "app/bench_conv2d_reference.h"
+#include "app/conv_tune_report.h"
 #include "engine/command_sequence.h"
 #include "engine/error.h"
 #include "engine/tensor_io.h"
 #include "graph/expr.h"
 #include "ops/conv2d.h"
-#include "ops/conv2d_candidates.h"
+#include "ops/conv2d_tune.h"
 
 namespace sdgen::app {
 
@@ -140,36 +141,8 @@ void printRow(std::FILE* out, const ConvBenchRow& r, bool reference) {
   std::fflush(out);
 }
 
-// The candidate the autotune would pick (ops/conv2d_tune.cpp times the same list): the fastest median of the
-// problem's tensor-core and direct candidates; nullopt where none runs (no tensor cores, fp32 weights).
-std::optional<ops::ConvCandidate> fastestCandidate(Context& ctx, const ConvBenchSettings& st, const ConvBenchShape& s,
-                                                   const Geometry& g, const graph::Expr& in,
-                                                   const ops::Conv2dWeights& weights, const graph::Sink& out,
-                                                   ops::Conv2dScratch& scratch) {
-  ops::ConvProblem prob;
-  prob.n = s.n, prob.h = s.h, prob.w = s.w, prob.cin = s.cin, prob.ho = g.ho, prob.wo = g.wo, prob.cout = s.cout;
-  prob.p = ops::Conv2dParams::square(s.k, s.stride);
-  const bool rawHalf = weights.storage() == DType::F16 && s.cin % 8 == 0;  // a dense fp16 buffer, as the engine's
-  std::optional<ops::ConvCandidate> best;
-  double bestMs = 0;
-  for (const ops::ConvCandidate& c : ops::convCandidates(prob, {ctx.info(), weights, true, {}, rawHalf})) {
-    if (c.algo != ops::ConvAlgo::Coop && c.algo != ops::ConvAlgo::Direct) continue;
-    ops::Conv2dOptions o;
-    o.candidate = c;
-    o.scratch = &scratch;
-    o.label = s.layer;
-    ops::Conv2dInfo info;
-    try {
-      const double ms = percentile(timeConv(ctx, st, in, weights, out, o, info), 0.5);
-      if (!best || ms < bestMs) best = c, bestMs = ms;
-    } catch (const Error&) {  // a candidate the device refuses at build time: not the pick
-    }
-  }
-  return best;
-}
-
 void benchShape(Context& ctx, const ConvBenchSettings& st, const ConvBenchShape& s, DType dt, CudnnReference* cudnn,
-                ConvBenchReport& report, std::FILE* out) {
+                ops::ConvTuner* tuner, ConvBenchReport& report, std::FILE* out) {
   using namespace graph;
   const Geometry g = geometry(s);
   // Inputs in [-1, 1]; weights scaled by 1/sqrt(fan-in) so outputs stay O(1) in fp16. Seeds depend on the shape
@@ -213,11 +186,10 @@ void benchShape(Context& ctx, const ConvBenchSettings& st, const ConvBenchShape&
     report.referenceDevice = cudnn->device();
   }
 
-  // One row per algorithm, then (settings.tuned) the autotune's pick: every tensor-core and direct candidate of the
-  // problem timed as the tuner times them, the fastest timed again for its row (algo "tuned", tile its name).
-  std::vector<std::optional<ops::ConvCandidate>> runs(st.algos.size());
-  if (st.tuned) runs.push_back(fastestCandidate(ctx, st, s, g, in, weights, bufferSink(view(result, dt, os)), scratch));
-  for (size_t i = 0; i < runs.size(); ++i) {
+  // One row per algorithm, then (a tuner given) what the product runs: the autotune's plan of the problem
+  // (ops::ConvTuner, as generation and --profile-conv run it), its candidate's name and source as the tile.
+  const size_t rows = st.algos.size() + (tuner ? 1 : 0);
+  for (size_t i = 0; i < rows; ++i) {
     const bool tunedRow = i >= st.algos.size();
     const ops::ConvAlgo algo = tunedRow ? ops::ConvAlgo::Auto : st.algos[i];
     ConvBenchRow r;
@@ -226,16 +198,26 @@ void benchShape(Context& ctx, const ConvBenchSettings& st, const ConvBenchShape&
     r.algo = tunedRow ? "tuned" : ops::convAlgoName(algo);
     r.cpuRel = cpuRel;
     try {
-      if (tunedRow && !runs[i]) throw Error(s.layer + ": no tensor-core or direct candidate runs this problem");
       ops::Conv2dOptions o;
       o.algo = algo;
-      o.candidate = tunedRow ? runs[i] : std::nullopt;
       o.scratch = &scratch;
       o.label = s.layer;
+      std::string source = "rule";
+      if (tunedRow && tuner->enabled()) {  // as ops::conv2d consults a tuner that is on
+        ops::ConvProblem prob;
+        prob.n = s.n, prob.h = s.h, prob.w = s.w, prob.cin = s.cin, prob.ho = g.ho, prob.wo = g.wo, prob.cout = s.cout;
+        prob.p = ops::Conv2dParams::square(s.k, s.stride);
+        const bool rawHalf = dt == DType::F16 && s.cin % 8 == 0;  // a dense fp16 buffer, as the engine's
+        const ops::ConvPlan plan = tuner->plan(prob, {ctx.info(), weights, true, {}, rawHalf}, s.layer);
+        o.candidate = plan.candidate;  // none: the rule (tuning off, or nothing to choose between)
+        source = plan.source;
+      }
       ops::Conv2dInfo info;
       std::vector<double> ms = timeConv(ctx, st, in, weights, bufferSink(view(result, dt, os)), o, info);
       r.algo = tunedRow ? "tuned" : ops::convAlgoName(info.algo);
-      r.tile = tunedRow ? info.candidate : info.tile;
+      r.tile = tunedRow ? (info.candidate.empty() ? ops::convAlgoName(info.algo) + std::string(" ") + info.tile
+                                                  : info.candidate) + " [" + source + "]"
+                        : info.tile;
       for (auto& k : info.kernels) r.kernels += (r.kernels.empty() ? "" : "; ") + k;
       r.time = timingStats(ms);
       r.reps = int(ms.size());
@@ -335,6 +317,8 @@ ConvBenchSettings benchSettings(const CliOptions& o) {
   } else {
     st.algos = {ops::parseConvAlgo(o.benchAlgo)};
   }
+  st.autotune = autotuneSettings(o);
+  st.autotune.retune = !o.noAutotune;  // a benchmark measures afresh (and rewrites the cache's entries, as --retune)
   if (o.benchShape) {
     const ConvShapeArg& a = *o.benchShape;
     st.shapes = {{"shape", a.n, a.cin, a.cout, a.h, a.w, a.k, a.stride}};
@@ -360,8 +344,10 @@ ConvBenchReport runConvBench(Context& ctx, const ConvBenchSettings& st, std::FIL
                ctx.info().timestampsSupported ? "GPU timestamps" : "host time: the device has no timestamps");
   if (cudnn) std::fprintf(out, "reference: cuDNN's fastest forward algorithm (%s), bias not timed\n", cudnn->pluginPath().c_str());
   printHeader(out, cudnn != nullptr);
+  std::unique_ptr<ops::ConvTuner> tuner;
+  if (st.tuned) tuner = std::make_unique<ops::ConvTuner>(ctx, st.autotune);
   for (const ConvBenchShape& s : st.shapes)
-    for (DType dt : st.precisions) benchShape(ctx, st, s, dt, cudnn.get(), report, out);
+    for (DType dt : st.precisions) benchShape(ctx, st, s, dt, cudnn.get(), tuner.get(), report, out);
 
   if (cudnn) {
     for (DType dt : st.precisions) {

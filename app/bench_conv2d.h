@@ -14,6 +14,7 @@
 #include "engine/context.h"
 #include "engine/dtype.h"
 #include "ops/conv2d_plan.h"
+#include "ops/conv2d_tune_settings.h"
 
 namespace sdgen::app {
 
@@ -65,8 +66,10 @@ struct ConvBenchSettings {
   std::vector<ConvBenchShape> shapes;
   int warmup = 3, reps = 20;
   bool cudnn = false;
-  // A "tuned" row per shape: the fastest of the autotune's tensor-core and direct candidates (--algo all or tuned).
+  // A "tuned" row per shape (--algo all or tuned): the autotune's plan, with these settings (measured afresh unless
+  // --no-autotune; the rule where tuning is off, as on CPU devices).
   bool tuned = false;
+  ops::ConvTuneSettings autotune;
 };
 // From the command line: --precision (auto = both), --algo, --shape / --quick, --reps, --warmup, --reference.
 ConvBenchSettings benchSettings(const CliOptions& options);

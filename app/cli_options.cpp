@@ -397,7 +397,7 @@ constexpr Flag kFlags[] = {
          throw UsageError(f + ": expected a file name ending in .png, got " + quoted(v));
        s.options.outputPath = v;
      }},
-    {nullptr, "--no-autotune", false, kGenerate | kProfileConv,
+    {nullptr, "--no-autotune", false, kGenerate | kProfileConv | kBenchConv2d,
      [](ParseState& s, const std::string& f, const std::string&) {
        if (s.options.retune) throw UsageError(f + ": --retune and --no-autotune exclude each other");
        s.options.noAutotune = true;

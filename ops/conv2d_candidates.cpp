@@ -15,6 +15,10 @@ static constexpr int64_t kInt32Limit = int64_t(1) << 31;
 static constexpr int kCoopBk = 32;  // the coop tiles' K slice (ops/gemm_tile_choice.cpp chooseCoopTile)
 // K per part of the 256x256 fp16-accumulator tile: one fp16 chunk, no flush (as ops::chooseSplitHalfTile).
 static constexpr int64_t kHalfTileMaxPartK = 2048;
+// The fewest K parts (whole slices) of an fp16-accumulator tile: each part one fp16 chunk.
+static int fewestHalfParts(int64_t slices) {
+  return normalizedSplitParts((slices * kCoopBk + kHalfTileMaxPartK - 1) / kHalfTileMaxPartK, slices);
+}
 
 std::string ConvCandidate::name() const {
   std::string s = convAlgoName(algo);
@@ -254,7 +258,7 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     // Not in 2 parts (2048 < K <= 4096): the tuner took them for SD 1.5's 64^2 320-channel convs, all seven slower in
     // the step (0.099 -> 0.103-0.110 ms).
     if (candidateFamilyOn("SDGEN_CONV_HALF_128") && cc.device.hasCoopMatrix(16, 16, 16, "f16", "f16")) {
-      const int p = normalizedSplitParts((slices * kCoopBk + kHalfTileMaxPartK - 1) / kHalfTileMaxPartK, slices);
+      const int p = fewestHalfParts(slices);
       if (p == 1 || (p >= 3 && cc.haveScratch && slices / p >= 8 && bigTiles * p <= 1024))
         add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, p, true});
     }
@@ -286,8 +290,8 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
       // tuner takes it for all twelve, 0.36 -> 0.27-0.29 ms (128^2, 3 parts), 0.38-0.40 -> 0.31-0.32 (256^2, 2), 0.75
       // -> 0.59 (512 -> 256, 3); with the 128x128 fp16-accumulator tile the decode's conv 11.49 -> 8.97 ms.
       if (candidateFamilyOn("SDGEN_CONV_HALF_WAVES")) {
-        const int64_t fewest = (slices * kCoopBk + kHalfTileMaxPartK - 1) / kHalfTileMaxPartK;
-        for (int64_t parts : {fewest, fewest + 1}) {
+        const int fewest = fewestHalfParts(slices);
+        for (int parts : {fewest, fewest + 1}) {
           const int p = normalizedSplitParts(parts, slices);
           const int64_t groups = halfTiles * p, lastWave = groups % sms;
           if (groups > sms && (lastWave == 0 || 4 * lastWave >= 3 * sms) && (p == 1 || cc.haveScratch))
