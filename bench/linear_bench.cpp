@@ -2,11 +2,11 @@
 // is forced through LinearOptions::tile (or "auto", the engine's own choice), no heuristic lives here.
 //   linear_bench SHAPES.json [--rounds N] [--reps N] [--warmup N] [--only SUBSTRING] [--json FILE] [--geglu MODE]
 //                [--cold] [--interleave] VARIANT...
-// VARIANT: "auto", "tiled" (fp32 CUDA-core kernel), "coop:BM,BN,BK,WM,WN" or "coop:BM,BN,BK,WM,WN,h" (fp16
+// VARIANT: "auto" (or "auto,X": with the shape words compiled in, SDGEN_GEMM_FIXED_SHAPE), "tiled" (fp32 CUDA-core kernel), "coop:BM,BN,BK,WM,WN" or "coop:BM,BN,BK,WM,WN,h" (fp16
 // accumulation within a slice), ",H" fp16 accumulators throughout, ",H,F1024" fp16 accumulators added into an
 // fp16 running total every 1024 elements of K, ",d" double-buffered shared slices, ",sP" split-K in P parts,
 // ",tCxP" the tail split (the column tiles from column C in P K parts, the others whole-K, one launch),
-// ",O" compiled through spirv-opt; a trailing ",n" stages a layer norm instead of reading it in the GEMM (LinearOptions::
+// ",O" compiled through spirv-opt, ",X" the shape's header words compiled in (GemmTile::fixedShape); a trailing ",n" stages a layer norm instead of reading it in the GEMM (LinearOptions::
 // fuseNorm off; also "auto,n"); a trailing ",e" keeps a computed prologue inside the GEMM instead of staging
 // it (no scratch memory given). Each shape runs with fp16 activations and fp16 weights, its prologue (layer
 // norm from statistics, GEGLU gate) and epilogue (bias, residual add) as the UNet records them, with the
@@ -57,7 +57,7 @@ namespace {
 
 std::optional<ops::GemmTile> parseVariant(std::string v) {
   if (v.size() > 2 && v.compare(v.size() - 2, 2, ",n") == 0) v.resize(v.size() - 2);  // see main: fuseNorm off
-  if (v == "auto") return std::nullopt;
+  if (v == "auto" || v == "auto,X") return std::nullopt;  // ",X": see FixedShapeKnob
   if (v == "tiled") return ops::GemmTile{};
   int bm, bn, bk, wm, wn;
   if (v.rfind("coop:", 0) == 0 && std::sscanf(v.c_str() + 5, "%d,%d,%d,%d,%d", &bm, &bn, &bk, &wm, &wn) == 5) {
@@ -68,6 +68,7 @@ std::optional<ops::GemmTile> parseVariant(std::string v) {
     t.doubleBuffer = v.find(",d") != std::string::npos;
     if (const size_t f = v.find(",F"); f != std::string::npos) t.flushK = std::atoi(v.c_str() + f + 2);
     t.spirvOpt = v.find(",O") != std::string::npos;
+    t.fixedShape = v.find(",X") != std::string::npos;
     if (const size_t c = v.find(",t"); c != std::string::npos) {
       int start = 0, parts = 0;
       if (std::sscanf(v.c_str() + c + 2, "%dx%d", &start, &parts) != 2)
@@ -77,8 +78,31 @@ std::optional<ops::GemmTile> parseVariant(std::string v) {
     }
     return t;
   }
-  throw Error("linear_bench: unknown variant '" + v + "' (auto, tiled, coop:BM,BN,BK,WM,WN[,h][,H][,FFLUSH_K][,d][,sPARTS][,tSTARTxPARTS][,O])");
+  throw Error("linear_bench: unknown variant '" + v + "' (auto, tiled, coop:BM,BN,BK,WM,WN[,h][,H][,FFLUSH_K][,d][,sPARTS][,tSTARTxPARTS][,O][,X])");
 }
+
+// "auto,X": the engine's own choice with the shape words compiled in, through the engine's knob
+// (SDGEN_GEMM_FIXED_SHAPE, read when a GEMM is recorded), set while that variant records and restored after.
+class FixedShapeKnob {
+ public:
+  explicit FixedShapeKnob(bool on) : on_(on) {
+    if (!on_) return;
+    if (const char* v = std::getenv(kName)) old_ = v;
+    setenv(kName, "1", 1);
+  }
+  ~FixedShapeKnob() {
+    if (!on_) return;
+    if (old_) setenv(kName, old_->c_str(), 1);
+    else unsetenv(kName);
+  }
+  FixedShapeKnob(const FixedShapeKnob&) = delete;
+  FixedShapeKnob& operator=(const FixedShapeKnob&) = delete;
+
+ private:
+  static constexpr const char* kName = "SDGEN_GEMM_FIXED_SHAPE";
+  bool on_;
+  std::optional<std::string> old_;
+};
 
 std::vector<float> randomValues(size_t n, float scale, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -195,6 +219,7 @@ int main(int argc, char** argv) {
                              .fuseNorm = v.size() < 2 || v.compare(v.size() - 2, 2, ",n") != 0, .label = name};
         ops::GemmInfo info;
         try {
+          FixedShapeKnob knob(v.rfind("auto", 0) == 0 && v.find(",X") != std::string::npos);
           for (int r = 0; r < shapeReps; ++r) {
             info = ops::linear(ctx, *seq, a, *ws[size_t(r) % ws.size()], sink, o);
             if (interleave)
@@ -209,7 +234,7 @@ int main(int argc, char** argv) {
           kinds.push_back("");
           continue;
         }
-        kinds.push_back((v == "auto" ? "auto: " : "") + info.kernel + (info.stagedInput ? " staged" : "") +
+        kinds.push_back((v.rfind("auto", 0) == 0 ? "auto: " : "") + info.kernel + (info.stagedInput ? " staged" : "") +
                         (info.rawA ? " raw" : ""));
         for (int r = 0; r < warmup; ++r) seq->run();
         seqs.push_back(std::move(seq));

@@ -41,6 +41,10 @@ struct GemmTile {
   // coop, tests only: the kernel on software cooperative matrices (shaders/coop_emulation.slang), on any device;
   // one subgroup per workgroup (bm = 16 warpRows, bn = 16 warpCols); slow.
   bool coopEmulation = false;
+  // coop: the header's shape words (M, N, K, parts, strides, the convolution's geometry) compiled into the kernel
+  // as constants, one kernel per problem shape (gemm_coop.slang IGemmHeader; SDGEN_GEMM_FIXED_SHAPE=1 sets it for
+  // every tensor-core GEMM: a measurement knob, docs/perf.md session 40).
+  bool fixedShape = false;
   bool isLanes() const { return lanes > 0; }
   bool isCoop() const { return warpRows > 0; }
   bool isGemv() const { return gemvLanes > 0; }
@@ -81,6 +85,9 @@ struct GemmTile {
 // What was chosen, for tests and profiles.
 struct GemmInfo {
   std::string aType, bType, sinkType;  // the generated Slang types (the specialization key)
+  // coop: the IGemmHeader type the kernel reads its shape words through, and its generated definition (empty for
+  // the runtime words)
+  std::string headerType = "RuntimeHeader", headerSource;
   bool vectorA = false;                // A read 4 along K at a time (K % 4 == 0)
   bool vectorB = false;                // matmul: B read 4 along N at a time (N % 4 == 0)
   bool vectorOut = false;              // output stored 4 along N at a time (N % 4 == 0)

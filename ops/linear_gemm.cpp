@@ -51,7 +51,7 @@ std::string GemmTile::describe() const {
            (flushK > 0 ? " flush " + std::to_string(flushK) : "") + (doubleBuffer ? " dbuf" : "") +
            (splitK > 1 ? " split " + std::to_string(splitK) : "") +
            (tailParts > 1 ? " tail " + std::to_string(tailStart) + " split " + std::to_string(tailParts) : "") +
-           (spirvOpt ? " opt" : "") + (coopEmulation ? " emulated" : "");
+           (spirvOpt ? " opt" : "") + (fixedShape ? " fixed" : "") + (coopEmulation ? " emulated" : "");
   return "tiled " + shape;
 }
 
@@ -90,11 +90,11 @@ static constexpr int kReduceThreads = 256;  // gemmSplitReduceMain's workgroup
 std::string gemmWrapperSource(const GemmInfo& info, const GemmTile& tile, bool bias, bool geglu) {
   auto flag = [](bool b) { return b ? "1" : "0"; };
   if (tile.isCoop())
-    return "import sdgen;\nimport expr;\nimport linear.gemm;\nimport linear.gemm_coop;\n"
-           "typealias A = " + info.aType + ";\ntypealias S = " + info.sinkType +
-           ";\n[shader(\"compute\")]\n[numthreads(" + std::to_string(tile.threads()) +
+    return "import sdgen;\nimport expr;\nimport linear.gemm;\nimport linear.gemm_coop;\n" + info.headerSource +
+           "typealias A = " + info.aType + ";\ntypealias S = " + info.sinkType + ";\ntypealias H = " +
+           info.headerType + ";\n[shader(\"compute\")]\n[numthreads(" + std::to_string(tile.threads()) +
            ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
-           "  gemmCoopMain<A, S, " + flag(info.vectorA) + ", " + std::to_string(info.aMode) + ", " + flag(info.vectorOut) + ", " +
+           "  gemmCoopMain<A, S, H, " + flag(info.vectorA) + ", " + std::to_string(info.aMode) + ", " + flag(info.vectorOut) + ", " +
            flag(bias) + ", " +
            std::to_string(tile.bm) + ", " + std::to_string(tile.bn) + ", " + std::to_string(tile.bk) + ", " +
            std::to_string(tile.warpRows) + ", " + std::to_string(tile.warpCols) + ", " +
@@ -178,6 +178,26 @@ static bool residualPreloadEnabled() {
   return !v || std::strcmp(v, "0") != 0;
 }
 
+// SDGEN_GEMM_FIXED_SHAPE=1: every tensor-core GEMM with its shape words compiled in (GemmTile::fixedShape; a
+// measurement knob, docs/perf.md session 40).
+static bool fixedShapeKnob() {
+  const char* v = std::getenv("SDGEN_GEMM_FIXED_SHAPE");
+  return v && std::strcmp(v, "1") == 0;
+}
+
+void fixHeaderWords(GemmInfo& info, std::span<const uint32_t> header) {
+  if (header.size() < size_t(kHeaderWords)) throw Error("gemm: internal error: a header of " + std::to_string(header.size()) + " words");
+  std::vector<int> words = {0, 1, 2, 5, 8, 11, 14, 15};
+  if (info.aMode != 3)
+    for (int i = 16; i < 24; ++i) words.push_back(i);
+  std::string cases;
+  for (int i : words)
+    cases += "    case " + std::to_string(i) + ": return int(" + std::to_string(header[size_t(i)]) + "u);\n";
+  info.headerType = "FixedHeader";
+  info.headerSource = "struct FixedHeader : IGemmHeader {\n  [ForceInline] static int word(int i) {\n    switch (i) {\n" +
+                      cases + "    default: return paramI32(i);\n    }\n  }\n}\n";
+}
+
 DivisionMagic divisionMagic(int64_t d) {
   if (d < 1 || d >= (int64_t(1) << 31)) throw Error("gemm: internal error: a row divisor of " + std::to_string(d));
   const uint32_t l = uint32_t(std::bit_width(uint64_t(d - 1)));  // ceil(log2 d)
@@ -197,7 +217,8 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     throw Error(p.label + ": tensors over 2^31 elements are not supported (M " + std::to_string(p.m) + ", N " +
                 std::to_string(p.n) + ", K " + std::to_string(p.k) + ", batches " + std::to_string(p.batches) + ")");
   const bool fp16Weights = p.packed && p.packed->storage == DType::F16;
-  const GemmTile tile = p.tile ? *p.tile : chooseGemmTile(p.m, p.n, p.k, ctx.info(), fp16Weights);
+  GemmTile tile = p.tile ? *p.tile : chooseGemmTile(p.m, p.n, p.k, ctx.info(), fp16Weights);
+  if (tile.isCoop() && fixedShapeKnob()) tile.fixedShape = true;
   if (tile.isCoop()) {
     if (!gemmCoopSupported(ctx.info()) && !tile.coopEmulation)
       throw Error(p.label + ": the cooperative-matrix GEMM needs a device with 16x16x16 f16 x f16 -> f32 "
@@ -361,6 +382,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     params.u32(dm.multiplier).u32(dm.shift);
   }
   if (params.size() != kHeaderWords) throw Error("gemm: header layout mismatch");
+  if (tile.isCoop() && tile.fixedShape) fixHeaderWords(info, params);
 
   // Each operand gets its own vector decision: A along K, B and the output along N.
   ExprCodegen genA(params, {info.vectorA, false});

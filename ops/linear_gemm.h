@@ -4,6 +4,7 @@
 // (ops/gemm_tile_choice.cpp).
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "engine/device_info.h"
@@ -132,6 +133,12 @@ struct DivisionMagic {
   uint32_t multiplier = 0, shift = 0;
 };
 DivisionMagic divisionMagic(int64_t d);
+
+// GemmTile::fixedShape: the header's shape words (M, N, K, parts, NP, chunk, A's stride, batches x M and, except for
+// the fused layer norm's A mode 3, words 16-23 of the geometry) as the constants of a generated IGemmHeader
+// (gemm_coop.slang) in info.headerType / headerSource, so that the compiler folds them; addresses stay run-time
+// words. `header` is the 32-word GEMM header recordGemm builds.
+void fixHeaderWords(GemmInfo& info, std::span<const uint32_t> header);
 
 // The generated entry points (exposed so that CI without tensor cores still compiles them to SPIR-V): the GEMM
 // kernel for `tile` with info's A and sink types, vector flags and A mode, and split-K's sum launch.

@@ -2,9 +2,11 @@
 // shaders/coop_emulation.slang): the im2col walk (gemm_coop.slang A_MODE 2: strides, dilation, a K slice crossing a
 // tap at a different k per invocation, 1x1) and the four phases of an upsampled 3x3 convolution (A_MODE 5, its
 // sub-pixel sink), with fp32 and fp16 accumulators (the 256x256 candidate's accumulation, session 37) and split-K,
+// the split cases again with the geometry compiled in (GemmTile::fixedShape) and bit-identical,
 // through ops::recordGemm as ops/conv2d_coop.cpp records them, against float64 on every machine. The real tiles
 // run in ConvTest.Coop*WhereSupported on tensor-core devices. Suite ConvTest (conv2d_test_fixture.h).
 #include <cstdio>
+#include <cstring>
 
 #include "graph/expr_nodes.h"
 #include "ops/linear_gemm.h"
@@ -74,7 +76,23 @@ TEST_P(ConvTest, CoopIm2colEmulated) {
     const bool whole = g.m % 32 == 0 && g.n % 32 == 0 && g.k % 32 == 0;
     EXPECT_EQ(info.residualPreloaded, whole && !e.tile.f16Accumulators) << c.name;
     const std::string what = std::string("emulated im2col ") + c.name + ", " + accumulation(e.tile);
-    std::printf("%s: relative error %.3g\n", what.c_str(), compareRoundedInput(read(out), ref, what));
+    const std::vector<float> got = read(out);
+    std::printf("%s: relative error %.3g\n", what.c_str(), compareRoundedInput(got, ref, what));
+    // The geometry compiled in (GemmTile::fixedShape): the same kernel on constants, so the same bits. On the
+    // split and strided cases (the tap walk's folded divisions, the parts' bounds).
+    if (e.tile.splitK > 1) {
+      g.tile->fixedShape = true;
+      CommandSequence fixedSeq(ctx());
+      const ops::GemmInfo fixed = ops::recordGemm(ctx(), fixedSeq, g);
+      fixedSeq.run();
+      EXPECT_EQ(fixed.headerType, "FixedHeader") << what;
+      EXPECT_NE(fixed.kernel.find(" fixed"), std::string::npos) << fixed.kernel;
+      const std::vector<float> again = read(out);
+      ASSERT_EQ(again.size(), got.size());
+      size_t differ = 0;
+      for (size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &again[i], sizeof(float)) != 0;
+      EXPECT_EQ(differ, 0u) << what << ": the fixed-shape kernel differs from the runtime one";
+    }
   }
 }
 

@@ -270,20 +270,25 @@ TEST_P(ConvTest, CoopBigTileSplitKWhereSupported) {
   }
 }
 
-// The 256x256 fp16-accumulator tile in K parts (an opt-in autotune candidate since session 37, SDGEN_CONV_HALF_SPLIT):
+// The 256x256 fp16-accumulator tile in K parts (an autotune candidate since session 37, SDGEN_CONV_HALF_SPLIT; the
+// 128x128 one and session 40's 256x128 one below):
 // 64 rows of one 256-wide column of tiles (a partial row tile), K 2304 in 2 parts of 1152 and 3 of 768, a stride-2
 // K 2304 (the shape whose 2048-deep fp16 chunk read 5.07e-3 in session 15) in 2; forcing more than 2048 of K per
 // part is refused.
 TEST_P(ConvTest, CoopHalfTileSplitWhereSupported) {
   uint32_t seed = 840;
-  struct HalfCase { Case c; int parts; int tile = 256; };
+  struct HalfCase { Case c; int parts; int tile = 256; int bn = 0; };  // bn 0: tile x tile
   for (const HalfCase& h : {HalfCase{{"3x3 deep", 1, 8, 8, 256, 256, k3}, 2}, HalfCase{{"3x3 deep", 1, 8, 8, 256, 256, k3}, 3},
                             HalfCase{{"3x3 deep stride 2", 1, 15, 17, 256, 256, Conv2dParams::square(3, 2)}, 2},
                             HalfCase{{"3x3 unsplit", 1, 9, 8, 128, 256, k3}, 1},  // K 1152: one fp16 chunk
                             // the 128x128 tile with fp16 accumulators (SDGEN_CONV_HALF_128), unsplit and in 2 parts
                             HalfCase{{"3x3 unsplit", 1, 9, 8, 128, 136, k3}, 1, 128},
-                            HalfCase{{"3x3 deep stride 2", 1, 15, 17, 256, 256, Conv2dParams::square(3, 2)}, 2, 128}}) {
-    const ops::ConvCandidate cand{ConvAlgo::Coop, ops::ConvTile{h.tile, h.tile, 0, 0}, h.parts, h.tile == 128};
+                            HalfCase{{"3x3 deep stride 2", 1, 15, 17, 256, 256, Conv2dParams::square(3, 2)}, 2, 128},
+                            // the 256x128 tile (SDGEN_CONV_HALF_256x128): partial columns (Cout 136), 2 parts
+                            HalfCase{{"3x3 unsplit", 1, 9, 8, 128, 136, k3}, 1, 256, 128},
+                            HalfCase{{"3x3 deep stride 2", 1, 15, 17, 256, 256, Conv2dParams::square(3, 2)}, 2, 256, 128}}) {
+    const ops::ConvCandidate cand{ConvAlgo::Coop, ops::ConvTile{h.tile, h.bn ? h.bn : h.tile, 0, 0}, h.parts,
+                                  h.tile == 128};
     const bool ran = tensorCoreCase(h.c, ConvAlgo::Coop, seed, 0, [&](const ops::Conv2dInfo& info, InputMode, const Shape&) {
       EXPECT_EQ(info.candidate, cand.name());
       EXPECT_EQ(info.kernels.back().find("coop split-K sum") != std::string::npos, h.parts > 1) << info.kernels.back();
@@ -294,6 +299,9 @@ TEST_P(ConvTest, CoopHalfTileSplitWhereSupported) {
   EXPECT_FALSE(ops::parseConvCandidate("coop-winograd 256x256"));
   const ops::GemmTile t = ops::convCoopGemmTile({ConvAlgo::Coop, ops::ConvTile{256, 256, 0, 0}, 2});
   EXPECT_EQ(t.describe(), "coop 256x256x32 warp 128x64 f16acc split 2 opt");
+  EXPECT_EQ(ops::parseConvCandidate("coop 256x128 split 3"), (ops::ConvCandidate{ConvAlgo::Coop, ops::ConvTile{256, 128, 0, 0}, 3}));
+  EXPECT_EQ(ops::convCoopGemmTile({ConvAlgo::Coop, ops::ConvTile{256, 128, 0, 0}, 1}).describe(),
+            "coop 256x128x32 warp 64x64 f16acc opt");
 }
 
 // The 128x64 tile (an autotune candidate where Cout is a multiple of 64 but not of 128, session 33), forced on

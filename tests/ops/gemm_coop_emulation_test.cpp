@@ -44,7 +44,7 @@ TEST(GemmCoopEmulation, OneSubgroupOnlyAndDescribed) {
 class CoopEmulationTest : public test::TensorTest {};
 
 // Every accumulation mode (fp32, fp16 within a slice, fp16 throughout, fp16 flushed every 64 of K), double-buffered
-// slices, split-K with fp16 and fp32 partials, deeper slices and wider warp tiles, on whole tiles (no bounds
+// slices, split-K with fp16 and fp32 partials, deeper slices and wider warp tiles, the shape words compiled in, on whole tiles (no bounds
 // checks, the residual loaded into fp32 accumulators) and partial ones (M, N, K off the tiles' multiples), with a computed
 // A read in the GEMM (A mode 0), a staged or raw fp16 A (1) and a fused layer norm (3), against float64.
 TEST_P(CoopEmulationTest, EveryModeAgainstFloat64) {
@@ -68,6 +68,15 @@ TEST_P(CoopEmulationTest, EveryModeAgainstFloat64) {
   add("split-K 3", t);
   add("32x64, BK 64", emulated(32, 64, 64));
   add("64x32", emulated(64, 32, 32));
+  // The shape words compiled in (GemmTile::fixedShape; ConvTest.CoopIm2colEmulated checks it bit for bit).
+  t = emulated(32, 32, 32);
+  t.fixedShape = true;
+  add("fixed shape", t);
+  t.splitK = 3;
+  add("fixed shape split-K 3", t);
+  t = test::flushed(emulated(32, 32, 32), 64);
+  t.fixedShape = true;
+  add("fixed shape flushed every 64", t);
   struct Case { int64_t m, n, k; };
   ops::Conv2dScratch scratch(ctx());
   uint32_t seed = 3100;
@@ -76,7 +85,7 @@ TEST_P(CoopEmulationTest, EveryModeAgainstFloat64) {
       for (int a = 0; a < 3; ++a) {  // 0: computed A (x * g), 1: raw fp16 A, 2: a layer norm read by the GEMM
         // The other A modes on the partial shape, with three of the variants (compiling is most of the time).
         if (a != 1 && (c.m != 70 || (v.name != "fp32 accumulators" && v.name != "split-K 3" &&
-                                     v.name != "fp16 flushed every 64")))
+                                     v.name != "fp16 flushed every 64" && v.name != "fixed shape")))
           continue;
         std::vector<float> w = test::randomFloats(c.n * c.k, seed++), b = test::randomFloats(c.n, seed++);
         ops::LinearWeights gpu(ctx(), w, c.n, c.k, b, dt(), "test emulated");

@@ -4,7 +4,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "engine/error.h"
 #include "engine/slang_compiler.h"
 #include "ops/conv2d_plan.h"
 #include "ops/linear.h"
@@ -114,6 +117,51 @@ TEST(GemmCoopRule, Im2colKernelCompilesToSpirv) {
     src.label = "gemm coop upsampling phases " + tile.describe();
     test::expectCompiles(compiler, src);
   }
+  std::filesystem::remove_all(cache);
+}
+
+// Host-only: the shape words compiled in (GemmTile::fixedShape) for the plain, im2col and Winograd A modes, at -O0
+// and through spirv-opt (the 256 x 256 tile's compilation); the emulated tests check the sums on lavapipe.
+TEST(GemmCoopRule, FixedShapeKernelCompilesToSpirv) {
+  const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-gemm-fixed-compile-test";
+  std::filesystem::remove_all(cache);
+  SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
+  // SDXL's 32^2 GEGLU-sized plain GEMM, a 3x3 convolution of 512 channels at 64^2 (stride 1, padding 1) and a
+  // Winograd band: the header words recordGemm writes (addresses zero).
+  std::vector<uint32_t> plain(32, 0), conv(32, 0), winograd(32, 0);
+  for (auto [w, v] : {std::pair{0, 2048u}, {1, 10240u}, {2, 1280u}, {8, 10240u}, {11, 2048u}, {14, 1280u}, {15, 2048u}})
+    plain[size_t(w)] = v;
+  for (auto [w, v] : {std::pair{0, 4096u}, {1, 512u}, {2, 4608u}, {5, 2u}, {8, 512u}, {11, 2304u}, {15, 4096u},
+                      {16, 64u}, {17, 64u}, {18, 512u}, {19, 64u}, {20, 64u}, {21, 3u}, {22, 1u | 1u << 8 | 1u << 16 | 1u << 24},
+                      {23, 1u | 1u << 8}})
+    conv[size_t(w)] = v;
+  for (auto [w, v] : {std::pair{0, 1024u}, {1, 512u}, {2, 512u}, {8, 512u}, {15, 16384u}, {16, 64u}, {17, 64u},
+                      {18, 512u}, {19, 32u}, {20, 32u}, {22, 262144u}})
+    winograd[size_t(w)] = v;
+  struct Kernel { int aMode; const std::vector<uint32_t>* words; ops::GemmTile tile; };
+  ops::GemmTile split = ops::GemmTile::coopTile(128, 128, 32, 4, 4, false, 2);
+  for (const Kernel& k : {Kernel{1, &plain, flushed(ops::GemmTile::coopTile(256, 256, 32, 8, 4), 2048, true)},
+                          Kernel{2, &conv, split}, Kernel{4, &winograd, ops::GemmTile::coopTile(128, 128, 32, 4, 4)}}) {
+    ops::GemmInfo info = test::coopGemmInfo(k.aMode);
+    ops::GemmTile tile = k.tile;
+    tile.fixedShape = true;
+    ops::fixHeaderWords(info, *k.words);
+    EXPECT_EQ(info.headerType, "FixedHeader");
+    EXPECT_NE(info.headerSource.find("case 2: return int(" + std::to_string((*k.words)[2]) + "u);"), std::string::npos)
+        << info.headerSource;
+    EXPECT_EQ(info.headerSource.find("case 16:") != std::string::npos, k.aMode != 3);
+    KernelSource src;
+    src.generated = ops::gemmWrapperSource(info, tile, true);
+    src.label = "gemm coop fixed shape A mode " + std::to_string(k.aMode) + " " + tile.describe();
+    src.optimize = tile.spirvOpt;
+    EXPECT_NE(src.generated.find("gemmCoopMain<A, S, H, "), std::string::npos);
+    test::expectCompiles(compiler, src);
+  }
+  // A_MODE 3 (the fused layer norm) keeps words 16-23 at run time: its addresses and scalars live there.
+  ops::GemmInfo norm = test::coopGemmInfo(3);
+  ops::fixHeaderWords(norm, plain);
+  EXPECT_EQ(norm.headerSource.find("case 16:"), std::string::npos);
+  EXPECT_THROW(ops::fixHeaderWords(norm, std::vector<uint32_t>(8, 0)), Error);
   std::filesystem::remove_all(cache);
 }
 

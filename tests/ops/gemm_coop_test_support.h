@@ -27,6 +27,12 @@ inline ops::GemmTile flushed(ops::GemmTile t, int flushK, bool spirvOpt = false)
   return t;
 }
 
+// The header's shape words compiled into the kernel (GemmTile::fixedShape).
+inline ops::GemmTile fixedShape(ops::GemmTile t) {
+  t.fixedShape = true;
+  return t;
+}
+
 // A GEMM whose A is a raw fp16 buffer (parameter word 32, after the 32-word header) and whose sink is an fp16
 // buffer (word 39), with bias, in A mode `aMode`.
 inline ops::GemmInfo coopGemmInfo(int aMode) {
