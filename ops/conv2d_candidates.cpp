@@ -104,9 +104,10 @@ GemmTile convCoopGemmTile(const ConvCandidate& c) {
   } else if (c.tile.bm == 256 && c.tile.bn == 256 && c.algo == ConvAlgo::Coop) {
     t = largeHalfTile();  // fp16 accumulators, spirv-opt; each part's K fits one fp16 chunk (candidateViolation)
     t.flushK = 0;
-  } else if (c.tile.bm == 256 && c.tile.bn == 128 && c.algo == ConvAlgo::Coop) {
-    // 8 subgroups of 64 x 64 (16 fp16 accumulators each, half the 256 x 256 tile's), fp16 throughout, spirv-opt
-    t = GemmTile::coopTile(256, 128, kCoopBk, 4, 4);
+  } else if (c.tile.bm == 256 && (c.tile.bn == 128 || c.tile.bn == 160) && c.algo == ConvAlgo::Coop) {
+    // 8 subgroups of 64 x 64 or 64 x 80 (16 or 20 fp16 accumulators each; the 256 x 256 tile's are 32), fp16
+    // throughout, spirv-opt
+    t = GemmTile::coopTile(256, c.tile.bn, kCoopBk, 4, c.tile.bn / 32);
     t.f16Accumulators = true;
     t.spirvOpt = true;
   } else if (c.tile.bm == 128 && c.tile.bn == 128) t = GemmTile::coopTile(128, 128, kCoopBk, 4, 2);
@@ -162,7 +163,7 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
   }
   if (c.algo != ConvAlgo::Coop) return why;
   const GemmTile t = convCoopGemmTile(c);
-  if (!t.bm) return "no coop tile " + c.tile.str() + " (256x256, 256x128, 128x128, 128x64 or 64x64)";
+  if (!t.bm) return "no coop tile " + c.tile.str() + " (256x256, 256x160, 256x128, 128x128, 128x64 or 64x64)";
   if (std::string p = coopTileProblem(t, d); !p.empty()) return "coop tile " + t.describe() + ": " + p;
   if (t.f16Accumulators) {  // the fp16-accumulator tiles sum each part in fp16: at most one 2048-deep chunk
     const int64_t slices = (prob.k() + kCoopBk - 1) / kCoopBk, perPart = (slices + c.splitK - 1) / c.splitK;
@@ -277,16 +278,24 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     // VAE's 512^2 128-channel convs, 0.36-0.40 ms at ~200 TFLOP/s on 128x128 with fp16 accumulators; its 256 -> 128
     // conv, K 2304, 0.78 ms on fp32 accumulators: issue 17's 2.4x row) with 64 x 64 warp tiles (the 128x128 tile's
     // are 64 x 32: 6 fragment loads per 8 MMAs against 8 per 16). The fewest parts of <= 2048 of K, and one more.
-    if (candidateFamilyOptedIn("SDGEN_CONV_HALF_256x128") && prob.m() >= 8192 && prob.cout % 128 == 0 &&
-        cc.device.hasCoopMatrix(16, 16, 16, "f16", "f16")) {
+    // ... and 256x160 tiles (8 subgroups of 64x80; opt-in SDGEN_CONV_HALF_256x160=1) where Cout is a multiple of 160
+    // but not of 256: SDXL's 128^2 level, 320 channels (12 convs, ~5.0 ms of the step at ~168 TFLOP/s on 128x64
+    // fp32 tiles; session 35), its 64^2 level's 640 (~4 ms at ~178), SD 1.5's 64^2 convs.
+    auto addWideHalf = [&](int bn) {
       const int fewest = fewestHalfParts(slices);
-      const int64_t tiles = ((prob.m() + 255) / 256) * (prob.cout / 128);
+      const int64_t tiles = ((prob.m() + 255) / 256) * (prob.cout / bn);
       for (int parts : {fewest, fewest + 1}) {
         const int p = normalizedSplitParts(parts, slices);
         if (p == 1 || (cc.haveScratch && slices / p >= 8 && tiles * p <= 8192))
-          add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, p});
+          add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, bn, 0, 0}, p});
       }
-    }
+    };
+    const bool halfShape = cc.device.hasCoopMatrix(16, 16, 16, "f16", "f16");
+    if (candidateFamilyOptedIn("SDGEN_CONV_HALF_256x128") && prob.m() >= 8192 && prob.cout % 128 == 0 && halfShape)
+      addWideHalf(128);
+    if (candidateFamilyOptedIn("SDGEN_CONV_HALF_256x160") && prob.m() >= 8192 && prob.cout % 160 == 0 &&
+        prob.cout % 256 != 0 && halfShape)
+      addWideHalf(160);
     // 128x64 tiles (4 subgroups of 64x32) where Cout is a multiple of 64 but not of 128, so that the 128-wide
     // tile leaves half its last column of tiles idle (SDXL's 128^2 level: 320 channels, M 32768, 5.1 ms of the
     // step on 64x64 tiles at ~165 TFLOP/s; session 33). Session 27 timed this tile on every SD 1.5 problem from

@@ -292,6 +292,31 @@ std::optional<GemmTile> chooseTailSplit(const GemmTile& current, int64_t m, int6
   return t;
 }
 
+// Wide fp16-accumulator tile (session 40, opt-in: SDGEN_WIDE_HALF_TILE=128 or 160 until a GPU measures it;
+// docs/dispatch.md): 256 x 128 (8 subgroups of 64 x 64) or 256 x 160 (64 x 80) tiles with fp16 accumulators,
+// spirv-opt, where the rule took the 128 x 128 fp32-accumulator tile and N is a multiple of the new width but not
+// of 256 (which the 256 x 256 tiles take): SDXL's 64^2 level, 8192 x 640 (proj_in, attn2 q at ~112 TFLOP/s, the
+// output projections at ~145, ff out in 4 parts at ~191; linear_bench, session 39). Each part's K in one fp16 sum
+// (<= 2048): unsplit where K is, else the fewest such parts (split-K, scratch). The caller stages a layer-normed
+// input once (as for the split fp16-accumulator tile: a 256-row tile whose A staging would normalize again per
+// column tile).
+std::optional<GemmTile> chooseWideHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
+                                           const DeviceInfo& info, bool spirvOpt) {
+  constexpr int64_t kMinRows = 2048, kMaxPartK = 2048;
+  const char* v = std::getenv("SDGEN_WIDE_HALF_TILE");
+  const int bn = v && std::strcmp(v, "128") == 0 ? 128 : v && std::strcmp(v, "160") == 0 ? 160 : 0;
+  if (!bn || !spirvOpt || !current.isCoop() || current.bm != 128 || current.bn != 128 || current.f16Accumulators ||
+      current.halfAccumulate || current.doubleBuffer || m < kMinRows || m % 256 || n % bn || n % 256 == 0 || k % 32)
+    return std::nullopt;
+  GemmTile t = GemmTile::coopTile(256, bn, 32, 4, bn / 32);
+  t.f16Accumulators = true;
+  t.spirvOpt = true;
+  const int64_t slices = k / 32;
+  t.splitK = normalizedSplitParts((k + kMaxPartK - 1) / kMaxPartK, slices);
+  if (!coopTileProblem(t, info).empty()) return std::nullopt;
+  return t;
+}
+
 GemmTile chooseGemmTile(int64_t m, int64_t n, int64_t k, const DeviceInfo& info, bool fp16Weights) {
   // fp16 weights (the fp16 precision) on a device with tensor cores: the cooperative-matrix kernel.
   if (fp16Weights && gemmCoopSupported(info)) {

@@ -84,6 +84,8 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
       tile = *half;
     if (std::optional<GemmTile> half = chooseSplitHalfTile(tile, m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
       tile = *half;
+    if (std::optional<GemmTile> wide = chooseWideHalfTile(tile, m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
+      tile = *wide;
     if (std::optional<GemmTile> large = chooseLargeCoopTile(m, n, k, ctx.info(), ctx.compiler().optimizerAvailable()))
       tile = *large;
     if (std::optional<GemmTile> tail = chooseTailSplit(tile, m, n, k, ctx.info())) tile = *tail;
@@ -92,8 +94,8 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
   // normalize each element again, or where the rows are few (measured, docs/dispatch.md); any other input that
   // is not a raw fp16 matrix is computed once into fp16 scratch (so is a tail split's: it reads a plain A, and the
   // split fp16-accumulator tile's: one workgroup per SM, its A staging is its bound; 0.0472 against 0.0367 + the
-  // norm launch's ~0.005 ms on SDXL's 32^2 attn2 q, session 38).
-  const bool splitHalf = tile.f16Accumulators && tile.splitK > 1;
+  // norm launch's ~0.005 ms on SDXL's 32^2 attn2 q, session 38; and the wide fp16-accumulator tiles', 256 rows too).
+  const bool splitHalf = tile.f16Accumulators && (tile.splitK > 1 || (tile.bm == 256 && tile.bn < 256));
   if (tile.isCoop() && options.fuseNorm && tile.tailParts <= 1 && !splitHalf &&
       ((n + tile.bn - 1) / tile.bn <= kFusedNormMaxColumnTiles || m <= kFusedNormMaxRows) && rawHalfRowStride(x, k) == 0)
     g.norm = rowNormOf(x, k);

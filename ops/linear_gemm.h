@@ -110,6 +110,12 @@ std::optional<GemmTile> chooseSplitHalfTile(const GemmTile& current, int64_t m, 
 // The caller stages a layer-normed input once instead of fusing the norm into this tile.
 std::optional<GemmTile> chooseWaveSplitHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
                                                 const DeviceInfo& info, bool spirvOpt);
+// Wide fp16-accumulator tile (session 40, opt-in SDGEN_WIDE_HALF_TILE=128|160; docs/dispatch.md): 256 x 128 or
+// 256 x 160 with fp16 accumulators (spirv-opt) where `current` is the 128 x 128 fp32-accumulator tile, M >= 2048 is a
+// multiple of 256 and N of the width but not of 256; K in the fewest parts of <= 2048 (split-K above that: the
+// caller's scratch). nullopt: keep `current`. The caller stages a layer-normed input.
+std::optional<GemmTile> chooseWideHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
+                                           const DeviceInfo& info, bool spirvOpt);
 // Tail split (docs/dispatch.md "Tail split"; SDGEN_TAIL_SPLIT=0 turns it off): where `current` is the unsplit
 // 256 x 256 fp16-accumulator tile (no flush) and its tiles (one per SM; needs the SM count) fill >= 2 waves, the
 // last at most half: the column tiles that fit the waves before the last whole-K, the rest split over K in as many

@@ -164,5 +164,35 @@ TEST_F(ConvHalfCandidatesTest, Wide256x128Candidate) {
             std::string::npos);
 }
 
+
+// The 256x160 tile with fp16 accumulators (session 40, opt-in SDGEN_CONV_HALF_256x160=1): where Cout is a multiple of
+// 160 but not of 256 and M >= 8192. SDXL's 128^2 level (320 channels, K 2880): 2 and 3 parts; its 64^2 level (640, K
+// 5760): 3 and 4; 1280 channels (the 256x256 tile's): none.
+TEST_F(ConvHalfCandidatesTest, Wide256x160Candidate) {
+  const DeviceInfo d = test::h100LikeWithHalfAccumulators();
+  auto w320 = halfWeights3x3(320);
+  ops::ConvProblem p = square3x3(128, 320);
+  p.n = 2;
+  const ops::ConvContext cc{d, w320, true, {}, true};
+  {
+    test::ScopedEnv off("SDGEN_CONV_HALF_256x160", nullptr);
+    EXPECT_TRUE(tileNames(p, cc, 256, 160).empty());
+  }
+  test::ScopedEnv on("SDGEN_CONV_HALF_256x160", "1");
+  EXPECT_EQ(tileNames(p, cc, 256, 160), (std::vector<std::string>{"coop 256x160 split 2", "coop 256x160 split 3"}));
+  auto w640 = halfWeights3x3(640);
+  ops::ConvProblem mid = square3x3(64, 640);
+  mid.n = 2;
+  EXPECT_EQ(tileNames(mid, {d, w640, true, {}, true}, 256, 160),
+            (std::vector<std::string>{"coop 256x160 split 3", "coop 256x160 split 4"}));
+  for (const std::string& n : tileNames(mid, {d, w640, true, {}, true}, 256, 160))
+    EXPECT_EQ(ops::candidateViolation(*ops::parseConvCandidate(n), mid, {d, w640, true, {}, true}), "") << n;
+  auto w1280 = halfWeights3x3(1280);
+  ops::ConvProblem deep = square3x3(64, 1280);
+  deep.n = 2;
+  EXPECT_TRUE(tileNames(deep, {d, w1280, true, {}, true}, 256, 160).empty());
+  EXPECT_TRUE(tileNames(p, {d, w320, false, {}, true}, 256, 160).empty());  // K 2880 needs parts: scratch
+}
+
 }  // namespace
 }  // namespace sdgen

@@ -286,7 +286,10 @@ TEST_P(ConvTest, CoopHalfTileSplitWhereSupported) {
                             HalfCase{{"3x3 deep stride 2", 1, 15, 17, 256, 256, Conv2dParams::square(3, 2)}, 2, 128},
                             // the 256x128 tile (SDGEN_CONV_HALF_256x128): partial columns (Cout 136), 2 parts
                             HalfCase{{"3x3 unsplit", 1, 9, 8, 128, 136, k3}, 1, 256, 128},
-                            HalfCase{{"3x3 deep stride 2", 1, 15, 17, 256, 256, Conv2dParams::square(3, 2)}, 2, 256, 128}}) {
+                            HalfCase{{"3x3 deep stride 2", 1, 15, 17, 256, 256, Conv2dParams::square(3, 2)}, 2, 256, 128},
+                            // the 256x160 tile (SDGEN_CONV_HALF_256x160): a partial column, and two whole ones in 2 parts
+                            HalfCase{{"3x3 unsplit", 1, 9, 8, 128, 136, k3}, 1, 256, 160},
+                            HalfCase{{"3x3 deep stride 2", 1, 15, 17, 256, 320, Conv2dParams::square(3, 2)}, 2, 256, 160}}) {
     const ops::ConvCandidate cand{ConvAlgo::Coop, ops::ConvTile{h.tile, h.bn ? h.bn : h.tile, 0, 0}, h.parts,
                                   h.tile == 128};
     const bool ran = tensorCoreCase(h.c, ConvAlgo::Coop, seed, 0, [&](const ops::Conv2dInfo& info, InputMode, const Shape&) {
@@ -302,6 +305,9 @@ TEST_P(ConvTest, CoopHalfTileSplitWhereSupported) {
   EXPECT_EQ(ops::parseConvCandidate("coop 256x128 split 3"), (ops::ConvCandidate{ConvAlgo::Coop, ops::ConvTile{256, 128, 0, 0}, 3}));
   EXPECT_EQ(ops::convCoopGemmTile({ConvAlgo::Coop, ops::ConvTile{256, 128, 0, 0}, 1}).describe(),
             "coop 256x128x32 warp 64x64 f16acc opt");
+  EXPECT_EQ(ops::convCoopGemmTile({ConvAlgo::Coop, ops::ConvTile{256, 160, 0, 0}, 2}).describe(),
+            "coop 256x160x32 warp 64x80 f16acc split 2 opt");
+  EXPECT_EQ(ops::convCoopGemmTile({ConvAlgo::Coop, ops::ConvTile{256, 192, 0, 0}, 1}).bm, 0);
 }
 
 // The 128x64 tile (an autotune candidate where Cout is a multiple of 64 but not of 128, session 33), forced on

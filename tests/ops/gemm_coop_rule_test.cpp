@@ -9,6 +9,7 @@
 
 #include "engine/error.h"
 #include "engine/slang_compiler.h"
+#include "ops/conv2d_candidates.h"
 #include "ops/conv2d_plan.h"
 #include "ops/linear.h"
 #include "ops/linear_gemm.h"
@@ -104,11 +105,16 @@ TEST(GemmCoopRule, Im2colKernelCompilesToSpirv) {
   const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-gemm-im2col-compile-test";
   std::filesystem::remove_all(cache);
   SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
+  // Session 40's fp16-accumulator conv candidates too: 256x128 (64x64 warp tiles) and 256x160 (64x80), spirv-opt.
   for (const ops::GemmTile& tile : {ops::GemmTile::coopTile(64, 64, 32, 2, 2), ops::GemmTile::coopTile(128, 128, 32, 4, 4),
-                                    ops::GemmTile::coopTile(128, 128, 32, 4, 4, false, 2)}) {
+                                    ops::GemmTile::coopTile(128, 128, 32, 4, 4, false, 2),
+                                    ops::convCoopGemmTile({ops::ConvAlgo::Coop, ops::ConvTile{256, 128, 0, 0}, 1}),
+                                    ops::convCoopGemmTile({ops::ConvAlgo::Coop, ops::ConvTile{256, 160, 0, 0}, 2})}) {
+    ASSERT_GT(tile.bm, 0);
     KernelSource src;
     src.generated = ops::gemmWrapperSource(test::coopGemmInfo(2), tile, true);
     src.label = "gemm coop im2col " + tile.describe();
+    src.optimize = tile.spirvOpt;
     test::expectCompiles(compiler, src);
     // A_MODE 5: the four phases of an upsampled convolution into their pixels (graph::subPixel).
     ops::GemmInfo phases = test::coopGemmInfo(5);

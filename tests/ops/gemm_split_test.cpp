@@ -263,6 +263,45 @@ TEST(GemmSplitK, WaveSplitHalfTileOnMeasuredShapes) {
   EXPECT_EQ(choose(wave, 2048, 1280, 1280), "keep");
 }
 
+// The wide fp16-accumulator tiles (ops::chooseWideHalfTile; session 40, opt-in SDGEN_WIDE_HALF_TILE=128|160): SDXL's
+// 64^2 level, 8192 x 640 on 128 x 128 fp32 tiles -> 256 x 128 or 256 x 160 with fp16 accumulators; ff out (K 2560,
+// split 4 today) in 2 parts of 1280.
+TEST(GemmSplitK, WideHalfTileOptIn) {
+  DeviceInfo d = h100LikeWithHalfAccumulators();
+  const ops::GemmTile big = ops::GemmTile::coopTile(128, 128, 32, 4, 2);
+  bool spirvOpt = true;
+  auto choose = [&](const ops::GemmTile& current, int64_t m, int64_t n, int64_t k) {
+    std::optional<ops::GemmTile> t = ops::chooseWideHalfTile(current, m, n, k, d, spirvOpt);
+    return t ? t->describe() : std::string("keep");
+  };
+  {
+    test::ScopedEnv off("SDGEN_WIDE_HALF_TILE", nullptr);
+    EXPECT_EQ(choose(big, 8192, 640, 640), "keep");
+  }
+  {
+    test::ScopedEnv on("SDGEN_WIDE_HALF_TILE", "128");
+    EXPECT_EQ(choose(big, 8192, 640, 640), "coop 256x128x32 warp 64x64 f16acc opt");
+    ops::GemmTile split4 = big;
+    split4.splitK = 4;
+    EXPECT_EQ(choose(split4, 8192, 640, 2560), "coop 256x128x32 warp 64x64 f16acc split 2 opt");
+    // Kept: N a multiple of 256 (the 256 x 256 tiles' shapes), N not a multiple of 128 (SD 1.5's 320), M under 2048
+    // rows or not a multiple of 256, a tile other than 128 x 128 fp32, no optimizer.
+    EXPECT_EQ(choose(big, 2048, 1280, 1280), "keep");
+    EXPECT_EQ(choose(big, 8192, 320, 320), "keep");
+    EXPECT_EQ(choose(big, 1024, 640, 640), "keep");
+    EXPECT_EQ(choose(big, 8000, 640, 640), "keep");
+    EXPECT_EQ(choose(ops::GemmTile::coopTile(64, 64, 32, 2, 2), 8192, 640, 640), "keep");
+    EXPECT_EQ(choose(ops::largeHalfTile(), 8192, 640, 640), "keep");
+    spirvOpt = false;
+    EXPECT_EQ(choose(big, 8192, 640, 640), "keep");
+    spirvOpt = true;
+  }
+  test::ScopedEnv on("SDGEN_WIDE_HALF_TILE", "160");
+  EXPECT_EQ(choose(big, 8192, 640, 640), "coop 256x160x32 warp 64x80 f16acc opt");
+  EXPECT_EQ(choose(big, 8192, 960, 640), "coop 256x160x32 warp 64x80 f16acc opt");
+  EXPECT_EQ(choose(big, 8192, 704, 640), "keep");  // not whole 160-column tiles
+}
+
 TEST(GemmSplitK, DescribedAndBounded) {
   EXPECT_EQ(ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 4).describe(), "coop 64x64x32 warp 32x32 split 4");
   DeviceInfo d;

@@ -106,12 +106,13 @@ TEST_P(LinearTest, CoopMatrixKernelWhereSupported) {
                                  // the split fp16-accumulator tile (ops::chooseSplitHalfTile)
                                  flushed(ops::GemmTile::coopTile(256, 256, 32, 8, 4, false, 3), 0, true),
                                  // session 40's candidates: the shape words compiled in (plain, flushed, split), the
-                                 // 256 x 256 fp16-accumulator tile on 16-deep double-buffered slices, 256 x 128 (4 x 4)
+                                 // 256 x 256 fp16-accumulator tile on 16-deep double-buffered slices, 256 x 128 and 256 x 160
                                  fixedShape(ops::GemmTile::coopTile(64, 64, 32, 2, 2)),
                                  fixedShape(flushed(ops::GemmTile::coopTile(256, 256, 32, 8, 4), 1024, true)),
                                  fixedShape(ops::GemmTile::coopTile(128, 128, 32, 4, 4, false, 5)),
                                  doubleBuffered(flushed(ops::GemmTile::coopTile(256, 256, 16, 8, 4), 0, true)),
-                                 flushed(ops::GemmTile::coopTile(256, 128, 32, 4, 4), 1024, true)};
+                                 flushed(ops::GemmTile::coopTile(256, 128, 32, 4, 4), 1024, true),
+                                 flushed(ops::GemmTile::coopTile(256, 160, 32, 4, 5), 1024, true)};
   ops::Conv2dScratch splitScratch(ctx());
   uint32_t seed = 1300;
   for (const Case& c : cases)

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Session 40, call C (issue 17; carry .gl .carry .whl after `scripts/device/pack.sh
 # build/default/app/libsdgen_cudnn_reference.so` and `scripts/device/slim-tree.sh on`). Usage: s40-c.sh [KNOBS...]
-# (environment assignments for "on"; default SDGEN_CONV_HALF_256x128=1, the opt-in 256x128 fp16-accumulator conv
-# candidate). SD 1.5's fp16 `--profile-conv` off / on / off / on with fresh tuning caches (the VAE decode's conv, its
+# (environment assignments for "on"; default SDGEN_CONV_HALF_256x128=1 SDGEN_CONV_HALF_256x160=1, the opt-in 256x128
+# and 256x160 fp16-accumulator conv candidates). SD 1.5's fp16 `--profile-conv` off / on / off / on with fresh tuning caches (the VAE decode's conv, its
 # 512^2 layers, the tuner's choices and time), then the conv tables with cuDNN in the same run (fp16 with the "on"
 # knobs, with the tuned rows; fp32) -> docs/perf-data/h200-bench-conv2d-{fp16,fp32}.json.
 set -uo pipefail
-ON=("$@"); [ ${#ON[@]} -eq 0 ] && ON=(SDGEN_CONV_HALF_256x128=1)
+ON=("$@"); [ ${#ON[@]} -eq 0 ] && ON=(SDGEN_CONV_HALF_256x128=1 SDGEN_CONV_HALF_256x160=1)
 source scripts/device/python-env.sh >/dev/null 2>&1; source scripts/device/vulkan-env.sh >/dev/null 2>&1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 echo "on: ${ON[*]}"
