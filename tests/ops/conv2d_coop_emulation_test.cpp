@@ -23,6 +23,15 @@ ops::GemmTile emulatedTile(bool f16, int splitK) {
   return t;
 }
 
+// One subgroup of the 256x160 fp16-accumulator conv tile (64 x 80: 4 x 5 fragments), in 2 parts.
+ops::GemmTile wideSubgroupTile() {
+  ops::GemmTile t = ops::GemmTile::coopTile(64, 80, 32, 4, 5);
+  t.coopEmulation = true;
+  t.f16Accumulators = true;
+  t.splitK = 2;
+  return t;
+}
+
 std::string accumulation(const ops::GemmTile& t) {
   return std::string(t.f16Accumulators ? "fp16" : "fp32") + " accumulators" +
          (t.splitK > 1 ? ", split " + std::to_string(t.splitK) : "");
@@ -38,7 +47,9 @@ TEST_P(ConvTest, CoopIm2colEmulated) {
       // K 2304 in 2 parts of 1152 with fp16 accumulators, stride 2: the 256x256 candidate's accumulation.
       {{"3x3 deep stride 2", 1, 9, 9, 256, 32, Conv2dParams::square(3, 2)}, emulatedTile(true, 2)},
       // Whole 32x32 tiles (M 64, Cout 32, K 288) on fp32 accumulators: the residual loaded into them.
-      {{"3x3 whole tiles", 1, 8, 8, 32, 32, k3}, emulatedTile(false, 1)}};
+      {{"3x3 whole tiles", 1, 8, 8, 32, 32, k3}, emulatedTile(false, 1)},
+      // The 256x160 candidate's 64x80 subgroup tile (4 x 5 fragments) with fp16 accumulators, partial columns, 2 parts.
+      {{"3x3 64x80 subgroup", 1, 9, 9, 64, 88, k3}, wideSubgroupTile()}};
   uint32_t seed = 1500;
   for (const EmuCase& e : cases) {
     const Case& c = e.c;

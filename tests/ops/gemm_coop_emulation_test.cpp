@@ -68,6 +68,12 @@ TEST_P(CoopEmulationTest, EveryModeAgainstFloat64) {
   add("split-K 3", t);
   add("32x64, BK 64", emulated(32, 64, 64));
   add("64x32", emulated(64, 32, 32));
+  // A 64 x 80 warp tile (4 x 5 fragments: the 256 x 160 tile's subgroup) with fp16 accumulators: B words that do
+  // not divide among the invocations, a 5-wide epilogue row.
+  t = ops::GemmTile::coopTile(64, 80, 32, 4, 5);
+  t.coopEmulation = true;
+  t.f16Accumulators = true;
+  add("64x80 fp16 accumulators", t);
   // The shape words compiled in (GemmTile::fixedShape; ConvTest.CoopIm2colEmulated checks it bit for bit).
   t = emulated(32, 32, 32);
   t.fixedShape = true;
