@@ -2,12 +2,13 @@
 // is forced through LinearOptions::tile (or "auto", the engine's own choice), no heuristic lives here.
 //   linear_bench SHAPES.json [--rounds N] [--reps N] [--warmup N] [--only SUBSTRING] [--json FILE] [--geglu MODE]
 //                [--cold] [--interleave] VARIANT...
-// VARIANT: "auto" (or "auto,X": with the shape words compiled in, SDGEN_GEMM_FIXED_SHAPE), "tiled" (fp32 CUDA-core kernel), "coop:BM,BN,BK,WM,WN" or "coop:BM,BN,BK,WM,WN,h" (fp16
-// accumulation within a slice), ",H" fp16 accumulators throughout, ",H,F1024" fp16 accumulators added into an
-// fp16 running total every 1024 elements of K, ",d" double-buffered shared slices, ",sP" split-K in P parts,
-// ",tCxP" the tail split (the column tiles from column C in P K parts, the others whole-K, one launch),
-// ",O" compiled through spirv-opt, ",X" the shape's header words compiled in (GemmTile::fixedShape); a trailing ",n" stages a layer norm instead of reading it in the GEMM (LinearOptions::
-// fuseNorm off; also "auto,n"); a trailing ",e" keeps a computed prologue inside the GEMM instead of staging
+// VARIANT: "auto" (or "auto,X": with the shape words compiled in, SDGEN_GEMM_FIXED_SHAPE), "tiled" (fp32 CUDA-core
+// kernel), "coop:BM,BN,BK,WM,WN" or "coop:BM,BN,BK,WM,WN,h" (fp16 accumulation within a slice), ",H" fp16
+// accumulators throughout, ",H,F1024" fp16 accumulators added into an fp16 running total every 1024 elements of K,
+// ",d" double-buffered shared slices, ",sP" split-K in P parts, ",tCxP" the tail split (the column tiles from column
+// C in P K parts, the others whole-K, one launch), ",O" compiled through spirv-opt, ",X" the shape's header words
+// compiled in (GemmTile::fixedShape); a trailing ",n" stages a layer norm instead of reading it in the GEMM
+// (LinearOptions::fuseNorm off; also "auto,n"); a trailing ",e" keeps a computed prologue inside the GEMM instead of staging
 // it (no scratch memory given). Each shape runs with fp16 activations and fp16 weights, its prologue (layer
 // norm from statistics, GEGLU gate) and epilogue (bias, residual add) as the UNet records them, with the
 // engine's scratch memory for staging. One submission holds `reps` copies of the layer back to back (the GPU

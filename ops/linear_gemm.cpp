@@ -186,7 +186,8 @@ static bool fixedShapeKnob() {
 }
 
 void fixHeaderWords(GemmInfo& info, std::span<const uint32_t> header) {
-  if (header.size() < size_t(kHeaderWords)) throw Error("gemm: internal error: a header of " + std::to_string(header.size()) + " words");
+  if (header.size() < size_t(kHeaderWords))
+    throw Error("gemm: internal error: a header of " + std::to_string(header.size()) + " words");
   std::vector<int> words = {0, 1, 2, 5, 8, 11, 14, 15};
   if (info.aMode != 3)
     for (int i = 16; i < 24; ++i) words.push_back(i);
