@@ -68,6 +68,10 @@ TEST_P(CoopEmulationTest, EveryModeAgainstFloat64) {
   add("split-K 3", t);
   add("32x64, BK 64", emulated(32, 64, 64));
   add("64x32", emulated(64, 32, 32));
+  // fp16 accumulators on 16-deep double-buffered slices (the 256 x 256 tile's form that session 40 measures).
+  t = test::doubleBuffered(emulated(32, 32, 16));
+  t.f16Accumulators = true;
+  add("fp16 accumulators, BK 16 double-buffered", t);
   // A 64 x 80 warp tile (4 x 5 fragments: the 256 x 160 tile's subgroup) with fp16 accumulators: B words that do
   // not divide among the invocations, a 5-wide epilogue row.
   t = ops::GemmTile::coopTile(64, 80, 32, 4, 5);

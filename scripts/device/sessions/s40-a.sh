@@ -49,3 +49,11 @@ for s in "32x32 ff geglu" "32x32 attn1 qkv" "32x32 ff out" "64x64 ff geglu" "64x
   timeout 90 $L bench/data/sdxl_linear_shapes.json --only "$s" --rounds 10 auto coop:256,256,32,8,4,H,O \
     coop:256,256,16,8,4,H,d,O coop:256,256,16,8,4,H,d,O,X coop:256,128,32,4,4,H,F2048,O coop:256,160,32,4,5,H,F2048,O 2>&1 | grep -v "^shape" | cut -c1-170
 done | tee "$OUT/sdxl-dbuf.txt"
+echo "== SDXL's 32^2 K-1280 layers (40 tiles of 256x256 today, 3 parts of 448): one-wave tiles without a split"
+# 128x160 (16 x 8 = 128 tiles: one wave unsplit, K 1280 in one fp16 sum) as 8 subgroups of 32x80 or 4 of 64x80; the
+# one-wave 64x160 tile with fp16 accumulators; 256x160 in 2 parts (64 tiles x 2 = 128 workgroups).
+for s in "32x32 out" "32x32 attn2 q" "32x32 proj_in"; do
+  [ $SECONDS -gt 560 ] && { echo "skipped $s (${SECONDS} s)"; continue; }
+  timeout 60 $L bench/data/sdxl_linear_shapes.json --only "$s" --rounds 10 auto coop:128,160,32,2,5,H,O \
+    coop:128,160,32,4,5,H,O coop:64,160,32,2,5,H,O coop:256,160,32,4,5,H,O,s2 2>&1 | grep -v "^shape" | cut -c1-170
+done | tee "$OUT/sdxl-k1280.txt"
