@@ -47,7 +47,8 @@ echo "== SDXL's largest shapes on 16-deep double-buffered slices (2); the 64^2 l
 for s in "32x32 ff geglu" "32x32 attn1 qkv" "32x32 ff out" "64x64 ff geglu" "64x64 proj_in" "64x64 out" "64x64 ff out"; do
   [ $SECONDS -gt 540 ] && { echo "skipped $s (${SECONDS} s)"; continue; }
   timeout 90 $L bench/data/sdxl_linear_shapes.json --only "$s" --rounds 10 auto coop:256,256,32,8,4,H,O \
-    coop:256,256,16,8,4,H,d,O coop:256,256,16,8,4,H,d,O,X coop:256,128,32,4,4,H,F2048,O coop:256,160,32,4,5,H,F2048,O 2>&1 | grep -v "^shape" | cut -c1-170
+    coop:256,256,16,8,4,H,d,O coop:256,256,16,8,4,H,d,O,X coop:256,128,32,4,4,H,F2048,O coop:256,128,16,4,4,H,d,O \
+    coop:256,160,32,4,5,H,F2048,O 2>&1 | grep -v "^shape" | cut -c1-170
 done | tee "$OUT/sdxl-dbuf.txt"
 echo "== SDXL's 32^2 K-1280 layers (40 tiles of 256x256 today, 3 parts of 448): one-wave tiles without a split"
 # 128x160 (16 x 8 = 128 tiles: one wave unsplit, K 1280 in one fp16 sum) as 8 subgroups of 32x80 or 4 of 64x80; the
