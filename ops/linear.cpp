@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "engine/error.h"
 #include "graph/expr_nodes.h"
 #include "ops/conv2d_plan.h"
 #include "ops/elementwise.h"
+#include "ops/layer_norm_rows.h"
 #include "ops/linear_gemm.h"
 
 namespace sdgen::ops {
@@ -41,6 +43,28 @@ std::optional<GemmTile> chooseGemvTile(int64_t m, int64_t n, int64_t k, const De
   const GemmTile t = GemmTile::gemvTile(m <= 2 ? 2 : m <= 4 ? 4 : 8, sg, parts, wordLanes);
   if (t.sharedBytes() > device.sharedMemoryPerWorkgroup) return std::nullopt;
   return t;
+}
+
+bool splitSumNormEnabled() {
+  const char* v = std::getenv("SDGEN_SPLIT_SUM_NORM");
+  return v && std::strcmp(v, "1") == 0;
+}
+
+// LinearOptions::normOutput: its source is the tensor the sink writes, a dense [rows, N] of the product's rows (the
+// sum launch re-reads what each lane stored), and its output a dense tensor of the same shape.
+static void checkNormOutput(const LinearNormOutput& no, const Sink& out, int64_t rows, int64_t n,
+                            const std::string& label) {
+  const SinkNode* s = &out.node();
+  while (s->kind == SinkKind::Map && s->children.size() == 1) s = &s->children[0].node();
+  const TensorView& src = no.source;
+  const bool plain = s->kind == SinkKind::Buffer && s->tensor.address == src.address && s->tensor.dtype == src.dtype &&
+                     !src.isInt32 && src.dense() && !src.shape.empty() && src.shape.back() == n && numel(src.shape) == rows * n;
+  if (!plain)
+    throw Error(label + ": the layer norm of the output needs the output written whole into its source tensor " +
+                shapeString(src.shape) + " (a buffer sink, optionally with an elementwise epilogue)");
+  if (no.out.isInt32 || !no.out.dense() || no.out.shape != src.shape)
+    throw Error(label + ": the layer norm's output must be a dense tensor of shape " + shapeString(src.shape) +
+                ", got " + shapeString(no.out.shape));
 }
 
 GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearWeights& weights, const Sink& out,
@@ -120,8 +144,16 @@ GemmInfo linear(Context& ctx, CommandSequence& seq, const Expr& x, const LinearW
   g.tile = tile;
   g.scratch = options.scratch;
   g.geglu = options.gegluOutput;
+  if (options.normOutput) {
+    checkNormOutput(*options.normOutput, out, m, n, options.label);
+    if (splitSumNormEnabled()) g.normOutput = &*options.normOutput;
+  }
   GemmInfo info = recordGemm(ctx, seq, g);
   info.stagedInput = stage || stageHalf;
+  if (options.normOutput && !info.normInSum) {
+    const LinearNormOutput& no = *options.normOutput;
+    layerNormRows(ctx, seq, buffer(no.source), no.gamma, no.beta, no.eps, no.out, no.label);
+  }
   return info;
 }
 

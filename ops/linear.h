@@ -104,6 +104,7 @@ struct GemmInfo {
   bool halfPartials = false;           // split-K: the partials stored in fp16 (gemm_coop.slang SPLIT = 2)
   bool edgeChecks = true;              // coop: bounds checks on M, N, K (off where every tile is whole: EDGE 0)
   bool residualPreloaded = false;      // coop: the sink's residual add loaded into the accumulators (words 26-27)
+  bool normInSum = false;              // LinearOptions::normOutput written by the split-K sum launch
   std::array<uint32_t, 3> groups{};
 };
 
@@ -112,6 +113,24 @@ struct GemmInfo {
 // (~6 us each on the H100) cost more than normalizing again per column tile (CLIP's qkv, N 2304: 36 column tiles
 // of 3 x 64 rows). (nn::Builder::layerNorm now writes the normalized rows in one launch on such devices.)
 inline constexpr int64_t kFusedNormMaxRows = 256;
+
+// The layer norm of a linear layer's output (after its epilogue), written beside it: a transformer block's residual
+// stream and its next norm's input. ops::linear writes `out` = layer norm of `source` over the last axis with gamma,
+// beta and eps, where `source` is the tensor the layer's sink writes (dense, [rows, N]). Where the product ends in a
+// split-K sum launch and SDGEN_SPLIT_SUM_NORM=1 (session 40, opt-in until a GPU measures it), that launch normalizes
+// each row after storing it (gemm_split.slang gemmSplitNormMain: one launch fewer, the same bits); else one
+// ops::layerNormRows launch after the product.
+struct LinearNormOutput {
+  graph::TensorView source;
+  graph::Expr gamma, beta;
+  float eps = 1e-5f;
+  graph::TensorView out;
+  std::string label = "layer norm";
+};
+
+// SDGEN_SPLIT_SUM_NORM=1 (session 40; opt-in until a GPU measures it, docs/perf.md): split-K sum launches write
+// LinearOptions::normOutput, and nn::Builder::linearThenLayerNorm builds its one node.
+bool splitSumNormEnabled();
 
 struct LinearOptions {
   std::optional<GemmTile> tile;  // forces a kernel and tile (benchmarks, tests); unset: chooseGemmTile
@@ -130,6 +149,8 @@ struct LinearOptions {
   // stages A (ops/linear_norm.h) instead of being staged into scratch first. False: always stage (benchmarks).
   bool fuseNorm = true;
   std::string label = "linear";
+  // Also write the layer norm of the output (LinearNormOutput): in the split-K sum launch where it can, else its own.
+  std::optional<LinearNormOutput> normOutput;
 };
 
 // Whether the input of a linear layer with `n` outputs is worth staging (LinearOptions::scratch) on `device`:

@@ -13,6 +13,7 @@
 #include "graph/expr_nodes.h"
 #include "ops/conv2d_plan.h"
 #include "ops/elementwise.h"
+#include "ops/layer_norm_rows.h"
 
 namespace sdgen::ops {
 
@@ -197,6 +198,45 @@ void fixHeaderWords(GemmInfo& info, std::span<const uint32_t> header) {
   info.headerType = "FixedHeader";
   info.headerSource = "struct FixedHeader : IGemmHeader {\n  [ForceInline] static int word(int i) {\n    switch (i) {\n" +
                       cases + "    default: return paramI32(i);\n    }\n  }\n}\n";
+}
+
+std::string gemmSplitNormSource(const GemmInfo& info, bool bias, const std::string& xType, const std::string& gType,
+                                const std::string& bType, DType outType, LayerNormRowsLayout layout, uint32_t outWord,
+                                uint32_t epsWord) {
+  return "import sdgen;\nimport expr;\nimport linear.gemm;\nimport linear.gemm_split;\ntypealias S = " +
+         info.sinkType + ";\ntypealias X = " + xType + ";\ntypealias G = " + gType + ";\ntypealias Bt = " + bType +
+         ";\n[shader(\"compute\")]\n[numthreads(256, 1, 1)]\n"
+         "void main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
+         "  gemmSplitNormMain<S, X, G, Bt, " + std::string(outType == DType::F16 ? "F16Storage" : "F32Storage") + ", " +
+         (info.vectorOut ? "1" : "0") + ", " + (bias ? "1" : "0") + ", " + (info.halfPartials ? "1" : "0") + ", " +
+         std::to_string(layout.rows) + ", " + std::to_string(layout.quadsPerLane) + ", " + std::to_string(outWord) +
+         ", " + std::to_string(epsWord) + ">(group, local);\n}\n";
+}
+
+// The split-K sum that also writes the layer norm of the stored rows (gemmSplitNormMain): the GEMM's header and
+// sink words, then the norm's source, gamma and beta expressions, its output address and eps.
+static void recordSplitSumNorm(Context& ctx, CommandSequence& seq, const GemmInfo& info, const ParamBlock& gemmParams,
+                               bool bias, const LinearNormOutput& no, LayerNormRowsLayout layout, int64_t rows,
+                               int64_t n, std::vector<MemRange> reads, std::vector<MemRange> writes,
+                               const std::string& label) {
+  ParamBlock params = gemmParams;
+  ExprCodegen gen(params, {true, false});
+  const std::string xType = gen.emit(reshape(buffer(no.source), {rows, 1, 1, n}));
+  const std::string gType = gen.emit(reshape(no.gamma, {1, 1, 1, n}));
+  const std::string bType = gen.emit(reshape(no.beta, {1, 1, 1, n}));
+  const uint32_t outWord = uint32_t(params.size());
+  params.address(no.out.address);
+  const uint32_t epsWord = uint32_t(params.size());
+  params.f32(no.eps);
+  KernelSource src;
+  src.generated = gemmSplitNormSource(info, bias, xType, gType, bType, no.out.dtype, layout, outWord, epsWord);
+  src.label = label;
+  for (const MemRange& r : rangesOf(tensorsRead({no.gamma, no.beta}))) reads.push_back(r);
+  writes.push_back(rangesOf({no.out})[0]);
+  const int64_t workgroups = (rows + layout.rows - 1) / layout.rows;
+  const std::array<uint32_t, 3> groups{uint32_t(std::min<int64_t>(workgroups, 65535)),
+                                       uint32_t((workgroups + 65534) / 65535), 1};
+  seq.dispatch(ctx.kernels().request(src), groups, params, reads, writes, label);
 }
 
 DivisionMagic divisionMagic(int64_t d) {
@@ -435,15 +475,25 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   } else {
     seq.dispatch(ctx.kernels().request(src), info.groups, params, reads, std::span(&partials, 1), p.label);
   }
+  sinkReads.push_back(partials);
+  if (p.packed) sinkReads.insert(sinkReads.end(), p.packed->ranges.begin(), p.packed->ranges.end());  // bias
+  const std::string sumLabel = p.sumLabel.empty() ? p.label + " split-K sum" : p.sumLabel;
+  if (p.normOutput && !tail && !p.geglu && p.n % 4 == 0) {
+    const LayerNormRowsLayout layout = layerNormRowsLayout(ctx.info(), p.n);
+    if (layout.rows > 0) {
+      recordSplitSumNorm(ctx, seq, info, params, bias, *p.normOutput, layout, p.batches * p.m, p.n, sinkReads,
+                         sinkWrites, sumLabel + " + " + p.normOutput->label);
+      info.normInSum = true;
+      return info;
+    }
+  }
   const int64_t quads = p.batches * p.m * (partialWidth / (tail && p.geglu ? 8 : 4));
   const int64_t groups = (quads + kReduceThreads - 1) / kReduceThreads;
   const std::array<uint32_t, 3> reduceGroups{uint32_t(std::min<int64_t>(groups, 65535)),
                                              uint32_t((groups + 65534) / 65535), 1};
   KernelSource reduce;
   reduce.generated = gemmSplitSumSource(info, bias, p.geglu, tail);
-  reduce.label = p.sumLabel.empty() ? p.label + " split-K sum" : p.sumLabel;
-  sinkReads.push_back(partials);
-  if (p.packed) sinkReads.insert(sinkReads.end(), p.packed->ranges.begin(), p.packed->ranges.end());  // bias
+  reduce.label = sumLabel;
   seq.dispatch(ctx.kernels().request(reduce), reduceGroups, params, sinkReads, sinkWrites, reduce.label);
   return info;
 }

@@ -9,6 +9,7 @@
 
 #include "engine/device_info.h"
 #include "ops/conv2d_scratch.h"
+#include "ops/layer_norm_rows.h"
 #include "ops/linear.h"
 #include "ops/linear_norm.h"
 
@@ -61,6 +62,10 @@ struct GemmProblem {
   std::string sumLabel;  // split-K's second launch; empty: label + " split-K sum"
   bool geglu = false;    // coop only: packed B is GEGLU-interleaved, `out` is n / 2 wide (ops/linear_geglu.h)
   std::optional<RowNorm> norm;  // coop only: `a` is this layer norm, read while staging (A_MODE 3)
+  // Split-K (not a tail split, not GEGLU) on a device that reports its subgroup sizes: the sum launch also writes this
+  // layer norm of the output (gemm_split.slang gemmSplitNormMain; GemmInfo::normInSum). Else ignored: the caller
+  // (ops::linear) records the norm itself when normInSum is false.
+  const LinearNormOutput* normOutput = nullptr;
 };
 
 // Split-K for the tensor-core kernel: how many parts K of a `batches` x `m` x `n` x `k` problem is split into
@@ -150,5 +155,11 @@ void fixHeaderWords(GemmInfo& info, std::span<const uint32_t> header);
 // kernel for `tile` with info's A and sink types, vector flags and A mode, and split-K's sum launch.
 std::string gemmWrapperSource(const GemmInfo& info, const GemmTile& tile, bool bias, bool geglu = false);
 std::string gemmSplitSumSource(const GemmInfo& info, bool bias, bool geglu = false, bool tail = false);
+// The split-K sum that also writes a layer norm of the stored rows (GemmProblem::normOutput): X, G, Bt the norm's
+// source, gamma and beta types, its output's storage, the subgroup layout (ops::layerNormRowsLayout) and the words of
+// its output address and eps.
+std::string gemmSplitNormSource(const GemmInfo& info, bool bias, const std::string& xType, const std::string& gType,
+                                const std::string& bType, DType outType, LayerNormRowsLayout layout, uint32_t outWord,
+                                uint32_t epsWord);
 
 }  // namespace sdgen::ops

@@ -1,6 +1,7 @@
 #include "models/networks/unet.h"
 
 #include <cmath>
+#include <tuple>
 
 #include "engine/error.h"
 
@@ -174,7 +175,18 @@ Value UNet::transformer(nn::Builder& b, const Transformer& t, const Value& x, co
   const int64_t seq = hgt * wid, heads = t.heads, hd = c / heads, ctxLen = contextKv.shape[1];
   Value n = b.groupNorm(x, *t.norm.gamma, *t.norm.beta, config_.normNumGroups, kTransformerNormEps, name + " norm");
   Value tokens = b.map(n, [=](const Expr& e) { return graph::reshape(e, {batch, seq, c}); });
-  Value h = b.linear(tokens, *t.projIn, {}, {name + " proj_in"});
+  // Each block's norms are written beside the product before them (nn::Builder::linearThenLayerNorm: in the same
+  // launch where that product ends in a split-K sum): proj_in with block 0's norm1, the output projections with
+  // norm2 and norm3, ff out with the next block's norm1.
+  auto blockName = [&](size_t j) { return name + " block " + std::to_string(j); };
+  Value h, x1;
+  if (t.blocks.empty()) {
+    h = b.linear(tokens, *t.projIn, {}, {name + " proj_in"});
+  } else {
+    const auto& ln1 = t.blocks[0].ln1;
+    std::tie(h, x1) = b.linearThenLayerNorm(tokens, *t.projIn, {}, {name + " proj_in"}, *ln1.gamma, *ln1.beta,
+                                            kLayerNormEps, blockName(0) + " norm1");
+  }
   auto split = [&](const Value& v, int part, int64_t len) {  // part `part` of a fused projection, as heads
     return b.map(v, [=](const Expr& e) {
       return graph::reshape(graph::sliceLastDim(e, part * c, c), {batch, len, heads, hd});
@@ -182,20 +194,21 @@ Value UNet::transformer(nn::Builder& b, const Transformer& t, const Value& x, co
   };
   for (size_t j = 0; j < t.blocks.size(); ++j) {
     const TransformerBlock& blk = t.blocks[j];
-    const std::string bn = name + " block " + std::to_string(j);
-    Value x1 = b.layerNorm(h, *blk.ln1.gamma, *blk.ln1.beta, kLayerNormEps, bn + " norm1");
+    const std::string bn = blockName(j);
     Value qkv = b.linear(x1, *blk.qkv, {}, {bn + " attn1 qkv"});
     Value a1 = b.attention(split(qkv, 0, seq), split(qkv, 1, seq), split(qkv, 2, seq), {},
                            {bn + " attn1"});
-    h = b.linear(a1, *blk.out1, nn::residual(h), {bn + " attn1 out"});
-    Value x2 = b.layerNorm(h, *blk.ln2.gamma, *blk.ln2.beta, kLayerNormEps, bn + " norm2");
+    Value x2;
+    std::tie(h, x2) = b.linearThenLayerNorm(a1, *blk.out1, nn::residual(h), {bn + " attn1 out"}, *blk.ln2.gamma,
+                                            *blk.ln2.beta, kLayerNormEps, bn + " norm2");
     Value q = b.linear(x2, *blk.q2, {}, {bn + " attn2 q"});
     const int64_t kvOffset = blk.kvOffset;  // a view of the stored projection: its slices stay raw heads
     Value kv = b.map(contextKv, [=](const Expr& e) { return graph::sliceLastDim(e, kvOffset, 2 * c); });
     Value qh = b.map(q, [=](const Expr& e) { return graph::reshape(e, {batch, seq, heads, hd}); });
     Value a2 = b.attention(qh, split(kv, 0, ctxLen), split(kv, 1, ctxLen), {}, {bn + " attn2"});
-    h = b.linear(a2, *blk.out2, nn::residual(h), {bn + " attn2 out"});
-    Value x3 = b.layerNorm(h, *blk.ln3.gamma, *blk.ln3.beta, kLayerNormEps, bn + " norm3");
+    Value x3;
+    std::tie(h, x3) = b.linearThenLayerNorm(a2, *blk.out2, nn::residual(h), {bn + " attn2 out"}, *blk.ln3.gamma,
+                                            *blk.ln3.beta, kLayerNormEps, bn + " norm3");
     const int64_t inner = blk.ffOut->inFeatures();
     Value gated = blk.gegluFused ? b.gegluLinear(x3, *blk.geglu, {bn + " ff geglu"}) : Value{};
     if (!blk.gegluFused) {
@@ -204,7 +217,13 @@ Value UNet::transformer(nn::Builder& b, const Transformer& t, const Value& x, co
         return graph::sliceLastDim(e, 0, inner) * graph::gelu(graph::sliceLastDim(e, inner, inner));
       });
     }
-    h = b.linear(gated, *blk.ffOut, nn::residual(h), {bn + " ff out"});
+    if (j + 1 == t.blocks.size()) {
+      h = b.linear(gated, *blk.ffOut, nn::residual(h), {bn + " ff out"});
+    } else {
+      const auto& next = t.blocks[j + 1].ln1;
+      std::tie(h, x1) = b.linearThenLayerNorm(gated, *blk.ffOut, nn::residual(h), {bn + " ff out"}, *next.gamma,
+                                              *next.beta, kLayerNormEps, blockName(j + 1) + " norm1");
+    }
   }
   Value residualTokens = b.map(x, [=](const Expr& e) { return graph::reshape(e, {batch, seq, c}); });
   Value outTokens = b.linear(h, *t.projOut, nn::residual(residualTokens), {name + " proj_out"});

@@ -128,6 +128,42 @@ Value Builder::linear(const Value& x, const ops::LinearWeights& w, const Epilogu
   });
 }
 
+std::pair<Value, Value> Builder::linearThenLayerNorm(const Value& x, const ops::LinearWeights& w, const Epilogue& e,
+                                                     const Out& out, const DeviceTensor& gamma, const DeviceTensor& beta,
+                                                     float eps, const std::string& normLabel) {
+  // The one node only with SDGEN_SPLIT_SUM_NORM=1 (opt-in until a GPU measures it): then the norm is written by one
+  // launch (the sum's, or ops::layerNormRows) wherever its rows fit, on any device.
+  if (!ops::splitSumNormEnabled() || !ops::layerNormRowsFit(w.outFeatures()) || out.into) {
+    Value h = linear(x, w, e, out);
+    return {h, layerNorm(h, gamma, beta, eps, normLabel)};
+  }
+  if (x.shape.empty() || x.shape.back() != w.inFeatures())
+    throw Error(out.label + ": input " + graph::shapeString(x.shape) + " does not have the " +
+                std::to_string(w.inFeatures()) + " features of " + w.name());
+  Shape shape = x.shape;
+  shape.back() = w.outFeatures();
+  probeEpilogue(shape, e, out.label);
+  const TensorId dst = graph_.intermediate(out.label, shape, dtype_);
+  const TensorId normed = graph_.intermediate(normLabel, shape, dtype_);
+  graph::GraphNode node;
+  node.label = out.label;
+  node.reads = readsOf(x, e);
+  node.writes = {dst, normed};
+  node.logicalOps = 2 + x.logicalOps + opsOf(e);
+  const ops::LinearWeights* weights = &w;
+  ops::Conv2dScratch* scratch = out.sideScratch && scratch_ ? &scratch_->side() : scratch_;
+  auto build = x.build, bg = gamma.value().build, bb = beta.value().build;
+  const std::string label = out.label, nl = normLabel;
+  node.record = [=](NodeRecorder& r) {
+    ops::LinearOptions o{.scratch = scratch, .label = label};
+    o.normOutput = ops::LinearNormOutput{reshaped(r.tensors.view(dst), shape), bg(r.tensors), bb(r.tensors), eps,
+                                         r.tensors.view(normed), nl};
+    ops::linear(r.ctx, r.seq, build(r.tensors), *weights, makeSink(r.tensors, dst, shape, e), o);
+  };
+  graph_.addNode(std::move(node));
+  return {graph_.read(dst), graph_.read(normed)};
+}
+
 Value Builder::gegluLinear(const Value& x, const ops::LinearWeights& w, const Out& out) {
   if (x.shape.empty() || x.shape.back() != w.inFeatures())
     throw Error(out.label + ": input " + graph::shapeString(x.shape) + " does not have the " +

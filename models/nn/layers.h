@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/graph.h"
@@ -89,6 +90,13 @@ class Builder {
   // stage it for tensor cores anyway (layerNormInOneLaunch), the normalized rows written by one launch.
   graph::Value layerNorm(const graph::Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, float eps,
                          const std::string& label);
+  // linear(x, w, e, out) and the layer norm of its result. With SDGEN_SPLIT_SUM_NORM=1 (ops::splitSumNormEnabled)
+  // one graph node writes both, the norm by the product's split-K sum launch where there is one, else by its own
+  // launch (ops::LinearOptions::normOutput); otherwise the nodes of linear and layerNorm. Returns {result, norm}.
+  std::pair<graph::Value, graph::Value> linearThenLayerNorm(const graph::Value& x, const ops::LinearWeights& w,
+                                                            const Epilogue& e, const Out& out,
+                                                            const DeviceTensor& gamma, const DeviceTensor& beta,
+                                                            float eps, const std::string& normLabel);
   // Materializes a value (one elementwise launch).
   graph::Value store(const graph::Value& v, const Out& out);
   // x itself where it is a stored tensor or where linear layers read expressions as they are (CPU devices, fp32);

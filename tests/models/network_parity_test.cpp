@@ -48,6 +48,7 @@ class NetworkParity : public test::VulkanTest, public testing::WithParamInterfac
     }
     return models::openModel(test::dataPath(GetParam().model), o);
   }
+  void checkUNet();  // the UNet against its fixture, at three timesteps of one recording
   models::SafetensorsFile fixture(const std::string& component) {
     return models::SafetensorsFile::open(test::dataPath("fixtures/" + component + "_" + GetParam().fixture + ".safetensors"));
   }
@@ -92,7 +93,16 @@ TEST_P(NetworkParity, TextEncoder) {
   }
 }
 
-TEST_P(NetworkParity, UNet) {
+TEST_P(NetworkParity, UNet) { checkUNet(); }
+
+// The transformer blocks' norms written beside the products before them (nn::Builder::linearThenLayerNorm, opt-in
+// SDGEN_SPLIT_SUM_NORM=1): the same parity.
+TEST_P(NetworkParity, UNetWithNormsBesideProducts) {
+  test::ScopedEnv knob("SDGEN_SPLIT_SUM_NORM", "1");
+  checkUNet();
+}
+
+void NetworkParity::checkUNet() {
   models::ModelFiles m = open();
   auto fx = fixture("unet");
   const DType dt = GetParam().dtype;
