@@ -57,8 +57,9 @@ static void checkNormOutput(const LinearNormOutput& no, const Sink& out, int64_t
   const SinkNode* s = &out.node();
   while (s->kind == SinkKind::Map && s->children.size() == 1) s = &s->children[0].node();
   const TensorView& src = no.source;
-  const bool plain = s->kind == SinkKind::Buffer && s->tensor.address == src.address && s->tensor.dtype == src.dtype &&
-                     !src.isInt32 && src.dense() && !src.shape.empty() && src.shape.back() == n && numel(src.shape) == rows * n;
+  const bool plain = s->kind == SinkKind::Buffer && s->tensor.address == src.address &&
+                     s->tensor.dtype == src.dtype && !src.isInt32 && src.dense() && !src.shape.empty() &&
+                     src.shape.back() == n && numel(src.shape) == rows * n;
   if (!plain)
     throw Error(label + ": the layer norm of the output needs the output written whole into its source tensor " +
                 shapeString(src.shape) + " (a buffer sink, optionally with an elementwise epilogue)");
