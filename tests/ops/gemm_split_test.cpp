@@ -358,6 +358,18 @@ TEST(GemmSplitK, RealKernelsCompileToSpirv) {
       src.label = std::string("gemm split-K sum") + (vector ? " vector" : " scalar") + (halfPartials ? " fp16" : "");
       test::expectCompiles(compiler, src, false);
     }
+  // The sum that also writes a layer norm (gemmSplitNormMain) in the layouts of 32-wide subgroups: SDXL's 1280 and
+  // 640 channels (8 rows per workgroup, 10 and 5 quads per lane), the source, gamma and beta at words 40-42.
+  for (int quads : {10, 5}) {
+    ops::GemmInfo info;
+    info.sinkType = "BufSink<39,F16Storage>";
+    info.vectorOut = info.halfPartials = true;
+    KernelSource src;
+    src.generated = ops::gemmSplitNormSource(info, true, "Buf<40,F16Storage,1,0>", "Buf<44,F32Storage,1,0>",
+                                             "Buf<48,F32Storage,1,0>", DType::F16, {8, quads}, 52, 54);
+    src.label = "gemm split-K sum with a layer norm, " + std::to_string(quads) + " quads per lane";
+    test::expectCompiles(compiler, src, false);
+  }
   std::filesystem::remove_all(cache);
 }
 
