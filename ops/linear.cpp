@@ -45,10 +45,11 @@ std::optional<GemmTile> chooseGemvTile(int64_t m, int64_t n, int64_t k, const De
   return t;
 }
 
-bool splitSumNormEnabled() {
+int splitSumNormForm() {
   const char* v = std::getenv("SDGEN_SPLIT_SUM_NORM");
-  return v && std::strcmp(v, "1") == 0;
+  return v && std::strcmp(v, "1") == 0 ? 1 : v && std::strcmp(v, "2") == 0 ? 2 : 0;
 }
+bool splitSumNormEnabled() { return splitSumNormForm() > 0; }
 
 // LinearOptions::normOutput: its source is the tensor the sink writes, a dense [rows, N] of the product's rows (the
 // sum launch re-reads what each lane stored), and its output a dense tensor of the same shape.

@@ -202,22 +202,33 @@ void fixHeaderWords(GemmInfo& info, std::span<const uint32_t> header) {
 
 std::string gemmSplitNormSource(const GemmInfo& info, bool bias, const std::string& xType, const std::string& gType,
                                 const std::string& bType, DType outType, LayerNormRowsLayout layout, uint32_t outWord,
-                                uint32_t epsWord) {
+                                uint32_t epsWord, int rowThreads) {
+  const std::string shape = rowThreads > 0 ? std::to_string(rowThreads) + ", "
+                                           : std::to_string(layout.rows) + ", " + std::to_string(layout.quadsPerLane) + ", ";
   return "import sdgen;\nimport expr;\nimport linear.gemm;\nimport linear.gemm_split;\ntypealias S = " +
          info.sinkType + ";\ntypealias X = " + xType + ";\ntypealias G = " + gType + ";\ntypealias Bt = " + bType +
-         ";\n[shader(\"compute\")]\n[numthreads(256, 1, 1)]\n"
-         "void main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
-         "  gemmSplitNormMain<S, X, G, Bt, " + std::string(outType == DType::F16 ? "F16Storage" : "F32Storage") + ", " +
-         (info.vectorOut ? "1" : "0") + ", " + (bias ? "1" : "0") + ", " + (info.halfPartials ? "1" : "0") + ", " +
-         std::to_string(layout.rows) + ", " + std::to_string(layout.quadsPerLane) + ", " + std::to_string(outWord) +
-         ", " + std::to_string(epsWord) + ">(group, local);\n}\n";
+         ";\n[shader(\"compute\")]\n[numthreads(" + std::to_string(rowThreads > 0 ? rowThreads : 256) + ", 1, 1)]\n"
+         "void main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n  " +
+         (rowThreads > 0 ? "gemmSplitNormRowMain" : "gemmSplitNormMain") + "<S, X, G, Bt, " +
+         std::string(outType == DType::F16 ? "F16Storage" : "F32Storage") + ", " + (info.vectorOut ? "1" : "0") + ", " +
+         (bias ? "1" : "0") + ", " + (info.halfPartials ? "1" : "0") + ", " + shape + std::to_string(outWord) + ", " +
+         std::to_string(epsWord) + ">(group, local);\n}\n";
+}
+
+// The invocations of gemmSplitNormRowMain's workgroup for rows of n: one per quad, rounded up to 32; 0 where the
+// device cannot run it (more than 1024 or its limit, subgroups under 4 wide: its shared sums hold 256 subgroups).
+static int splitNormRowThreads(const DeviceInfo& info, int64_t n) {
+  const int64_t threads = (n / 4 + 31) / 32 * 32;
+  const uint32_t smallest = info.minSubgroupSize ? info.minSubgroupSize : info.subgroupSize;
+  if (threads > 1024 || uint32_t(threads) > info.maxWorkgroupInvocations || smallest < 4) return 0;
+  return int(threads);
 }
 
 // The split-K sum that also writes the layer norm of the stored rows (gemmSplitNormMain): the GEMM's header and
 // sink words, then the norm's source, gamma and beta expressions, its output address and eps.
 static void recordSplitSumNorm(Context& ctx, CommandSequence& seq, const GemmInfo& info, const ParamBlock& gemmParams,
-                               bool bias, const LinearNormOutput& no, LayerNormRowsLayout layout, int64_t rows,
-                               int64_t n, std::vector<MemRange> reads, std::vector<MemRange> writes,
+                               bool bias, const LinearNormOutput& no, LayerNormRowsLayout layout, int rowThreads,
+                               int64_t rows, int64_t n, std::vector<MemRange> reads, std::vector<MemRange> writes,
                                const std::string& label) {
   ParamBlock params = gemmParams;
   ExprCodegen gen(params, {true, false});
@@ -229,11 +240,12 @@ static void recordSplitSumNorm(Context& ctx, CommandSequence& seq, const GemmInf
   const uint32_t epsWord = uint32_t(params.size());
   params.f32(no.eps);
   KernelSource src;
-  src.generated = gemmSplitNormSource(info, bias, xType, gType, bType, no.out.dtype, layout, outWord, epsWord);
+  src.generated = gemmSplitNormSource(info, bias, xType, gType, bType, no.out.dtype, layout, outWord, epsWord,
+                                      rowThreads);
   src.label = label;
   for (const MemRange& r : rangesOf(tensorsRead({no.gamma, no.beta}))) reads.push_back(r);
   writes.push_back(rangesOf({no.out})[0]);
-  const int64_t workgroups = (rows + layout.rows - 1) / layout.rows;
+  const int64_t workgroups = rowThreads > 0 ? rows : (rows + layout.rows - 1) / layout.rows;
   const std::array<uint32_t, 3> groups{uint32_t(std::min<int64_t>(workgroups, 65535)),
                                        uint32_t((workgroups + 65534) / 65535), 1};
   seq.dispatch(ctx.kernels().request(src), groups, params, reads, writes, label);
@@ -479,10 +491,12 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   if (p.packed) sinkReads.insert(sinkReads.end(), p.packed->ranges.begin(), p.packed->ranges.end());  // bias
   const std::string sumLabel = p.sumLabel.empty() ? p.label + " split-K sum" : p.sumLabel;
   if (p.normOutput && !tail && !p.geglu && p.n % 4 == 0) {
+    // SDGEN_SPLIT_SUM_NORM=2: a workgroup per row; else (1) a subgroup per row.
     const LayerNormRowsLayout layout = layerNormRowsLayout(ctx.info(), p.n);
-    if (layout.rows > 0) {
-      recordSplitSumNorm(ctx, seq, info, params, bias, *p.normOutput, layout, p.batches * p.m, p.n, sinkReads,
-                         sinkWrites, sumLabel + " + " + p.normOutput->label);
+    const int rowThreads = splitSumNormForm() == 2 ? splitNormRowThreads(ctx.info(), p.n) : 0;
+    if (layout.rows > 0 || rowThreads > 0) {
+      recordSplitSumNorm(ctx, seq, info, params, bias, *p.normOutput, layout, rowThreads, p.batches * p.m, p.n,
+                         sinkReads, sinkWrites, sumLabel + " + " + p.normOutput->label);
       info.normInSum = true;
       return info;
     }

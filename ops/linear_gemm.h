@@ -157,9 +157,10 @@ std::string gemmWrapperSource(const GemmInfo& info, const GemmTile& tile, bool b
 std::string gemmSplitSumSource(const GemmInfo& info, bool bias, bool geglu = false, bool tail = false);
 // The split-K sum that also writes a layer norm of the stored rows (GemmProblem::normOutput): X, G, Bt the norm's
 // source, gamma and beta types, its output's storage, the subgroup layout (ops::layerNormRowsLayout) and the words of
-// its output address and eps.
+// its output address and eps; rowThreads > 0: the workgroup-per-row form (gemmSplitNormRowMain) of that many
+// invocations instead of the subgroup layout.
 std::string gemmSplitNormSource(const GemmInfo& info, bool bias, const std::string& xType, const std::string& gType,
                                 const std::string& bType, DType outType, LayerNormRowsLayout layout, uint32_t outWord,
-                                uint32_t epsWord);
+                                uint32_t epsWord, int rowThreads = 0);
 
 }  // namespace sdgen::ops

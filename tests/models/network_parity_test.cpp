@@ -96,10 +96,13 @@ TEST_P(NetworkParity, TextEncoder) {
 TEST_P(NetworkParity, UNet) { checkUNet(); }
 
 // The transformer blocks' norms written beside the products before them (nn::Builder::linearThenLayerNorm, opt-in
-// SDGEN_SPLIT_SUM_NORM=1): the same parity.
+// SDGEN_SPLIT_SUM_NORM=1 or 2): the same parity.
 TEST_P(NetworkParity, UNetWithNormsBesideProducts) {
-  test::ScopedEnv knob("SDGEN_SPLIT_SUM_NORM", "1");
-  checkUNet();
+  for (const char* form : {"1", "2"}) {
+    test::ScopedEnv knob("SDGEN_SPLIT_SUM_NORM", form);
+    SCOPED_TRACE(std::string("SDGEN_SPLIT_SUM_NORM=") + form);
+    checkUNet();
+  }
 }
 
 void NetworkParity::checkUNet() {

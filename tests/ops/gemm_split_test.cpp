@@ -369,6 +369,11 @@ TEST(GemmSplitK, RealKernelsCompileToSpirv) {
                                              "Buf<48,F32Storage,1,0>", DType::F16, {8, quads}, 52, 54);
     src.label = "gemm split-K sum with a layer norm, " + std::to_string(quads) + " quads per lane";
     test::expectCompiles(compiler, src, false);
+    // ... and its workgroup-per-row form (SDGEN_SPLIT_SUM_NORM=2): 320 and 160 invocations.
+    src.generated = ops::gemmSplitNormSource(info, true, "Buf<40,F16Storage,1,0>", "Buf<44,F32Storage,1,0>",
+                                             "Buf<48,F32Storage,1,0>", DType::F16, {}, 52, 54, 32 * quads);
+    src.label = "gemm split-K sum with a layer norm, a workgroup of " + std::to_string(32 * quads) + " per row";
+    test::expectCompiles(compiler, src, false);
   }
   std::filesystem::remove_all(cache);
 }

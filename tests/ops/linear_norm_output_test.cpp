@@ -4,7 +4,9 @@
 // software matrices (GemmTile::coopEmulation) so that every machine runs the split-K sum: both ways give the same
 // bits, and each matches float64; a product without a split, and the refusals (a sink that does not write the
 // source whole, an output of another shape).
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -37,8 +39,9 @@ class LinearNormOutputTest : public test::TensorTest {
     size_t launches = 0;
   };
   // x W^T + b + r into `x`, and its layer norm (gamma, beta: fp32) into `normed`.
-  Result run(int64_t m, int64_t n, int64_t k, const ops::GemmTile& tile, bool fused, uint32_t seed) {
-    test::ScopedEnv knob("SDGEN_SPLIT_SUM_NORM", fused ? "1" : nullptr);
+  // form: SDGEN_SPLIT_SUM_NORM's value (nullptr: off).
+  Result run(int64_t m, int64_t n, int64_t k, const ops::GemmTile& tile, const char* form, uint32_t seed) {
+    test::ScopedEnv knob("SDGEN_SPLIT_SUM_NORM", form);
     std::vector<float> w = test::randomFloats(n * k, seed), b = test::randomFloats(n, seed + 1);
     weights_.push_back(std::make_unique<ops::LinearWeights>(ctx(), w, n, k, b, DType::F16, "test norm output"));
     Expr a = input({m, k}, seed + 2), r = input({m, n}, seed + 3);
@@ -62,7 +65,7 @@ class LinearNormOutputTest : public test::TensorTest {
       const double mean = s / n, rstd = 1.0 / std::sqrt(std::max(q / n - mean * mean, 0.0) + 1e-5);
       for (int64_t j = 0; j < n; ++j) ref[row * n + j] = (res.x[row * n + j] - mean) * rstd * g[j] + bt[j];
     }
-    compare(res.normed, ref, "layer norm of the output, " + tile.describe() + (fused ? ", in the sum" : ""));
+    compare(res.normed, ref, "layer norm of the output, " + tile.describe() + (form ? std::string(", in the sum ") + form : ""));
     return res;
   }
   static size_t differing(const std::vector<float>& a, const std::vector<float>& b) {
@@ -77,8 +80,8 @@ class LinearNormOutputTest : public test::TensorTest {
 
 TEST_P(LinearNormOutputTest, SplitSumWritesTheSameBitsAsItsOwnLaunch) {
   // 70 rows (partial tiles), N 72 (18 quads: lanes with and without a third), K 104 in 3 parts.
-  const Result apart = run(70, 72, 104, emulatedSplit(3), false, 4100);
-  const Result fused = run(70, 72, 104, emulatedSplit(3), true, 4100);
+  const Result apart = run(70, 72, 104, emulatedSplit(3), nullptr, 4100);
+  const Result fused = run(70, 72, 104, emulatedSplit(3), "1", 4100);
   EXPECT_FALSE(apart.normInSum);
   // A device that reports no subgroup sizes keeps the norm's own launch (its layout needs them).
   const bool subgroupRows = ops::layerNormRowsLayout(ctx().info(), 72).rows > 0;
@@ -87,16 +90,29 @@ TEST_P(LinearNormOutputTest, SplitSumWritesTheSameBitsAsItsOwnLaunch) {
   EXPECT_EQ(differing(apart.x, fused.x), 0u) << "the stored output differs";
   EXPECT_EQ(differing(apart.normed, fused.normed), 0u) << "the layer norm differs";
   // Without a split there is no sum launch: the norm is its own launch, fused or not.
-  const Result unsplit = run(70, 72, 104, emulatedSplit(1), true, 4200);
+  const Result unsplit = run(70, 72, 104, emulatedSplit(1), "1", 4200);
   EXPECT_FALSE(unsplit.normInSum);
+  // The workgroup-per-row form (SDGEN_SPLIT_SUM_NORM=2): the same stored output, its statistics in another order (the
+  // float64 check in run), the same launches as form 1.
+  const Result rowForm = run(70, 72, 104, emulatedSplit(3), "2", 4100);
+  EXPECT_TRUE(rowForm.normInSum);
+  EXPECT_EQ(rowForm.launches + 1, apart.launches);
+  EXPECT_EQ(differing(apart.x, rowForm.x), 0u) << "the stored output differs";
+  double worst = 0;
+  for (size_t i = 0; i < apart.normed.size(); ++i) worst = std::max(worst, double(std::abs(apart.normed[i] - rowForm.normed[i])));
+  EXPECT_LE(worst, 4e-3) << "the two forms of the layer norm differ by more than an fp16 rounding";
+  std::printf("the two forms of the layer norm: max abs difference %.3g\n", worst);
   // On tensor cores, the real split tiles (64x64 in 4 parts, the split fp16-accumulator tile) at SDXL's width.
   if (ops::gemmCoopSupported(ctx().info())) {
     ops::GemmTile half = test::flushed(ops::GemmTile::coopTile(256, 256, 32, 8, 4, false, 3), 0, true);
     for (const ops::GemmTile& t : {ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 4), half}) {
-      const Result a = run(512, 1280, 1280, t, false, 4400), f = run(512, 1280, 1280, t, true, 4400);
+      const Result a = run(512, 1280, 1280, t, nullptr, 4400), f = run(512, 1280, 1280, t, "1", 4400);
       EXPECT_TRUE(f.normInSum) << t.describe();
       EXPECT_EQ(differing(a.x, f.x), 0u) << t.describe();
       EXPECT_EQ(differing(a.normed, f.normed), 0u) << t.describe();
+      const Result r = run(512, 1280, 1280, t, "2", 4400);
+      EXPECT_TRUE(r.normInSum) << t.describe();
+      EXPECT_EQ(differing(a.x, r.x), 0u) << t.describe();
     }
   }
 }

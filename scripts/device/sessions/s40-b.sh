@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Session 40, call B (issue 22; carry .gl .carry .whl after `scripts/device/pack.sh
 # build/default/tests/model_check/sdgen_model_check` and `scripts/device/slim-tree.sh on`). Usage: s40-b.sh [VARIANT...],
-# VARIANT = NAME or NAME:VAR=VALUE[,VAR=VALUE...] (default: off; sumnorm:SDGEN_SPLIT_SUM_NORM=1, the transformer
-# blocks' layer norms written by the split-K sums before them; wide:SDGEN_CONV_HALF_256x128=1,SDGEN_CONV_HALF_256x160=1,
+# VARIANT = NAME or NAME:VAR=VALUE[,VAR=VALUE...] (default: off; sumnorm:SDGEN_SPLIT_SUM_NORM=1 and sumnorm2:...=2, the
+# transformer blocks' layer norms written by the split-K sums before them, a subgroup or a workgroup per row; wide:SDGEN_CONV_HALF_256x128=1,SDGEN_CONV_HALF_256x160=1,
 # SDGEN_WIDE_HALF_TILE=128, the wide fp16-accumulator conv candidates and linear tile (pick the linear width from
 # s40-a's bench); fixed:SDGEN_GEMM_FIXED_SHAPE=1), each run twice while the call's time allows in the order given, one process each
 # with its own fresh tuning cache. SDXL's fp16 1024^2 UNet step beside diffusers' eager and CUDA-graph step in the
 # same call (make_sdxl_random.py), parity against torch fp32 for each; the conv layers whose candidate changes
 # (--profile-conv of the first and last variant).
 set -uo pipefail
-V=("$@"); [ ${#V[@]} -eq 0 ] && V=(off sumnorm:SDGEN_SPLIT_SUM_NORM=1
+V=("$@"); [ ${#V[@]} -eq 0 ] && V=(off sumnorm:SDGEN_SPLIT_SUM_NORM=1 sumnorm2:SDGEN_SPLIT_SUM_NORM=2
   wide:SDGEN_CONV_HALF_256x128=1,SDGEN_CONV_HALF_256x160=1,SDGEN_WIDE_HALF_TILE=128 fixed:SDGEN_GEMM_FIXED_SHAPE=1)
+PROFILE=${PROFILE:-"off sumnorm wide"}  # the variants profiled at the end, by name
 source scripts/device/python-env.sh >/dev/null 2>&1; source scripts/device/vulkan-env.sh >/dev/null 2>&1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 w=/tmp/sdxl; mkdir -p "$w"
@@ -29,11 +30,12 @@ for round in 1 2; do
     [ $round = 1 ] && grep -E "rel err" "/tmp/check-$name-$round.txt" | tr -s ' ' | sed 's/^/    /' | head -6
   done
 done
-# Profiles of the first three variants where the call's time allows: where the step's time goes, and the conv
-# layers whose candidate changes against the first.
+# Profiles of the variants named in PROFILE where the call's time allows: where the step's time goes, and the conv
+# layers whose candidate changes against the first profiled.
 profiled=()
-for v in "${V[@]:0:3}"; do
+for v in "${V[@]}"; do
   name=${v%%:*}; mapfile -t knobs < <(knobsOf "$v")
+  [[ " $PROFILE " == *" $name "* ]] || continue
   [ $SECONDS -gt 500 ] && { echo "skipped profile $name (${SECONDS} s)"; continue; }
   env "${knobs[@]}" SDGEN_CACHE_DIR=/tmp/sdxl-cache-$name-1 timeout 100 ./build/default/app/sdgen --profile-conv \
     -m "$w/models/sdxl-random" -W 1024 -H 1024 --precision fp16 --json "/tmp/profile-$name.json" > /tmp/profile-$name.txt 2>&1
