@@ -65,7 +65,8 @@ class LinearNormOutputTest : public test::TensorTest {
       const double mean = s / n, rstd = 1.0 / std::sqrt(std::max(q / n - mean * mean, 0.0) + 1e-5);
       for (int64_t j = 0; j < n; ++j) ref[row * n + j] = (res.x[row * n + j] - mean) * rstd * g[j] + bt[j];
     }
-    compare(res.normed, ref, "layer norm of the output, " + tile.describe() + (form ? std::string(", in the sum ") + form : ""));
+    compare(res.normed, ref,
+            "layer norm of the output, " + tile.describe() + (form ? std::string(", in the sum ") + form : ""));
     return res;
   }
   static size_t differing(const std::vector<float>& a, const std::vector<float>& b) {
@@ -99,7 +100,8 @@ TEST_P(LinearNormOutputTest, SplitSumWritesTheSameBitsAsItsOwnLaunch) {
   EXPECT_EQ(rowForm.launches + 1, apart.launches);
   EXPECT_EQ(differing(apart.x, rowForm.x), 0u) << "the stored output differs";
   double worst = 0;
-  for (size_t i = 0; i < apart.normed.size(); ++i) worst = std::max(worst, double(std::abs(apart.normed[i] - rowForm.normed[i])));
+  for (size_t i = 0; i < apart.normed.size(); ++i)
+    worst = std::max(worst, double(std::abs(apart.normed[i] - rowForm.normed[i])));
   EXPECT_LE(worst, 4e-3) << "the two forms of the layer norm differ by more than an fp16 rounding";
   std::printf("the two forms of the layer norm: max abs difference %.3g\n", worst);
   // On tensor cores, the real split tiles (64x64 in 4 parts, the split fp16-accumulator tile) at SDXL's width.
