@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 40, call A (issues 22, 17; carry .gl .carry .whl after `scripts/device/pack.sh build/default/tests/ops/ops_tests
-# build/default/bench/linear_bench` and `scripts/device/slim-tree.sh on`). Two GEMM ideas measured before either
+# build/default/bench/linear_bench build/default/bench/attention_bench` and `scripts/device/slim-tree.sh on`). Two GEMM ideas measured before either
 # becomes a rule (docs/perf.md, session 40):
 # (1) the header's shape words compiled in (GemmTile::fixedShape, linear_bench ",X" / "auto,X";
 #     SDGEN_GEMM_FIXED_SHAPE=1 for every tensor-core GEMM and conv of a process): NVIDIA's sample reaches 407 TFLOP/s
@@ -15,7 +15,7 @@ set -uo pipefail
 source scripts/device/python-env.sh >/dev/null 2>&1; source scripts/device/vulkan-env.sh >/dev/null 2>&1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 T=./build/default/tests/ops/ops_tests
-SDGEN_VALIDATION=1 timeout 200 $T --gtest_filter='*CoopMatrixKernelWhereSupported*:*LinearNormOutput*:*HalfTileSplitWhereSupported*' \
+SDGEN_VALIDATION=1 timeout 200 $T --gtest_filter='*CoopMatrixKernelWhereSupported*:*LinearNormOutput*:*HalfTileSplitWhereSupported*:*AttentionTailSplit*:*AccumulatorSoftmax*' \
   > "$OUT/tests.log" 2>&1
 echo "tests rc=$?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/tests.log" | tail -1)"
 grep -E "Failure|Expected|Which is|VUID|fixed|16x8 .*dbuf|x16 .*dbuf" "$OUT/tests.log" | head -14 | cut -c1-200
@@ -23,6 +23,10 @@ SDGEN_GEMM_FIXED_SHAPE=1 SDGEN_VALIDATION=1 timeout 240 $T \
   --gtest_filter='Conv/ConvTest.Coop*WhereSupported*:*GatedOutputWhereSupported*' > "$OUT/tests-fixed.log" 2>&1
 echo "tests with SDGEN_GEMM_FIXED_SHAPE=1 rc=$?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/tests-fixed.log" | tail -1)"
 grep -E "Failure|Expected|Which is|VUID" "$OUT/tests-fixed.log" | head -8 | cut -c1-200
+echo "== the self-attentions' tail split (SDGEN_ATTENTION_TAIL_SPLIT via /tail): SDXL 32^2 (BH 40) and 64^2 (BH 20), D 64"
+A=./build/default/bench/attention_bench
+timeout 60 $A 40 1024 1024 64 10 coop coop/tail 2>&1 | tail -3 | cut -c1-200
+timeout 90 $A 20 4096 4096 64 10 coop coop/tail 2>&1 | tail -3 | cut -c1-200
 L=./build/default/bench/linear_bench
 echo "== 4096^3 (variants interleaved in one process)"
 timeout 150 $L bench/data/sd15_linear_shapes.json --only "square 4096" --rounds 10 \

@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # Session 40, call B (issue 22; carry .gl .carry .whl after `scripts/device/pack.sh
-# build/default/tests/model_check/sdgen_model_check` and `scripts/device/slim-tree.sh on`). Usage: s40-b.sh [VARIANT...],
-# VARIANT = NAME or NAME:VAR=VALUE[,VAR=VALUE...] (default: off; sumnorm:SDGEN_SPLIT_SUM_NORM=1 and sumnorm2:...=2, the
-# transformer blocks' layer norms written by the split-K sums before them, a subgroup or a workgroup per row; wide:SDGEN_CONV_HALF_256x128=1,SDGEN_CONV_HALF_256x160=1,
-# SDGEN_WIDE_HALF_TILE=128, the wide fp16-accumulator conv candidates and linear tile (pick the linear width from
-# s40-a's bench); fixed:SDGEN_GEMM_FIXED_SHAPE=1), each run twice while the call's time allows in the order given, one process each
-# with its own fresh tuning cache. SDXL's fp16 1024^2 UNet step beside diffusers' eager and CUDA-graph step in the
-# same call (make_sdxl_random.py), parity against torch fp32 for each; the conv layers whose candidate changes
-# (--profile-conv of the first and last variant).
+# build/default/tests/model_check/sdgen_model_check` and `scripts/device/slim-tree.sh on`).
+# Usage: s40-b.sh [VARIANT...], VARIANT = NAME or NAME:VAR=VALUE[,VAR=VALUE...]. Default variants:
+#   off;
+#   sumnorm (SDGEN_SPLIT_SUM_NORM=1) and sumnorm2 (=2): the transformer blocks' layer norms written by the split-K
+#     sums before them, a subgroup or a workgroup per row;
+#   tail (SDGEN_ATTENTION_TAIL_SPLIT=1): the self-attentions' last wave split over their keys;
+#   wide (SDGEN_CONV_HALF_256x128=1, SDGEN_CONV_HALF_256x160=1, SDGEN_WIDE_HALF_TILE=128): the wide
+#     fp16-accumulator conv candidates and linear tile (pick the linear width from s40-a's bench);
+#   fixed (SDGEN_GEMM_FIXED_SHAPE=1).
+# SDXL's fp16 1024^2 UNet step for each, one process each with its own fresh tuning cache, in the order given and
+# a second round while the call's time allows, beside diffusers' eager and CUDA-graph step in the same call
+# (make_sdxl_random.py), with parity against torch fp32; then --profile-conv of the variants named in PROFILE
+# (default "off sumnorm wide"): where the step's time goes, and the conv layers whose candidate changes.
 set -uo pipefail
 V=("$@"); [ ${#V[@]} -eq 0 ] && V=(off sumnorm:SDGEN_SPLIT_SUM_NORM=1 sumnorm2:SDGEN_SPLIT_SUM_NORM=2
-  wide:SDGEN_CONV_HALF_256x128=1,SDGEN_CONV_HALF_256x160=1,SDGEN_WIDE_HALF_TILE=128 fixed:SDGEN_GEMM_FIXED_SHAPE=1)
+  tail:SDGEN_ATTENTION_TAIL_SPLIT=1 wide:SDGEN_CONV_HALF_256x128=1,SDGEN_CONV_HALF_256x160=1,SDGEN_WIDE_HALF_TILE=128
+  fixed:SDGEN_GEMM_FIXED_SHAPE=1)
 PROFILE=${PROFILE:-"off sumnorm wide"}  # the variants profiled at the end, by name
 source scripts/device/python-env.sh >/dev/null 2>&1; source scripts/device/vulkan-env.sh >/dev/null 2>&1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
