@@ -1,6 +1,7 @@
 // Flash attention kernels timed back to back on one shape (interleaved rounds, GPU timestamps):
 //   attention_bench BH Lq Lk D rounds [variant...] [--causal] [--reps N] [--json FILE]
-// Each round submits `reps` (default 10) copies of the attention back to back; every attention (its launches) is one sample.
+// Each round submits `reps` (default 10) copies of the attention back to back; every attention (its launches) is one
+// sample.
 // variant: "fp32" (shaders/attention/flash.slang, the default choice of its tile), "coop" (the tensor-core
 // kernel, default tile) or "coop:BKV,RT,NSG[,2]" (forced blocks: key rows, 16-row tiles per subgroup,
 // subgroups; 2: double-buffered K/V), "cm2:BKV,RT,NSG[,P]" (the accumulator-softmax kernel, flash_coop2.slang;
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "bench/gpu_warmup.h"
+#include "bench/scoped_knob.h"
 #include "engine/context.h"
 #include "engine/error.h"
 #include "engine/tensor_io.h"
@@ -116,17 +118,14 @@ int main(int argc, char** argv) {
       outs.push_back(ctx.allocate(size_t(Lq * BH * D * 2), "out " + v));
       auto seq = std::make_unique<CommandSequence>(ctx, SequenceOptions{.timestamps = true});
       ops::AttentionInfo info;
-      const char* knob = "SDGEN_ATTENTION_TAIL_SPLIT";
-      const char* old = std::getenv(knob);
-      const std::string saved = old ? old : "";
-      if (tail) setenv(knob, "1", 1);
-      for (int r = 0; r < reps; ++r)  // back to back in one submission: the GPU stays busy, as in a step
-        info = ops::attention(ctx, *seq, graph::buffer(graph::view(qm, DType::F16, qs)),
-                              graph::buffer(graph::view(km, DType::F16, ks)),
-                              graph::buffer(graph::view(vm, DType::F16, ks)),
-                              graph::bufferSink(graph::view(outs.back(), DType::F16, qs)), o);
-      if (tail && old) setenv(knob, saved.c_str(), 1);
-      else if (tail) unsetenv(knob);
+      {
+        bench::ScopedKnob knob("SDGEN_ATTENTION_TAIL_SPLIT", "1", tail);
+        for (int r = 0; r < reps; ++r)  // back to back in one submission: the GPU stays busy, as in a step
+          info = ops::attention(ctx, *seq, graph::buffer(graph::view(qm, DType::F16, qs)),
+                                graph::buffer(graph::view(km, DType::F16, ks)),
+                                graph::buffer(graph::view(vm, DType::F16, ks)),
+                                graph::bufferSink(graph::view(outs.back(), DType::F16, qs)), o);
+      }
       launchesPerAttention.push_back(info.tailSplit ? 2 : 1);
       tiles.push_back((info.coopMatrix ? info.coopTile.describe() + (info.rawInputs ? ", raw fp16 rows" : "")
                        : info.lanesRowsPerLane ? "lanes kernel" : info.tile.describe()) +

@@ -39,6 +39,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/gpu_warmup.h"
+#include "bench/scoped_knob.h"
 #include "bench/timing_stats.h"
 #include "engine/context.h"
 #include "engine/error.h"
@@ -58,7 +59,7 @@ namespace {
 
 std::optional<ops::GemmTile> parseVariant(std::string v) {
   if (v.size() > 2 && v.compare(v.size() - 2, 2, ",n") == 0) v.resize(v.size() - 2);  // see main: fuseNorm off
-  if (v == "auto" || v == "auto,X") return std::nullopt;  // ",X": see FixedShapeKnob
+  if (v == "auto" || v == "auto,X") return std::nullopt;  // ",X": SDGEN_GEMM_FIXED_SHAPE while it records (main)
   if (v == "tiled") return ops::GemmTile{};
   int bm, bn, bk, wm, wn;
   if (v.rfind("coop:", 0) == 0 && std::sscanf(v.c_str() + 5, "%d,%d,%d,%d,%d", &bm, &bn, &bk, &wm, &wn) == 5) {
@@ -81,29 +82,6 @@ std::optional<ops::GemmTile> parseVariant(std::string v) {
   }
   throw Error("linear_bench: unknown variant '" + v + "' (auto, tiled, coop:BM,BN,BK,WM,WN[,h][,H][,FFLUSH_K][,d][,sPARTS][,tSTARTxPARTS][,O][,X])");
 }
-
-// "auto,X": the engine's own choice with the shape words compiled in, through the engine's knob
-// (SDGEN_GEMM_FIXED_SHAPE, read when a GEMM is recorded), set while that variant records and restored after.
-class FixedShapeKnob {
- public:
-  explicit FixedShapeKnob(bool on) : on_(on) {
-    if (!on_) return;
-    if (const char* v = std::getenv(kName)) old_ = v;
-    setenv(kName, "1", 1);
-  }
-  ~FixedShapeKnob() {
-    if (!on_) return;
-    if (old_) setenv(kName, old_->c_str(), 1);
-    else unsetenv(kName);
-  }
-  FixedShapeKnob(const FixedShapeKnob&) = delete;
-  FixedShapeKnob& operator=(const FixedShapeKnob&) = delete;
-
- private:
-  static constexpr const char* kName = "SDGEN_GEMM_FIXED_SHAPE";
-  bool on_;
-  std::optional<std::string> old_;
-};
 
 std::vector<float> randomValues(size_t n, float scale, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -220,7 +198,9 @@ int main(int argc, char** argv) {
                              .fuseNorm = v.size() < 2 || v.compare(v.size() - 2, 2, ",n") != 0, .label = name};
         ops::GemmInfo info;
         try {
-          FixedShapeKnob knob(v.rfind("auto", 0) == 0 && v.find(",X") != std::string::npos);
+          // "auto,X": the engine's own choice with the shape words compiled in (its knob, read when a GEMM records).
+          const bool fixedAuto = v.rfind("auto", 0) == 0 && v.find(",X") != std::string::npos;
+          bench::ScopedKnob knob("SDGEN_GEMM_FIXED_SHAPE", "1", fixedAuto);
           for (int r = 0; r < shapeReps; ++r) {
             info = ops::linear(ctx, *seq, a, *ws[size_t(r) % ws.size()], sink, o);
             if (interleave)

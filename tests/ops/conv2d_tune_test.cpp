@@ -70,19 +70,6 @@ class ConvTuneTest : public test::VulkanTest {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
-  // fp16 weights of a 3x3 conv with `channels` in and out, and its problem on one `size` x `size` image (the VAE's
-  // 512-channel layers: the large-tile candidates' bucket).
-  ops::Conv2dWeights halfWeights3x3(int channels) {
-    ops::Conv2dWeightsOptions o;
-    o.storage = DType::F16;
-    return ops::Conv2dWeights::allocate(ctx(), channels, channels, ops::Conv2dParams::square(3), o);
-  }
-  static ops::ConvProblem square3x3(int size, int channels) {
-    ops::ConvProblem p;
-    p.n = 1, p.h = p.ho = p.w = p.wo = size, p.cin = p.cout = channels;
-    p.p = ops::Conv2dParams::square(3);
-    return p;
-  }
   void TearDown() override {
     fs::remove_all(dir_);
     VulkanTest::TearDown();
