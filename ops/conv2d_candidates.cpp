@@ -221,11 +221,6 @@ static bool candidateFamilyOn(const char* variable) {
   const char* v = std::getenv(variable);
   return !v || std::strcmp(v, "0") != 0;
 }
-// An opt-in family (not yet measured on a GPU): `variable`=1 adds it.
-static bool candidateFamilyOptedIn(const char* variable) {
-  const char* v = std::getenv(variable);
-  return v && std::strcmp(v, "1") == 0;
-}
 
 std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvContext& cc) {
   std::vector<ConvCandidate> out;
@@ -273,14 +268,14 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
       if (p == 1 || (p >= 3 && cc.haveScratch && slices / p >= 8 && bigTiles * p <= 1024))
         add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, p, true});
     }
-    // 256x128 tiles with fp16 accumulators (session 40, opt-in SDGEN_CONV_HALF_256x128=1 until a GPU measures it):
-    // where Cout is a multiple of 128 and the rows are many, the 128-wide columns the 256x256 tile cannot take (the
-    // VAE's 512^2 128-channel convs, 0.36-0.40 ms at ~200 TFLOP/s on 128x128 with fp16 accumulators; its 256 -> 128
-    // conv, K 2304, 0.78 ms on fp32 accumulators: issue 17's 2.4x row) with 64 x 64 warp tiles (the 128x128 tile's
-    // are 64 x 32: 6 fragment loads per 8 MMAs against 8 per 16). The fewest parts of <= 2048 of K, and one more.
-    // ... and 256x160 tiles (8 subgroups of 64x80; opt-in SDGEN_CONV_HALF_256x160=1) where Cout is a multiple of 160
-    // but not of 256: SDXL's 128^2 level, 320 channels (12 convs, ~5.0 ms of the step at ~168 TFLOP/s on 128x64
-    // fp32 tiles; session 35), its 64^2 level's 640 (~4 ms at ~178), SD 1.5's 64^2 convs.
+    // 256x128 tiles with fp16 accumulators (session 40; SDGEN_CONV_HALF_256x128=0 leaves them out): where Cout is
+    // a multiple of 128 and the rows are many, the 128-wide columns the 256x256 tile cannot take, with 64 x 64 warp
+    // tiles (the 128x128 tile's are 64 x 32: 6 fragment loads per 8 MMAs against 8 per 16). The fewest parts of
+    // <= 2048 of K, and one more. ... and 256x160 tiles (8 subgroups of 64x80; SDGEN_CONV_HALF_256x160=0) where
+    // Cout is a multiple of 160 but not of 256: SDXL's 128^2 and 64^2 levels, SD 1.5's 64^2 convs. Session 41
+    // (H100, --profile-conv with fresh tuning): SD 1.5's 64^2 convs 0.097-0.099 -> 0.068-0.082 ms (256x160 in 2
+    // parts), up 3 resnet 0 conv1 0.246 -> 0.208, its UNet step conv 4.25 -> 3.97 ms; SDXL's convs 13.98 -> 12.09 ms.
+    // The tuner took no 256x128 tile in the VAE (its 128x128 ones stayed faster).
     auto addWideHalf = [&](int bn) {
       const int fewest = fewestHalfParts(slices);
       const int64_t tiles = ((prob.m() + 255) / 256) * (prob.cout / bn);
@@ -291,9 +286,9 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
       }
     };
     const bool halfShape = cc.device.hasCoopMatrix(16, 16, 16, "f16", "f16");
-    if (candidateFamilyOptedIn("SDGEN_CONV_HALF_256x128") && prob.m() >= 8192 && prob.cout % 128 == 0 && halfShape)
+    if (candidateFamilyOn("SDGEN_CONV_HALF_256x128") && prob.m() >= 8192 && prob.cout % 128 == 0 && halfShape)
       addWideHalf(128);
-    if (candidateFamilyOptedIn("SDGEN_CONV_HALF_256x160") && prob.m() >= 8192 && prob.cout % 160 == 0 &&
+    if (candidateFamilyOn("SDGEN_CONV_HALF_256x160") && prob.m() >= 8192 && prob.cout % 160 == 0 &&
         prob.cout % 256 != 0 && halfShape)
       addWideHalf(160);
     // 128x64 tiles (4 subgroups of 64x32) where Cout is a multiple of 64 but not of 128, so that the 128-wide

@@ -47,7 +47,7 @@ std::optional<GemmTile> chooseGemvTile(int64_t m, int64_t n, int64_t k, const De
 
 int splitSumNormForm() {
   const char* v = std::getenv("SDGEN_SPLIT_SUM_NORM");
-  return v && std::strcmp(v, "1") == 0 ? 1 : v && std::strcmp(v, "2") == 0 ? 2 : 0;
+  return v && std::strcmp(v, "0") == 0 ? 0 : v && std::strcmp(v, "1") == 0 ? 1 : 2;
 }
 bool splitSumNormEnabled() { return splitSumNormForm() > 0; }
 

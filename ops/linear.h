@@ -117,9 +117,9 @@ inline constexpr int64_t kFusedNormMaxRows = 256;
 // The layer norm of a linear layer's output (after its epilogue), written beside it: a transformer block's residual
 // stream and its next norm's input. ops::linear writes `out` = layer norm of `source` over the last axis with gamma,
 // beta and eps, where `source` is the tensor the layer's sink writes (dense, [rows, N]). Where the product ends in a
-// split-K sum launch and SDGEN_SPLIT_SUM_NORM=1 or 2 (session 40, opt-in until a GPU measures it), that launch
-// normalizes each row after storing it (gemm_split.slang gemmSplitNormMain: one launch fewer, the same bits; or
-// gemmSplitNormRowMain); else one ops::layerNormRows launch after the product.
+// split-K sum launch (unless SDGEN_SPLIT_SUM_NORM=0), that launch normalizes each row after storing it
+// (gemm_split.slang gemmSplitNormRowMain, the default; or gemmSplitNormMain with SDGEN_SPLIT_SUM_NORM=1: the same
+// bits as the separate launch); else one ops::layerNormRows launch after the product.
 struct LinearNormOutput {
   graph::TensorView source;
   graph::Expr gamma, beta;
@@ -128,9 +128,10 @@ struct LinearNormOutput {
   std::string label = "layer norm";
 };
 
-// SDGEN_SPLIT_SUM_NORM=1 or 2 (session 40; opt-in until a GPU measures it, docs/perf.md): split-K sum launches write
-// LinearOptions::normOutput — 1: a subgroup per row (the same bits as ops::layerNormRows), 2: a workgroup per row, an
-// invocation per quad — and nn::Builder::linearThenLayerNorm builds its one node. splitSumNormForm: 0 (off), 1, 2.
+// Split-K sum launches write LinearOptions::normOutput and nn::Builder::linearThenLayerNorm builds its one node
+// (sessions 40-41, docs/perf.md: SDXL's fp16 step -1.3 ms on the H100 with form 2). SDGEN_SPLIT_SUM_NORM selects
+// the form — 2 (the default): a workgroup per row, an invocation per quad; 1: a subgroup per row (the same bits as
+// ops::layerNormRows, no faster); 0: off (the norm its own node). splitSumNormForm: 0, 1 or 2.
 int splitSumNormForm();
 bool splitSumNormEnabled();
 

@@ -131,8 +131,8 @@ Value Builder::linear(const Value& x, const ops::LinearWeights& w, const Epilogu
 std::pair<Value, Value> Builder::linearThenLayerNorm(const Value& x, const ops::LinearWeights& w, const Epilogue& e,
                                                      const Out& out, const DeviceTensor& gamma,
                                                      const DeviceTensor& beta, float eps, const std::string& normLabel) {
-  // The one node only with SDGEN_SPLIT_SUM_NORM=1 or 2 (opt-in until a GPU measures it): then the norm is written
-  // by one launch (the sum's, or ops::layerNormRows) wherever its rows fit, on any device.
+  // One node (unless SDGEN_SPLIT_SUM_NORM=0): the norm is written by one launch (the split-K sum's, or
+  // ops::layerNormRows) wherever its rows fit, on any device.
   if (!ops::splitSumNormEnabled() || !ops::layerNormRowsFit(w.outFeatures()) || out.into) {
     Value h = linear(x, w, e, out);
     return {h, layerNorm(h, gamma, beta, eps, normLabel)};

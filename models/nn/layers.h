@@ -90,7 +90,7 @@ class Builder {
   // stage it for tensor cores anyway (layerNormInOneLaunch), the normalized rows written by one launch.
   graph::Value layerNorm(const graph::Value& x, const DeviceTensor& gamma, const DeviceTensor& beta, float eps,
                          const std::string& label);
-  // linear(x, w, e, out) and the layer norm of its result. With SDGEN_SPLIT_SUM_NORM=1 (ops::splitSumNormEnabled)
+  // linear(x, w, e, out) and the layer norm of its result. Unless SDGEN_SPLIT_SUM_NORM=0 (ops::splitSumNormEnabled)
   // one graph node writes both, the norm by the product's split-K sum launch where there is one, else by its own
   // launch (ops::LinearOptions::normOutput); otherwise the nodes of linear and layerNorm. Returns {result, norm}.
   std::pair<graph::Value, graph::Value> linearThenLayerNorm(const graph::Value& x, const ops::LinearWeights& w,

@@ -97,11 +97,12 @@ SdxlTextOutputs runSdxlTextEncoders(Context& ctx, const models::ModelFiles& m, D
 ComponentOutput runUNet(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& sample,
                         const std::vector<int64_t>& s, const std::vector<float>& context,
                         const std::vector<int64_t>& contextShape, float timestep, int repetitions,
-                        const AddedConditioning* added) {
+                        const AddedConditioning* added, ops::ConvTuner* tuner) {
   ComponentOutput result;
   ctx.memory().pool(MemoryKind::Device).resetPeak();
   const uint64_t before = deviceBytesInUse(ctx);
   nn::ParameterStore params(ctx, dtype);
+  params.setConvTuner(tuner);
   networks::UNet unet(params, m.unetConfig, *m.unetWeights);
   result.cost.weightBytes = deviceBytesInUse(ctx) - before;
   ops::Conv2dScratch scratch(ctx);
@@ -219,8 +220,9 @@ ComponentOutput runUNet(Context& ctx, const models::ModelFiles& m, DType dtype, 
 }
 
 ComponentOutput runVaeDecoder(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& latents,
-                              const std::vector<int64_t>& s) {
+                              const std::vector<int64_t>& s, ops::ConvTuner* tuner) {
   nn::ParameterStore params(ctx, dtype);
+  params.setConvTuner(tuner);
   networks::VaeDecoder vae(params, m.vaeConfig, *m.vaeWeights);
   ops::Conv2dScratch scratch(ctx);
   const int64_t up = vae.upscale();
@@ -241,8 +243,9 @@ ComponentOutput runVaeDecoder(Context& ctx, const models::ModelFiles& m, DType d
 }
 
 ComponentOutput runVaeEncoder(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& image,
-                              const std::vector<int64_t>& s) {
+                              const std::vector<int64_t>& s, ops::ConvTuner* tuner) {
   nn::ParameterStore params(ctx, dtype);
+  params.setConvTuner(tuner);
   networks::VaeEncoder vae(params, m.vaeConfig, *m.vaeWeights);
   ops::Conv2dScratch scratch(ctx);
   const int64_t down = vae.downscale(), c = m.vaeConfig.latentChannels;

@@ -7,6 +7,7 @@
 #include "engine/context.h"
 #include "engine/dtype.h"
 #include "models/formats/model_files.h"
+#include "ops/conv2d_tune.h"
 
 namespace sdgen::check {
 
@@ -55,13 +56,15 @@ struct AddedConditioning {
 ComponentOutput runUNet(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& sample,
                         const std::vector<int64_t>& sampleShape, const std::vector<float>& context,
                         const std::vector<int64_t>& contextShape, float timestep, int repetitions,
-                        const AddedConditioning* added = nullptr);
+                        const AddedConditioning* added = nullptr, ops::ConvTuner* tuner = nullptr);
 // latents [1, C, h, w] as given to vae.decode -> image [1, 3, H, W].
 ComponentOutput runVaeDecoder(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& latents,
-                              const std::vector<int64_t>& latentShape);
+                              const std::vector<int64_t>& latentShape, ops::ConvTuner* tuner = nullptr);
 
 // image [1, 3, H, W] in [-1, 1] -> the encoder's latent mean [1, C, H/s, W/s].
 ComponentOutput runVaeEncoder(Context& ctx, const models::ModelFiles& m, DType dtype, const std::vector<float>& image,
-                              const std::vector<int64_t>& imageShape);
+                              const std::vector<int64_t>& imageShape, ops::ConvTuner* tuner = nullptr);
+// `tuner`: the convolutions' autotune (ops::ConvTuner; it must outlive the call), as the pipeline plans them
+// (models/pipeline/text_to_image.cpp); null: the rule.
 
 }  // namespace sdgen::check

@@ -7,7 +7,11 @@
 // conditioning, and the VAE decoder in fp32 where its config says force_upcast (as the pipeline runs it).
 //
 //   sdgen_model_check --refs DIR/sd15_random --model PATH [--model PATH ...] [--config DIR]
-//                     [--precision fp32|fp16|both] [--repetitions N] [--json FILE]
+//                     [--precision fp32|fp16|both] [--repetitions N] [--json FILE] [--no-autotune]
+//
+// The UNet's and the VAE's convolutions are planned as sdgen plans them: by the on-device autotune (ops::ConvTuner,
+// on for GPUs with timestamps, its cache in SDGEN_CACHE_DIR) unless --no-autotune, which leaves them to the rule.
+// Sessions before 41 timed the step with the rule only (this tool had no tuner).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -36,12 +40,13 @@ struct Options {
   std::vector<DType> precisions{DType::F32, DType::F16};
   int repetitions = 30;
   std::string json;
+  bool noAutotune = false;
 };
 
 [[noreturn]] void usage(const std::string& message) {
   std::cerr << "sdgen_model_check: " << message
             << "\nusage: sdgen_model_check --refs PREFIX --model PATH [--model PATH ...] [--config DIR]"
-               " [--precision fp32|fp16|both] [--repetitions N] [--json FILE]\n";
+               " [--precision fp32|fp16|both] [--repetitions N] [--json FILE] [--no-autotune]\n";
   std::exit(2);
 }
 
@@ -57,6 +62,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--model") o.models.push_back(value());
     else if (a == "--config") o.configPath = value();
     else if (a == "--json") o.json = value();
+    else if (a == "--no-autotune") o.noAutotune = true;
     else if (a == "--repetitions") {
       const std::string v = value();
       char* end = nullptr;
@@ -100,6 +106,9 @@ int run(const Options& o) {
 
   Context ctx;
   std::cout << "device: " << ctx.info().name << "\n";
+  ops::ConvTuneSettings tuneSettings;
+  if (o.noAutotune) tuneSettings.mode = ops::ConvTuneSettings::Mode::Off;
+  ops::ConvTuner tuner(ctx, tuneSettings);  // outlives every component's weights, which point to it
   nlohmann::json report{{"device", ctx.info().name}, {"refs", o.refs}, {"results", nlohmann::json::array()}};
   bool ok = true;
   for (const std::string& path : o.models) {
@@ -134,7 +143,7 @@ int run(const Options& o) {
                                           t(ref16, "text_encoder.last_hidden_state").values));
       }
       auto un = runUNet(ctx, m, dt, sample.values, sample.shape, context.values, context.shape, timestep,
-                        o.repetitions, added ? &*added : nullptr);
+                        o.repetitions, added ? &*added : nullptr, &tuner);
       nlohmann::json r = check("unet", un.values, pred.values, pred16);
       const StepCost& c = un.cost;
       std::printf("  %-5s unet step     batch %lld: %zu launches, median %.3f ms (p10 %.3f, p90 %.3f, %d runs), "
@@ -157,16 +166,25 @@ int run(const Options& o) {
       report["results"].push_back(r);
       // A force_upcast VAE (SDXL's) decodes in fp32 in fp16 pipelines too (TextToImage does the same).
       const DType vaeDtype = sdxl && m.vaeConfig.forceUpcast ? DType::F32 : dt;
-      auto vae = runVaeDecoder(ctx, m, vaeDtype, latents.values, latents.shape);
+      auto vae = runVaeDecoder(ctx, m, vaeDtype, latents.values, latents.shape, &tuner);
       report["results"].push_back(check("vae_decoder", vae.values, decoded.values, decoded16));
       if (ref32.find("vae.image")) {  // references written before the encoder check have none
         test::FixtureTensor image = t(ref32, "vae.image");
-        auto enc = runVaeEncoder(ctx, m, dt, image.values, image.shape);
+        auto enc = runVaeEncoder(ctx, m, dt, image.values, image.shape, &tuner);
         report["results"].push_back(check("vae_encoder", enc.values, t(ref32, "vae.encoded_mean").values,
                                           t(ref16, "vae.encoded_mean").values));
       }
     }
   }
+  const ops::ConvTuneStats st = tuner.stats();
+  if (st.enabled)
+    std::printf("conv autotune: %d problems tuned in %.2f s (%llu launches), %d from the cache %s\n", st.tuned,
+                st.seconds, static_cast<unsigned long long>(st.launches), st.fromCache, tuner.cachePath().c_str());
+  else
+    std::printf("conv autotune: off (the rule plans every convolution)\n");
+  for (const std::string& w : tuner.warnings()) std::printf("warning: %s\n", w.c_str());
+  report["conv_autotune"] = {{"enabled", st.enabled}, {"tuned", st.tuned}, {"from_cache", st.fromCache},
+                             {"seconds", st.seconds}, {"launches", st.launches}};
   if (!o.json.empty()) std::ofstream(o.json) << report.dump(1) << "\n";
   std::cout << (ok ? "all components within tolerance\n" : "FAILED: a component is outside its tolerance\n");
   return ok ? 0 : 1;

@@ -125,7 +125,7 @@ TEST_F(ConvHalfCandidatesTest, HalfTileSplitCandidate) {
             std::string::npos);
 }
 
-// The 256x128 tile with fp16 accumulators (session 40, opt-in SDGEN_CONV_HALF_256x128=1): where Cout is a multiple of
+// The 256x128 tile with fp16 accumulators (session 40; a default since session 41, SDGEN_CONV_HALF_256x128=0 off): where Cout is a multiple of
 // 128 and M >= 8192, in the fewest parts of <= 2048 of K and one more (split only with scratch memory); only with the
 // f16 -> f16 shape. The VAE's 128 channels at 512^2 (K 1152): unsplit and in 2 parts; its 256 -> 128 conv (K 2304): 2
 // and 3 parts; 320 channels (SDXL's 128^2 level): none.
@@ -135,10 +135,10 @@ TEST_F(ConvHalfCandidatesTest, Wide256x128Candidate) {
   const ops::ConvProblem p = square3x3(512, 128);
   const ops::ConvContext cc{d, w128, true, {}, true};
   {
-    test::ScopedEnv off("SDGEN_CONV_HALF_256x128", nullptr);  // off unless opted in
+    test::ScopedEnv off("SDGEN_CONV_HALF_256x128", "0");
     EXPECT_TRUE(tileNames(p, cc, 256, 128).empty());
   }
-  test::ScopedEnv on("SDGEN_CONV_HALF_256x128", "1");
+  test::ScopedEnv on("SDGEN_CONV_HALF_256x128", nullptr);  // a default
   EXPECT_EQ(tileNames(p, cc, 256, 128), (std::vector<std::string>{"coop 256x128", "coop 256x128 split 2"}));
   EXPECT_EQ(tileNames(p, {d, w128, false, {}, true}, 256, 128), (std::vector<std::string>{"coop 256x128"}));
   ops::Conv2dWeightsOptions o;
@@ -165,7 +165,7 @@ TEST_F(ConvHalfCandidatesTest, Wide256x128Candidate) {
 }
 
 
-// The 256x160 tile with fp16 accumulators (session 40, opt-in SDGEN_CONV_HALF_256x160=1): where Cout is a multiple of
+// The 256x160 tile with fp16 accumulators (session 40; a default since session 41, SDGEN_CONV_HALF_256x160=0 off): where Cout is a multiple of
 // 160 but not of 256 and M >= 8192. SDXL's 128^2 level (320 channels, K 2880): 2 and 3 parts; its 64^2 level (640, K
 // 5760): 3 and 4; 1280 channels (the 256x256 tile's): none.
 TEST_F(ConvHalfCandidatesTest, Wide256x160Candidate) {
@@ -175,10 +175,10 @@ TEST_F(ConvHalfCandidatesTest, Wide256x160Candidate) {
   p.n = 2;
   const ops::ConvContext cc{d, w320, true, {}, true};
   {
-    test::ScopedEnv off("SDGEN_CONV_HALF_256x160", nullptr);
+    test::ScopedEnv off("SDGEN_CONV_HALF_256x160", "0");
     EXPECT_TRUE(tileNames(p, cc, 256, 160).empty());
   }
-  test::ScopedEnv on("SDGEN_CONV_HALF_256x160", "1");
+  test::ScopedEnv on("SDGEN_CONV_HALF_256x160", nullptr);  // a default
   EXPECT_EQ(tileNames(p, cc, 256, 160), (std::vector<std::string>{"coop 256x160 split 2", "coop 256x160 split 3"}));
   auto w640 = halfWeights3x3(640);
   ops::ConvProblem mid = square3x3(64, 640);

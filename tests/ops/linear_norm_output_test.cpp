@@ -1,8 +1,9 @@
 // A linear layer's output and the layer norm of it (ops::LinearOptions::normOutput): a transformer block's residual
-// stream and its next norm's input. Where the product ends in a split-K sum and SDGEN_SPLIT_SUM_NORM=1, the sum
-// launch writes both (gemm_split.slang gemmSplitNormMain); else ops::layerNormRows runs after the product. On
-// software matrices (GemmTile::coopEmulation) so that every machine runs the split-K sum: both ways give the same
-// bits, and each matches float64; a product without a split, and the refusals (a sink that does not write the
+// stream and its next norm's input. Where the product ends in a split-K sum (unless SDGEN_SPLIT_SUM_NORM=0), the
+// sum launch writes both (gemm_split.slang gemmSplitNormRowMain by default, gemmSplitNormMain with =1); else
+// ops::layerNormRows runs after the product. On software matrices (GemmTile::coopEmulation) so that every machine
+// runs the split-K sum: form 1 and the separate launch give the same bits, form 2 is within an fp16 rounding of
+// them and the default, and each matches float64; a product without a split, and the refusals (a sink that does not write the
 // source whole, an output of another shape).
 #include <algorithm>
 #include <cmath>
@@ -39,7 +40,7 @@ class LinearNormOutputTest : public test::TensorTest {
     size_t launches = 0;
   };
   // x W^T + b + r into `x`, and its layer norm (gamma, beta: fp32) into `normed`.
-  // form: SDGEN_SPLIT_SUM_NORM's value (nullptr: off).
+  // form: SDGEN_SPLIT_SUM_NORM's value ("0": off; nullptr: the default, form 2).
   Result run(int64_t m, int64_t n, int64_t k, const ops::GemmTile& tile, const char* form, uint32_t seed) {
     test::ScopedEnv knob("SDGEN_SPLIT_SUM_NORM", form);
     std::vector<float> w = test::randomFloats(n * k, seed), b = test::randomFloats(n, seed + 1);
@@ -81,7 +82,7 @@ class LinearNormOutputTest : public test::TensorTest {
 
 TEST_P(LinearNormOutputTest, SplitSumWritesTheSameBitsAsItsOwnLaunch) {
   // 70 rows (partial tiles), N 72 (18 quads: lanes with and without a third), K 104 in 3 parts.
-  const Result apart = run(70, 72, 104, emulatedSplit(3), nullptr, 4100);
+  const Result apart = run(70, 72, 104, emulatedSplit(3), "0", 4100);
   const Result fused = run(70, 72, 104, emulatedSplit(3), "1", 4100);
   EXPECT_FALSE(apart.normInSum);
   // A device that reports no subgroup sizes keeps the norm's own launch (its layout needs them).
@@ -104,11 +105,15 @@ TEST_P(LinearNormOutputTest, SplitSumWritesTheSameBitsAsItsOwnLaunch) {
     worst = std::max(worst, double(std::abs(apart.normed[i] - rowForm.normed[i])));
   EXPECT_LE(worst, 4e-3) << "the two forms of the layer norm differ by more than an fp16 rounding";
   std::printf("the two forms of the layer norm: max abs difference %.3g\n", worst);
+  // Unset, the knob means form 2 (session 41's default).
+  const Result byDefault = run(70, 72, 104, emulatedSplit(3), nullptr, 4100);
+  EXPECT_TRUE(byDefault.normInSum);
+  EXPECT_EQ(differing(byDefault.normed, rowForm.normed), 0u) << "the default is not form 2";
   // On tensor cores, the real split tiles (64x64 in 4 parts, the split fp16-accumulator tile) at SDXL's width.
   if (ops::gemmCoopSupported(ctx().info())) {
     ops::GemmTile half = test::flushed(ops::GemmTile::coopTile(256, 256, 32, 8, 4, false, 3), 0, true);
     for (const ops::GemmTile& t : {ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 4), half}) {
-      const Result a = run(512, 1280, 1280, t, nullptr, 4400), f = run(512, 1280, 1280, t, "1", 4400);
+      const Result a = run(512, 1280, 1280, t, "0", 4400), f = run(512, 1280, 1280, t, "1", 4400);
       EXPECT_TRUE(f.normInSum) << t.describe();
       EXPECT_EQ(differing(a.x, f.x), 0u) << t.describe();
       EXPECT_EQ(differing(a.normed, f.normed), 0u) << t.describe();
