@@ -1,15 +1,12 @@
 // Flash attention kernels timed back to back on one shape (interleaved rounds, GPU timestamps):
 //   attention_bench BH Lq Lk D rounds [variant...] [--causal] [--reps N] [--json FILE]
-// Each round submits `reps` (default 10) copies of the attention back to back; every attention (its launches) is one
-// sample.
+// Each round submits `reps` (default 10) copies of the attention back to back; every dispatch is one sample.
 // variant: "fp32" (shaders/attention/flash.slang, the default choice of its tile), "coop" (the tensor-core
 // kernel, default tile) or "coop:BKV,RT,NSG[,2]" (forced blocks: key rows, 16-row tiles per subgroup,
 // subgroups; 2: double-buffered K/V), "cm2:BKV,RT,NSG[,P]" (the accumulator-softmax kernel, flash_coop2.slang;
 // P 0 / 1 forces the register prefetch of the next key block off / on, -1 leaves it to the rule; H 1-3 accumulates the
 // scores (1), each block's P V (2) or both (3) in fp16: "cm2:32,1,8,-1,3");
-// a "/expr" suffix makes the tensor-core kernel read q, k, v through expressions instead of raw fp16 rows, a "/tail"
-// suffix gives it scratch memory and SDGEN_ATTENTION_TAIL_SPLIT=1 (the tail split where its rule takes the shape: two
-// launches per attention, timed together).
+// a "/expr" suffix makes the tensor-core kernel read q, k, v through expressions instead of raw fp16 rows.
 // Default variants: fp32 coop. Q, K, V and the outputs are fp16 [1, L, BH, D] with N(0, 1) data. Prints one
 // line per variant: median, p10, p90 ms and TFLOP/s (4 BH Lq Lk D per launch), and each variant's largest
 // difference from the first one's output, relative to the largest magnitude of the first's.
@@ -17,7 +14,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -25,13 +21,11 @@
 #include <vector>
 
 #include "bench/gpu_warmup.h"
-#include "bench/scoped_knob.h"
 #include "engine/context.h"
 #include "engine/error.h"
 #include "engine/tensor_io.h"
 #include "graph/expr.h"
 #include "ops/attention.h"
-#include "ops/conv2d_scratch.h"
 
 using namespace sdgen;
 
@@ -71,28 +65,14 @@ int main(int argc, char** argv) {
     std::vector<Allocation> outs;
     std::vector<std::unique_ptr<CommandSequence>> seqs;
     std::vector<std::string> tiles, kept;
-    ops::Conv2dScratch scratch(ctx, "attention_bench scratch");
-    std::vector<int> launchesPerAttention;
     for (const std::string& variant : variants) try {
       ops::AttentionOptions o;
       o.causal = causal;
       o.label = variant;
-      // Suffixes: "/expr" (q, k and v read through their expressions, not as raw fp16 rows), "/tail" (the tail split).
-      std::string v = variant;
-      bool exprLoads = false, tail = false;
-      for (bool more = true; more;) {
-        more = false;
-        for (const char* suffix : {"/expr", "/tail"}) {
-          const size_t n = std::strlen(suffix);
-          if (v.size() > n && v.compare(v.size() - n, n, suffix) == 0) {
-            (std::strcmp(suffix, "/expr") == 0 ? exprLoads : tail) = true;
-            v.resize(v.size() - n);
-            more = true;
-          }
-        }
-      }
+      // "/expr": the tensor-core kernel reads q, k and v through their expressions, not as raw fp16 rows.
+      const bool exprLoads = variant.size() > 5 && variant.compare(variant.size() - 5, 5, "/expr") == 0;
+      const std::string v = exprLoads ? variant.substr(0, variant.size() - 5) : variant;
       o.allowRawInputs = !exprLoads;
-      if (tail) o.scratch = &scratch;
       if (v == "fp32") {
         o.coop = false;
       } else if (v == "coop") {
@@ -118,26 +98,18 @@ int main(int argc, char** argv) {
       outs.push_back(ctx.allocate(size_t(Lq * BH * D * 2), "out " + v));
       auto seq = std::make_unique<CommandSequence>(ctx, SequenceOptions{.timestamps = true});
       ops::AttentionInfo info;
-      {
-        bench::ScopedKnob knob("SDGEN_ATTENTION_TAIL_SPLIT", "1", tail);
-        for (int r = 0; r < reps; ++r)  // back to back in one submission: the GPU stays busy, as in a step
-          info = ops::attention(ctx, *seq, graph::buffer(graph::view(qm, DType::F16, qs)),
-                                graph::buffer(graph::view(km, DType::F16, ks)),
-                                graph::buffer(graph::view(vm, DType::F16, ks)),
-                                graph::bufferSink(graph::view(outs.back(), DType::F16, qs)), o);
-      }
-      launchesPerAttention.push_back(info.tailSplit ? 2 : 1);
-      tiles.push_back((info.coopMatrix ? info.coopTile.describe() + (info.rawInputs ? ", raw fp16 rows" : "")
-                       : info.lanesRowsPerLane ? "lanes kernel" : info.tile.describe()) +
-                      (info.tailSplit ? ", tail split " + std::to_string(info.tailSplit->tails) + " units x " +
-                                            std::to_string(info.tailSplit->parts)
-                                      : ""));
+      for (int r = 0; r < reps; ++r)  // back to back in one submission: the GPU stays busy, as in a step
+        info = ops::attention(ctx, *seq, graph::buffer(graph::view(qm, DType::F16, qs)),
+                              graph::buffer(graph::view(km, DType::F16, ks)),
+                              graph::buffer(graph::view(vm, DType::F16, ks)),
+                              graph::bufferSink(graph::view(outs.back(), DType::F16, qs)), o);
+      tiles.push_back(info.coopMatrix ? info.coopTile.describe() + (info.rawInputs ? ", raw fp16 rows" : "")
+                      : info.lanesRowsPerLane ? "lanes kernel" : info.tile.describe());
       seq->run();  // warm-up (compiles)
       seqs.push_back(std::move(seq));
       kept.push_back(variant);
     } catch (const Error& e) {  // a tile the device cannot run: say so, time the others
       if (outs.size() > kept.size()) outs.pop_back();
-      if (launchesPerAttention.size() > kept.size()) launchesPerAttention.pop_back();
       std::printf("%-16s skipped: %s\n", variant.c_str(), e.what());
     }
     variants = kept;
@@ -147,13 +119,7 @@ int main(int argc, char** argv) {
     for (int r = 0; r < rounds; ++r)
       for (size_t i = 0; i < variants.size(); ++i) {
         seqs[i]->run();
-        const auto tms = seqs[i]->timings();  // one sample per attention: the sum of its launches
-        const size_t per = size_t(launchesPerAttention[i]);
-        for (size_t j = 0; j + per <= tms.size(); j += per) {
-          double t = 0;
-          for (size_t d = 0; d < per; ++d) t += tms[j + d].ns / 1e6;
-          ms[i].push_back(t);
-        }
+        for (auto& tm : seqs[i]->timings()) ms[i].push_back(tm.ns / 1e6);  // one per dispatch
       }
     // Differences from the first variant's output.
     std::vector<float> first = downloadFloats(ctx, outs[0], size_t(Lq * BH * D), DType::F16);

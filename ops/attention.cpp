@@ -199,22 +199,6 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
                                : info.lanesRowsPerLane > 0 ? 8 * info.lanesRowsPerLane
                                                            : info.tile.bq;
   info.groups = {uint32_t((qs[1] + rowsPerGroup - 1) / rowsPerGroup), uint32_t(qs[2]), uint32_t(qs[0])};
-  // The accumulator-softmax kernel's tail split: a 1-D grid of the whole units, then the tail units' parts.
-  const int64_t units = int64_t(info.groups[0]) * info.groups[1] * info.groups[2];
-  if (info.coopMatrix && info.coopTile.accumulatorSoftmax && !options.causal && options.scratch) {
-    info.tailSplit = options.tailSplit ? makeAttentionTailSplit(info.coopTile, units, options.tailSplit->first,
-                                                                options.tailSplit->second, ks[1])
-                                       : chooseAttentionTailSplit(info.coopTile, units, ks[1], dev);
-    if (options.tailSplit && !info.tailSplit)
-      fail("the forced tail split (" + std::to_string(options.tailSplit->first) + " whole units of " +
-           std::to_string(units) + ", " + std::to_string(options.tailSplit->second) + " parts) leaves no tail in 2 parts");
-  } else if (options.tailSplit) {
-    fail("a tail split needs the accumulator-softmax kernel, no causal mask and scratch memory");
-  }
-  if (info.tailSplit) {
-    const int64_t total = info.tailSplit->whole + info.tailSplit->tails * info.tailSplit->parts;
-    info.groups = {uint32_t(std::min<int64_t>(total, 65535)), uint32_t((total + 65534) / 65535), 1};
-  }
   for (int i = 0; i < 3; ++i)
     if (info.groups[i] > dev.maxWorkgroupCount[i])
       fail("grid axis " + std::to_string(i) + " needs " + std::to_string(info.groups[i]) +
@@ -240,26 +224,12 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
   info.vType = gen.emit(v);
   info.outType = gen.emit(out);
   info.scalarWrappedNodes = gen.scalarWrappedNodes();
-  // The tail split's words (flash_coop2.slang TAIL_WORD) after the expressions', and its partials.
-  int tailWord = 0;
-  MemRange partials{};
-  if (info.tailSplit) {
-    const AttentionTailSplit& t = *info.tailSplit;
-    const uint64_t bytes = uint64_t(t.parts) * uint64_t(t.tails) * uint64_t(info.coopTile.bq()) *
-                           uint64_t(info.coopTile.dp + 32) * 4;
-    if (bytes / 4 >= (uint64_t(1) << 31)) fail("the tail split's partials exceed 2^31 elements");
-    partials = range(options.scratch->acquire(bytes, Conv2dScratch::Slot::Partials), 0, bytes);
-    tailWord = int(params.size());
-    params.u32(uint32_t((qs[1] + info.coopTile.bq() - 1) / info.coopTile.bq()));  // query tiles per head
-    params.u32(uint32_t(qs[2])).u32(uint32_t(t.whole)).u32(uint32_t(t.tails)).u32(uint32_t(t.parts));
-    params.u32(uint32_t(t.keysPerPart)).address(partials.address);
-  }
 
   KernelSource src;
   src.label = options.label;
   if (info.coopMatrix) {
     src.generated = flashCoopWrapperSource(info.coopTile, info.qType, info.kType, info.vType, info.outType,
-                                           info.vector, options.causal, info.rawInputs, tailWord);
+                                           info.vector, options.causal, info.rawInputs);
     if (options.coopEmulation)
       src.defines = {{"SDGEN_COOP_EMULATION", "1"}};
     else
@@ -267,24 +237,8 @@ AttentionInfo attention(Context& ctx, CommandSequence& seq, const Expr& q, const
   } else {
     src.generated = wrapperSource(info, d, options.causal);
   }
-  std::vector<MemRange> writes = rangesOf(tensorsWritten(out));
-  if (!info.tailSplit) {
-    seq.dispatch(ctx.kernels().request(src), info.groups, params, rangesOf(read), writes, options.label);
-    return info;
-  }
-  std::vector<MemRange> mainWrites = writes;
-  mainWrites.push_back(partials);
-  seq.dispatch(ctx.kernels().request(src), info.groups, params, rangesOf(read), mainWrites, options.label);
-  KernelSource combine;
-  combine.label = options.label + " tail combine";
-  combine.generated = flashCoop2CombineSource(info.coopTile, info.outType, info.vector, tailWord);
-  const int64_t items = info.tailSplit->tails * info.coopTile.bq() * ((d + 3) / 4);
-  const int64_t groups = (items + kFlashTailCombineThreads - 1) / kFlashTailCombineThreads;
-  std::vector<MemRange> combineReads = rangesOf(sinkReads);
-  combineReads.push_back(partials);
-  seq.dispatch(ctx.kernels().request(combine),
-               {uint32_t(std::min<int64_t>(groups, 65535)), uint32_t((groups + 65534) / 65535), 1}, params,
-               combineReads, writes, combine.label);
+  seq.dispatch(ctx.kernels().request(src), info.groups, params, rangesOf(read), rangesOf(tensorsWritten(out)),
+               options.label);
   return info;
 }
 

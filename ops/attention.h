@@ -7,14 +7,12 @@
 #include <array>
 #include <optional>
 #include <string>
-#include <utility>
 
 #include "engine/command_sequence.h"
 #include "engine/context.h"
 #include "graph/expr.h"
 #include "ops/attention_coop.h"
 #include "ops/attention_tiles.h"
-#include "ops/conv2d_scratch.h"
 
 namespace sdgen::ops {
 
@@ -37,11 +35,6 @@ struct AttentionOptions {
   // Tests and benches: false makes the tensor-core kernel read raw fp16 heads through their expressions too.
   bool allowRawInputs = true;
   std::string label = "attention";
-  // Where the accumulator-softmax kernel's tail split (chooseAttentionTailSplit) keeps its parts' rows (Slot::
-  // Partials); null: no tail split.
-  Conv2dScratch* scratch = nullptr;
-  // Tests: the tail split with this many whole units and parts (makeAttentionTailSplit), whatever the rule says.
-  std::optional<std::pair<int64_t, int>> tailSplit;
 };
 
 // What was chosen, for tests and profiles.
@@ -55,7 +48,6 @@ struct AttentionInfo {
   bool rawInputs = false;  // the tensor-core kernel read q, k and v as raw fp16 rows (rawHalfHeads)
   int scalarWrappedNodes = 0;
   std::array<uint32_t, 3> groups{};
-  std::optional<AttentionTailSplit> tailSplit;  // the tail split that ran (a second, combine launch)
 };
 
 // A [B, S, H, D] fp16 buffer view the tensor-core kernel can read 16 bytes at a time from row addresses:

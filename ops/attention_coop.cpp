@@ -1,9 +1,5 @@
 #include "ops/attention_coop.h"
 
-#include <algorithm>
-#include <cstdlib>
-#include <cstring>
-
 #include "engine/error.h"
 
 namespace sdgen::ops {
@@ -144,9 +140,8 @@ std::vector<std::string> flashCoopCapabilities(const FlashCoopTile& t) {
 
 std::string flashCoopWrapperSource(const FlashCoopTile& t, const std::string& q, const std::string& k,
                                    const std::string& v, const std::string& out, bool vector, bool causal,
-                                   bool raw, int tailWord) {
+                                   bool raw) {
   auto n = [](int x) { return std::to_string(x); };
-  if (tailWord > 0 && !t.accumulatorSoftmax) throw Error("attention: internal error: a tail split needs flash_coop2");
   if (t.accumulatorSoftmax) {
     if (causal || t.doubleBuffer) throw Error("attention: the accumulator-softmax kernel takes no causal mask or double buffer");
     return "import sdgen;\nimport expr;\nimport attention.flash_coop2;\n"
@@ -155,8 +150,8 @@ std::string flashCoopWrapperSource(const FlashCoopTile& t, const std::string& q,
            ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
            "  flashCoop2Main<Q, K, V, O, " + n(t.d) + ", " + n(t.dp) + ", " + n(t.bkv) + ", " + n(t.rowTiles) + ", " +
            n(t.subgroups) + ", " + n(t.kvRows()) + ", " + (t.prefetch ? "1" : "0") + ", " + (vector ? "1" : "0") +
-           ", " + (raw ? "1" : "0") + ", " + (t.maskKeys ? "1" : "0") + ", " + n(t.halfAccumulate) + ", " +
-           n(tailWord) + ">(group, local);\n}\n";
+           ", " + (raw ? "1" : "0") + ", " + (t.maskKeys ? "1" : "0") + ", " + n(t.halfAccumulate) +
+           ">(group, local);\n}\n";
   }
   return "import sdgen;\nimport expr;\nimport attention.flash_coop;\n"
          "typealias Q = " + q + ";\ntypealias K = " + k + ";\ntypealias V = " + v + ";\ntypealias O = " + out +
@@ -165,42 +160,6 @@ std::string flashCoopWrapperSource(const FlashCoopTile& t, const std::string& q,
          "  flashCoopMain<Q, K, V, O, " + n(t.d) + ", " + n(t.dp) + ", " + n(t.bkv) + ", " + n(t.rowTiles) + ", " +
          n(t.subgroups) + ", " + n(t.kvRows()) + ", " + (t.doubleBuffer ? "2" : t.prefetch ? "1" : "0") + ", " + (vector ? "1" : "0") + ", " +
          (causal ? "1" : "0") + ", " + (raw ? "1" : "0") + ">(group, local);\n}\n";
-}
-
-std::string flashCoop2CombineSource(const FlashCoopTile& t, const std::string& out, bool vector, int tailWord) {
-  auto n = [](int x) { return std::to_string(x); };
-  return "import sdgen;\nimport expr;\nimport attention.flash_coop2;\ntypealias O = " + out +
-         ";\n[shader(\"compute\")]\n[numthreads(" + n(kFlashTailCombineThreads) +
-         ", 1, 1)]\nvoid main(uint3 group : SV_GroupID, uint3 local : SV_GroupThreadID) {\n"
-         "  flashCoop2TailCombine<O, " + n(t.d) + ", " + n(t.dp) + ", " + n(t.bq()) + ", " + (vector ? "1" : "0") + ", " +
-         n(kFlashTailCombineThreads) + ", " + n(tailWord) + ">(group, local);\n}\n";
-}
-
-std::optional<AttentionTailSplit> makeAttentionTailSplit(const FlashCoopTile& t, int64_t units, int64_t whole,
-                                                         int parts, int64_t sk) {
-  if (t.bkv <= 0 || whole < 0 || whole >= units || parts < 2 || sk <= 0) return std::nullopt;
-  const int64_t blocks = (sk + t.bkv - 1) / t.bkv, chunk = (blocks + parts - 1) / parts;
-  AttentionTailSplit s;
-  s.whole = whole;
-  s.tails = units - whole;
-  s.parts = int((blocks + chunk - 1) / chunk);  // no empty part
-  s.keysPerPart = chunk * t.bkv;
-  if (s.parts < 2) return std::nullopt;
-  return s;
-}
-
-std::optional<AttentionTailSplit> chooseAttentionTailSplit(const FlashCoopTile& t, int64_t units, int64_t sk,
-                                                           const DeviceInfo& info) {
-  constexpr int64_t kSharedPerMultiprocessor = 48 * 1024, kMaxParts = 4;
-  const char* v = std::getenv("SDGEN_ATTENTION_TAIL_SPLIT");
-  if (!v || std::strcmp(v, "1") != 0 || !info.multiprocessors || !t.accumulatorSoftmax) return std::nullopt;
-  const int64_t perSm = std::max<int64_t>(1, std::min<int64_t>(kSharedPerMultiprocessor / std::max<uint32_t>(1, t.sharedBytes()),
-                                                               2048 / std::max(1, t.threads())));
-  const int64_t slots = perSm * info.multiprocessors, waves = (units + slots - 1) / slots;
-  const int64_t last = units - (waves - 1) * slots;
-  if (waves < 2 || 2 * last > slots) return std::nullopt;
-  const int parts = int(std::min<int64_t>(kMaxParts, slots / last));
-  return makeAttentionTailSplit(t, units, (waves - 1) * slots, parts, sk);
 }
 
 }  // namespace sdgen::ops

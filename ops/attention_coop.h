@@ -82,32 +82,8 @@ std::vector<std::string> flashCoopCapabilities(const FlashCoopTile& t);
 
 // The generated wrapper calling flashCoopMain with the expression and sink types.
 // raw: q, k and v are read as raw fp16 heads (ops::rawHalfHeads, header words 4-18).
-// tailWord > 0 (accumulator softmax only): the tail split's words start there (flash_coop2.slang TAIL_WORD).
 std::string flashCoopWrapperSource(const FlashCoopTile& t, const std::string& q, const std::string& k,
                                    const std::string& v, const std::string& out, bool vector, bool causal,
-                                   bool raw = false, int tailWord = 0);
-// The tail split's combine launch (flash_coop2.slang flashCoop2TailCombine), 256 invocations per workgroup.
-inline constexpr int kFlashTailCombineThreads = 256;
-std::string flashCoop2CombineSource(const FlashCoopTile& t, const std::string& out, bool vector, int tailWord);
-
-// The tail split of the accumulator-softmax kernel (session 40, opt-in SDGEN_ATTENTION_TAIL_SPLIT=1 until a GPU
-// measures it): of `units` workgroups (batch x head x query tile), the `whole` first run all keys; the `tails` others,
-// which would make a last, mostly idle wave, run in `parts` workgroups of keysPerPart keys each (a multiple of the
-// tile's key block, no part empty), merged by a combine launch. docs/kernels-linear-attention.md.
-struct AttentionTailSplit {
-  int64_t whole = 0, tails = 0;
-  int parts = 0;
-  int64_t keysPerPart = 0;
-};
-// The split for `whole` whole units of `units` in `parts` parts of sk keys with the tile's key blocks (parts
-// normalized so that none is empty); nullopt where fewer than 2 parts or no tail remain.
-std::optional<AttentionTailSplit> makeAttentionTailSplit(const FlashCoopTile& t, int64_t units, int64_t whole,
-                                                         int parts, int64_t sk);
-// The rule: with the device's SM count and the tile's resident workgroups per SM (shared memory, ~48 KB an SM
-// gives compute; at most 2048 invocations), where the units make >= 2 waves and the last is at most half full:
-// the waves before it whole, the rest in as many parts as the slots hold (2-4, >= 1 key block each). nullopt
-// otherwise, without the SM count, or unless SDGEN_ATTENTION_TAIL_SPLIT=1.
-std::optional<AttentionTailSplit> chooseAttentionTailSplit(const FlashCoopTile& t, int64_t units, int64_t sk,
-                                                           const DeviceInfo& info);
+                                   bool raw = false);
 
 }  // namespace sdgen::ops

@@ -198,7 +198,6 @@ Value Builder::attention(const Value& q, const Value& k, const Value& v, const o
   auto bq = q.build, bk = k.build, bv = v.build;
   ops::AttentionOptions o = options;
   o.label = out.label;
-  if (!o.scratch) o.scratch = scratch_;  // the tail split's partials (ops::chooseAttentionTailSplit)
   node.record = [=](NodeRecorder& r) {
     ops::attention(r.ctx, r.seq, bq(r.tensors), bk(r.tensors), bv(r.tensors),
                    graph::bufferSink(reshaped(r.tensors.view(dst), heads)), o);
