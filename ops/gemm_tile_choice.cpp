@@ -292,8 +292,8 @@ std::optional<GemmTile> chooseTailSplit(const GemmTile& current, int64_t m, int6
   return t;
 }
 
-// Wide fp16-accumulator tile (session 40, opt-in: SDGEN_WIDE_HALF_TILE=128 or 160 until a GPU measures it;
-// docs/dispatch.md): 256 x 128 (8 subgroups of 64 x 64) or 256 x 160 (64 x 80) tiles with fp16 accumulators,
+// Wide fp16-accumulator tile (session 40, opt-in: SDGEN_WIDE_HALF_TILE=128 or 160; session 41 measured 128 slower
+// in SDXL's step on the H100, +1.3 ms; 160 not yet measured; docs/dispatch.md): 256 x 128 (8 subgroups of 64 x 64) or 256 x 160 (64 x 80) tiles with fp16 accumulators,
 // spirv-opt, where the rule took the 128 x 128 fp32-accumulator tile and N is a multiple of the new width but not
 // of 256 (which the 256 x 256 tiles take): SDXL's 64^2 level, 8192 x 640 (proj_in, attn2 q at ~112 TFLOP/s, the
 // output projections at ~145, ff out in 4 parts at ~191; linear_bench, session 39). Each part's K in one fp16 sum

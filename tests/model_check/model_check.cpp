@@ -7,10 +7,11 @@
 // conditioning, and the VAE decoder in fp32 where its config says force_upcast (as the pipeline runs it).
 //
 //   sdgen_model_check --refs DIR/sd15_random --model PATH [--model PATH ...] [--config DIR]
-//                     [--precision fp32|fp16|both] [--repetitions N] [--json FILE] [--no-autotune]
+//                     [--precision fp32|fp16|both] [--repetitions N] [--json FILE] [--no-autotune] [--retune]
 //
 // The UNet's and the VAE's convolutions are planned as sdgen plans them: by the on-device autotune (ops::ConvTuner,
-// on for GPUs with timestamps, its cache in SDGEN_CACHE_DIR) unless --no-autotune, which leaves them to the rule.
+// on for GPUs with timestamps, its cache in SDGEN_CACHE_DIR) unless --no-autotune, which leaves them to the rule;
+// --retune measures again instead of reading the cache.
 // Sessions before 41 timed the step with the rule only (this tool had no tuner).
 #include <cmath>
 #include <cstdio>
@@ -40,13 +41,13 @@ struct Options {
   std::vector<DType> precisions{DType::F32, DType::F16};
   int repetitions = 30;
   std::string json;
-  bool noAutotune = false;
+  bool noAutotune = false, retune = false;
 };
 
 [[noreturn]] void usage(const std::string& message) {
   std::cerr << "sdgen_model_check: " << message
             << "\nusage: sdgen_model_check --refs PREFIX --model PATH [--model PATH ...] [--config DIR]"
-               " [--precision fp32|fp16|both] [--repetitions N] [--json FILE] [--no-autotune]\n";
+               " [--precision fp32|fp16|both] [--repetitions N] [--json FILE] [--no-autotune] [--retune]\n";
   std::exit(2);
 }
 
@@ -63,6 +64,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--config") o.configPath = value();
     else if (a == "--json") o.json = value();
     else if (a == "--no-autotune") o.noAutotune = true;
+    else if (a == "--retune") o.retune = true;
     else if (a == "--repetitions") {
       const std::string v = value();
       char* end = nullptr;
@@ -108,6 +110,7 @@ int run(const Options& o) {
   std::cout << "device: " << ctx.info().name << "\n";
   ops::ConvTuneSettings tuneSettings;
   if (o.noAutotune) tuneSettings.mode = ops::ConvTuneSettings::Mode::Off;
+  tuneSettings.retune = o.retune;
   ops::ConvTuner tuner(ctx, tuneSettings);  // outlives every component's weights, which point to it
   nlohmann::json report{{"device", ctx.info().name}, {"refs", o.refs}, {"results", nlohmann::json::array()}};
   bool ok = true;
