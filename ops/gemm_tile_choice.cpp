@@ -292,14 +292,14 @@ std::optional<GemmTile> chooseTailSplit(const GemmTile& current, int64_t m, int6
   return t;
 }
 
-// Wide fp16-accumulator tile (session 40, opt-in: SDGEN_WIDE_HALF_TILE=128 or 160; session 41 measured 128 slower
-// in SDXL's step on the H100, +1.3 ms; 160 not yet measured; docs/dispatch.md): 256 x 128 (8 subgroups of 64 x 64) or 256 x 160 (64 x 80) tiles with fp16 accumulators,
-// spirv-opt, where the rule took the 128 x 128 fp32-accumulator tile and N is a multiple of the new width but not
-// of 256 (which the 256 x 256 tiles take): SDXL's 64^2 level, 8192 x 640 (proj_in, attn2 q at ~112 TFLOP/s, the
-// output projections at ~145, ff out in 4 parts at ~191; linear_bench, session 39). Each part's K in one fp16 sum
-// (<= 2048): unsplit where K is, else the fewest such parts (split-K, scratch). The caller stages a layer-normed
-// input once (as for the split fp16-accumulator tile: a 256-row tile whose A staging would normalize again per
-// column tile).
+// Wide fp16-accumulator tile (session 40, opt-in: SDGEN_WIDE_HALF_TILE=128 or 160; session 41 measured 128 slower in
+// SDXL's step on the H100, +1.3 ms; 160 not yet measured; docs/dispatch.md): 256 x 128 (8 subgroups of 64 x 64) or
+// 256 x 160 (64 x 80) tiles with fp16 accumulators, spirv-opt, where the rule took the 128 x 128 fp32-accumulator
+// tile and N is a multiple of the new width but not of 256 (which the 256 x 256 tiles take): SDXL's 64^2 level, 8192
+// x 640 (proj_in, attn2 q at ~112 TFLOP/s, the output projections at ~145, ff out in 4 parts at ~191; linear_bench,
+// session 39). Each part's K in one fp16 sum (<= 2048): unsplit where K is, else the fewest such parts (split-K,
+// scratch). The caller stages a layer-normed input once (as for the split fp16-accumulator tile: a 256-row tile whose
+// A staging would normalize again per column tile).
 std::optional<GemmTile> chooseWideHalfTile(const GemmTile& current, int64_t m, int64_t n, int64_t k,
                                            const DeviceInfo& info, bool spirvOpt) {
   constexpr int64_t kMinRows = 2048, kMaxPartK = 2048;

@@ -491,7 +491,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   if (p.packed) sinkReads.insert(sinkReads.end(), p.packed->ranges.begin(), p.packed->ranges.end());  // bias
   const std::string sumLabel = p.sumLabel.empty() ? p.label + " split-K sum" : p.sumLabel;
   if (p.normOutput && !tail && !p.geglu && p.n % 4 == 0) {
-    // SDGEN_SPLIT_SUM_NORM=2: a workgroup per row; else (1) a subgroup per row.
+    // Form 2 (the default): a workgroup per row where the device can run it; else (form 1) a subgroup per row.
     const LayerNormRowsLayout layout = layerNormRowsLayout(ctx.info(), p.n);
     const int rowThreads = splitSumNormForm() == 2 ? splitNormRowThreads(ctx.info(), p.n) : 0;
     if (layout.rows > 0 || rowThreads > 0) {

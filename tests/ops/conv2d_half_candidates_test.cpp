@@ -125,10 +125,10 @@ TEST_F(ConvHalfCandidatesTest, HalfTileSplitCandidate) {
             std::string::npos);
 }
 
-// The 256x128 tile with fp16 accumulators (session 40; a default since session 41, SDGEN_CONV_HALF_256x128=0 off): where Cout is a multiple of
-// 128 and M >= 8192, in the fewest parts of <= 2048 of K and one more (split only with scratch memory); only with the
-// f16 -> f16 shape. The VAE's 128 channels at 512^2 (K 1152): unsplit and in 2 parts; its 256 -> 128 conv (K 2304): 2
-// and 3 parts; 320 channels (SDXL's 128^2 level): none.
+// The 256x128 tile with fp16 accumulators (session 40; a default since session 41, SDGEN_CONV_HALF_256x128=0 off):
+// where Cout is a multiple of 128 and M >= 8192, in the fewest parts of <= 2048 of K and one more (split only with
+// scratch memory); only with the f16 -> f16 shape. The VAE's 128 channels at 512^2 (K 1152): unsplit and in 2 parts;
+// its 256 -> 128 conv (K 2304): 2 and 3 parts; 320 channels (SDXL's 128^2 level): none.
 TEST_F(ConvHalfCandidatesTest, Wide256x128Candidate) {
   const DeviceInfo d = test::h100LikeWithHalfAccumulators();
   auto w128 = halfWeights3x3(128);
@@ -165,9 +165,9 @@ TEST_F(ConvHalfCandidatesTest, Wide256x128Candidate) {
 }
 
 
-// The 256x160 tile with fp16 accumulators (session 40; a default since session 41, SDGEN_CONV_HALF_256x160=0 off): where Cout is a multiple of
-// 160 but not of 256 and M >= 8192. SDXL's 128^2 level (320 channels, K 2880): 2 and 3 parts; its 64^2 level (640, K
-// 5760): 3 and 4; 1280 channels (the 256x256 tile's): none.
+// The 256x160 tile with fp16 accumulators (session 40; a default since session 41, SDGEN_CONV_HALF_256x160=0 off):
+// where Cout is a multiple of 160 but not of 256 and M >= 8192. SDXL's 128^2 level (320 channels, K 2880): 2 and 3
+// parts; its 64^2 level (640, K 5760): 3 and 4; 1280 channels (the 256x256 tile's): none.
 TEST_F(ConvHalfCandidatesTest, Wide256x160Candidate) {
   const DeviceInfo d = test::h100LikeWithHalfAccumulators();
   auto w320 = halfWeights3x3(320);
