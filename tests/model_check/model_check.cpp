@@ -24,6 +24,7 @@
 #include <tuple>
 #include <vector>
 
+#include "app/conv_tune_report.h"
 #include "engine/context.h"
 #include "engine/error.h"
 #include "models/formats/model_files.h"
@@ -179,13 +180,9 @@ int run(const Options& o) {
       }
     }
   }
+  std::fputs(app::formatConvTuneSummary(tuner).c_str(), stdout);  // as sdgen -v reports it
+  app::printConvTuneWarnings(tuner, stderr);
   const ops::ConvTuneStats st = tuner.stats();
-  if (st.enabled)
-    std::printf("conv autotune: %d problems tuned in %.2f s (%llu launches), %d from the cache %s\n", st.tuned,
-                st.seconds, static_cast<unsigned long long>(st.launches), st.fromCache, tuner.cachePath().c_str());
-  else
-    std::printf("conv autotune: off (the rule plans every convolution)\n");
-  for (const std::string& w : tuner.warnings()) std::printf("warning: %s\n", w.c_str());
   report["conv_autotune"] = {{"enabled", st.enabled}, {"tuned", st.tuned}, {"from_cache", st.fromCache},
                              {"seconds", st.seconds}, {"launches", st.launches}};
   if (!o.json.empty()) std::ofstream(o.json) << report.dump(1) << "\n";
