@@ -14,7 +14,7 @@ namespace sdgen::ops {
 static constexpr int64_t kInt32Limit = int64_t(1) << 31;
 static constexpr int kCoopBk = 32;  // the coop tiles' K slice (ops/gemm_tile_choice.cpp chooseCoopTile)
 // K per part of the 256x256 fp16-accumulator tile: one fp16 chunk, no flush (as ops::chooseSplitHalfTile).
-static constexpr int64_t kHalfTileMaxPartK = 2048;
+static constexpr int64_t kHalfTileMaxPartK = kHalfTileChunkK;
 // The fewest K parts (whole slices) of an fp16-accumulator tile: each part one fp16 chunk.
 static int fewestHalfParts(int64_t slices) {
   return normalizedSplitParts((slices * kCoopBk + kHalfTileMaxPartK - 1) / kHalfTileMaxPartK, slices);
@@ -101,10 +101,11 @@ GemmTile convCoopGemmTile(const ConvCandidate& c) {
     t = GemmTile::coopTile(128, 128, kCoopBk, 4, 2);
     t.f16Accumulators = true;
     t.spirvOpt = true;
-  } else if (c.tile.bm == 256 && c.tile.bn == 256 && c.algo == ConvAlgo::Coop) {
-    t = largeHalfTile();  // fp16 accumulators, spirv-opt; each part's K fits one fp16 chunk (candidateViolation)
+  } else if (c.tile.bm == 256 && c.tile.bn == 256) {
+    // fp16 accumulators, spirv-opt; each part's K (coop-winograd: Cin) fits one fp16 chunk (candidateViolation)
+    t = largeHalfTile();
     t.flushK = 0;
-  } else if (c.tile.bm == 256 && (c.tile.bn == 128 || c.tile.bn == 160) && c.algo == ConvAlgo::Coop) {
+  } else if (c.tile.bm == 256 && (c.tile.bn == 128 || (c.tile.bn == 160 && c.algo == ConvAlgo::Coop))) {
     // 8 subgroups of 64 x 64 or 64 x 80 (16 or 20 fp16 accumulators each; the 256 x 256 tile's are 32), fp16
     // throughout, spirv-opt
     t = GemmTile::coopTile(256, c.tile.bn, kCoopBk, 4, c.tile.bn / 32);
@@ -154,8 +155,12 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
   }
   if (c.algo == ConvAlgo::CoopWinograd) {
     const GemmTile t = convCoopGemmTile(c);
-    if (!t.bm) return "no coop-winograd tile " + c.tile.str() + " (128x128 or 64x64)";
+    if (!t.bm) return "no coop-winograd tile " + c.tile.str() + " (256x256, 256x128, 128x128 or 64x64)";
     if (std::string p = coopTileProblem(t, d); !p.empty()) return "coop tile " + t.describe() + ": " + p;
+    // The 16 products' K is Cin: with fp16 accumulators, one fp16 chunk (the Coop tiles' bound per part)
+    if (t.f16Accumulators && (prob.cin + kCoopBk - 1) / kCoopBk * kCoopBk > kHalfTileMaxPartK)
+      return "the fp16-accumulator tile " + t.describe() + " takes at most " + std::to_string(kHalfTileMaxPartK) +
+             " input channels (Cin " + std::to_string(prob.cin) + ")";
     const int64_t band = coopWinogradBandTiles(prob, t.bm);
     if ((prob.cout + t.bn - 1) / t.bn > d.maxWorkgroupCount[0] || (band + t.bm - 1) / t.bm > d.maxWorkgroupCount[1])
       return "the grid of tile " + t.describe() + " exceeds the device's workgroup count limits";
@@ -165,7 +170,11 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
   const GemmTile t = convCoopGemmTile(c);
   if (!t.bm) return "no coop tile " + c.tile.str() + " (256x256, 256x160, 256x128, 128x128, 128x64 or 64x64)";
   if (std::string p = coopTileProblem(t, d); !p.empty()) return "coop tile " + t.describe() + ": " + p;
-  if (t.f16Accumulators) {  // the fp16-accumulator tiles sum each part in fp16: at most one 2048-deep chunk
+  // The fp16-accumulator tiles sum each part in fp16: at most one 2048-deep chunk; but the unsplit 256x256 tile
+  // flushes each chunk to a plane of scratch (recordConvCoop; session 42).
+  const bool flushing = t.bm == 256 && t.bn == 256 && c.splitK == 1 && prob.k() > kHalfTileMaxPartK;
+  if (flushing && !cc.haveScratch) return "the 256x256 tile past 2048 of K needs scratch memory for its fp16 chunks";
+  if (t.f16Accumulators && !flushing) {
     const int64_t slices = (prob.k() + kCoopBk - 1) / kCoopBk, perPart = (slices + c.splitK - 1) / c.splitK;
     if (perPart * kCoopBk > kHalfTileMaxPartK)
       return "the fp16-accumulator tile " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + " takes at most " +
@@ -323,10 +332,27 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
         for (int parts : {fewest, fewest + 1}) {
           const int p = normalizedSplitParts(parts, slices);
           const int64_t groups = halfTiles * p, lastWave = groups % sms;
-          if (groups > sms && (lastWave == 0 || 4 * lastWave >= 3 * sms) && (p == 1 || cc.haveScratch))
+          // (or from 8 waves, where a partial last wave idles at most 1/8 of the time: the VAE's 512-channel
+          // convs at 256^2 and 256-channel ones at 512^2, 11.6 and 15.5 waves; session 42)
+          if (groups > sms && (lastWave == 0 || 4 * lastWave >= 3 * sms || groups >= 8 * sms) &&
+              (p == 1 || cc.haveScratch))
             add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, p});
         }
+        // ... and unsplit past 2048 of K over >= 3 waves, each 2048 of K flushed to an fp16 plane (session 42): the
+        // split's fp32-summed partials and second launch traded for fp16 planes added in its own epilogue.
+        if (fewest > 1 && cc.haveScratch && halfTiles >= 3 * sms)
+          add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 1});
       }
+    }
+    // Winograd F(2,3) on the fp16-accumulator tiles (session 42; opt-in, SDGEN_CONV_HALF_WINOGRAD=1): its 16
+    // products have K = Cin (one fp16 chunk up to 2048) and 4/9 of the implicit GEMM's MMAs, for a round trip of
+    // the fp16 products through memory. Measured on the H100 (docs/perf.md, session 42) for the VAE's convs from
+    // 128^2: 1.5-3.3x slower than the best coop tile (512 channels at 256^2: 1.89 ms against 1.06 for 256x256 in
+    // 3 parts; the A_MODE 4 staging, not the MMAs, bounds it), so it only adds tuning time by default.
+    const char* halfWinograd = std::getenv("SDGEN_CONV_HALF_WINOGRAD");
+    if (halfWinograd && std::strcmp(halfWinograd, "1") == 0 && halfShape && prob.m() >= 16384 && prob.cin >= 128) {
+      if (prob.cout % 256 == 0) add(ConvCandidate{ConvAlgo::CoopWinograd, ConvTile{256, 256, 0, 0}, 1});
+      if (prob.cout % 128 == 0) add(ConvCandidate{ConvAlgo::CoopWinograd, ConvTile{256, 128, 0, 0}, 1});
     }
     // 64x64 tiles split K where few tiles walk a deep K (docs/dispatch.md "Split-K"): at most 16 parts, each
     // part at least 4 slices of K, and no more than about 2,000 64x64 workgroups in all.
@@ -341,9 +367,9 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
   // runs. That also spares the tuning its fp32 filters (8x the fp16 weights' bytes) on every coop problem.
   const bool coop = std::any_of(out.begin(), out.end(), [](const ConvCandidate& c) { return c.algo == ConvAlgo::Coop; });
   if (!coop) add(ConvCandidate{ConvAlgo::Winograd, chooseConvTile(prob.tiles(), prob.cout, cc.device, 36), 1});
-  // coop-winograd is not timed: measured 1.2-2x slower than coop on every SD 1.5 3x3 row on the H100 (its
-  // 16 GEMMs have K = Cin, and its fp16 products make a round trip through memory; docs/perf.md, session 11),
-  // it would only add tuning time. It runs when forced (--algo coop-winograd, Conv2dOptions). (A fused form, the
+  // coop-winograd on its 128x128 fp32-accumulator tile is not timed: measured 1.2-2x slower than coop on every
+  // SD 1.5 3x3 row on the H100 (its 16 GEMMs have K = Cin, and its fp16 products make a round trip through memory;
+  // docs/perf.md, session 11), it would only add tuning time (its fp16-accumulator tiles are opt-in, above). It runs when forced (--algo coop-winograd, Conv2dOptions). (A fused form, the
   // products kept in the workgroup, was built twice and measured 3.8-5x slower than coop on the H200: sessions 23
   // and 38, docs/perf.md.)
   // GEMM v2 computes fp16 on CUDA cores: wherever tensor-core tiles run, it lost every SD 1.5 row on the H100

@@ -18,6 +18,10 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name);
 // with its split-K parts. Invalid (bm 0) for any other BM x BN.
 GemmTile convCoopGemmTile(const ConvCandidate& candidate);
 
+// K per fp16 sum of the fp16-accumulator conv tiles (one chunk per split part; the unsplit 256x256 tile flushes
+// each to scratch).
+constexpr int64_t kHalfTileChunkK = 2048;
+
 // CoopWinograd's GEMM tile when no candidate names one: 128x128 where the 16 GEMMs of the first band fill the
 // GPU with at least 240 such tiles, else 64x64 (the coop rule's reasoning, ops/gemm_tile_choice.cpp).
 GemmTile coopWinogradGemmTile(const ConvProblem& prob);

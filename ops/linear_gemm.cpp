@@ -386,8 +386,8 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   // or a convolution's input through its im2col addressing.
   if ((p.conv || p.winograd) && !tile.isCoop())
     throw Error(p.label + ": internal error: an implicit convolution needs tensor cores");
-  if (p.winograd && (p.conv || p.norm || p.batches != 16 || splits > 1 || tile.f16Accumulators || p.geglu))
-    throw Error(p.label + ": internal error: the Winograd mode takes 16 batches, no split-K and fp32 accumulators");
+  if (p.winograd && (p.conv || p.norm || p.batches != 16 || splits > 1 || tile.flushK > 0 || p.geglu))
+    throw Error(p.label + ": internal error: the Winograd mode takes 16 batches, no split-K and no fp16 flush");
   if (p.norm && (!tile.isCoop() || p.conv)) throw Error(p.label + ": internal error: a fused layer norm needs tensor cores");
   if (p.bBatchStride && (!tile.isCoop() || !p.packed || p.conv || p.winograd || p.norm || p.geglu ||
                          p.bBatchStride * p.batches >= limit))

@@ -32,9 +32,18 @@ ops::GemmTile wideSubgroupTile() {
   return t;
 }
 
+// fp16 accumulators flushed to fp16 planes every `flushK` of K (ACC 3): the unsplit 256x256 conv candidate past
+// 2048 of K (session 42), here every 96 of K 288 (3 chunks, 2 planes).
+ops::GemmTile flushedTile(int flushK) {
+  ops::GemmTile t = emulatedTile(true, 1);
+  t.flushK = flushK;
+  return t;
+}
+
 std::string accumulation(const ops::GemmTile& t) {
   return std::string(t.f16Accumulators ? "fp16" : "fp32") + " accumulators" +
-         (t.splitK > 1 ? ", split " + std::to_string(t.splitK) : "");
+         (t.splitK > 1 ? ", split " + std::to_string(t.splitK) : "") +
+         (t.flushK > 0 ? ", flushed every " + std::to_string(t.flushK) : "");
 }
 
 TEST_P(ConvTest, CoopIm2colEmulated) {
@@ -49,7 +58,9 @@ TEST_P(ConvTest, CoopIm2colEmulated) {
       // Whole 32x32 tiles (M 64, Cout 32, K 288) on fp32 accumulators: the residual loaded into them.
       {{"3x3 whole tiles", 1, 8, 8, 32, 32, k3}, emulatedTile(false, 1)},
       // The 256x160 candidate's 64x80 subgroup tile (4 x 5 fragments) with fp16 accumulators, partial columns, 2 parts.
-      {{"3x3 64x80 subgroup", 1, 9, 9, 64, 88, k3}, wideSubgroupTile()}};
+      {{"3x3 64x80 subgroup", 1, 9, 9, 64, 88, k3}, wideSubgroupTile()},
+      // The flushed accumulation of the unsplit 256x256 candidate: K 288 in 3 fp16 chunks, partial tiles.
+      {{"3x3 flushed", 1, 9, 9, 32, 40, k3}, flushedTile(96)}};
   uint32_t seed = 1500;
   for (const EmuCase& e : cases) {
     const Case& c = e.c;

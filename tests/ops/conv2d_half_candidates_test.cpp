@@ -53,7 +53,7 @@ TEST_F(ConvHalfCandidatesTest, HalfTileSplitCandidate) {
   auto halfNames = [&](const ops::ConvProblem& prob, const ops::ConvContext& c) {
     std::vector<std::string> names;
     for (auto& cand : ops::convCandidates(prob, c))
-      if (cand.tile.bm == 256 && cand.tile.bn == 256) names.push_back(cand.name());
+      if (cand.algo == ConvAlgo::Coop && cand.tile.bm == 256 && cand.tile.bn == 256) names.push_back(cand.name());
     return names;
   };
   {
@@ -88,6 +88,18 @@ TEST_F(ConvHalfCandidatesTest, HalfTileSplitCandidate) {
     EXPECT_EQ(halfNames(shallow, {d, w128, true, {}, true}), (std::vector<std::string>{"coop 256x256", "coop 256x256 split 2"}));
     EXPECT_EQ(halfNames(shallow, {d, w128, false, {}, true}), (std::vector<std::string>{"coop 256x256"}));
     for (const std::string& n : halfNames(big, cc)) EXPECT_EQ(ops::candidateViolation(*ops::parseConvCandidate(n), big, cc), "");
+    // From 8 waves whatever the last wave (session 42): 512 channels at 256^2 (512 tiles, K 4608: 3 parts = 1536
+    // workgroups, 11.6 waves, the last 84 of 132; 4 parts = 2048) and 256 channels at 512^2 (1024 tiles, K 2304:
+    // 2 parts = 2048, 15.5 waves; 3 = 3072).
+    // From 3 waves of tiles, also unsplit, each 2048 of K flushed to an fp16 plane (not without scratch).
+    EXPECT_EQ(halfNames(square3x3(256, 512), cc),
+              (std::vector<std::string>{"coop 256x256 split 3", "coop 256x256 split 4", "coop 256x256"}));
+    EXPECT_EQ(halfNames(square3x3(512, 256), {d, w256, true, {}, true}),
+              (std::vector<std::string>{"coop 256x256 split 2", "coop 256x256 split 3", "coop 256x256"}));
+    EXPECT_EQ(ops::candidateViolation({ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 1}, square3x3(256, 512), cc), "");
+    EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 1}, square3x3(256, 512), {d, w, false, {}, true})
+                  .find("needs scratch memory"),
+              std::string::npos);
   }
   DeviceInfo noHalf = d;
   noHalf.coopMatrixShapes.pop_back();

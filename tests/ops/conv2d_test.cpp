@@ -281,6 +281,8 @@ TEST_P(ConvTest, CoopHalfTileSplitWhereSupported) {
   for (const HalfCase& h : {HalfCase{{"3x3 deep", 1, 8, 8, 256, 256, k3}, 2}, HalfCase{{"3x3 deep", 1, 8, 8, 256, 256, k3}, 3},
                             HalfCase{{"3x3 deep stride 2", 1, 15, 17, 256, 256, Conv2dParams::square(3, 2)}, 2},
                             HalfCase{{"3x3 unsplit", 1, 9, 8, 128, 256, k3}, 1},  // K 1152: one fp16 chunk
+                            // K 4608 unsplit: two chunks flushed to fp16 planes and the last in the accumulators
+                            HalfCase{{"3x3 flushed", 1, 9, 8, 512, 264, k3}, 1},
                             // the 128x128 tile with fp16 accumulators (SDGEN_CONV_HALF_128), unsplit and in 2 parts
                             HalfCase{{"3x3 unsplit", 1, 9, 8, 128, 136, k3}, 1, 128},
                             HalfCase{{"3x3 deep stride 2", 1, 15, 17, 256, 256, Conv2dParams::square(3, 2)}, 2, 128},
@@ -299,7 +301,11 @@ TEST_P(ConvTest, CoopHalfTileSplitWhereSupported) {
     if (!ran) break;
   }
   EXPECT_EQ(ops::parseConvCandidate("coop 256x256 split 4"), (ops::ConvCandidate{ConvAlgo::Coop, ops::ConvTile{256, 256, 0, 0}, 4}));
-  EXPECT_FALSE(ops::parseConvCandidate("coop-winograd 256x256"));
+  EXPECT_EQ(ops::parseConvCandidate("coop-winograd 256x256"),
+            (ops::ConvCandidate{ConvAlgo::CoopWinograd, ops::ConvTile{256, 256, 0, 0}, 1}));
+  EXPECT_FALSE(ops::parseConvCandidate("coop-winograd 256x160"));
+  EXPECT_EQ(ops::convCoopGemmTile({ConvAlgo::CoopWinograd, ops::ConvTile{256, 128, 0, 0}, 1}).describe(),
+            "coop 256x128x32 warp 64x64 f16acc opt");
   const ops::GemmTile t = ops::convCoopGemmTile({ConvAlgo::Coop, ops::ConvTile{256, 256, 0, 0}, 2});
   EXPECT_EQ(t.describe(), "coop 256x256x32 warp 128x64 f16acc split 2 opt");
   EXPECT_EQ(ops::parseConvCandidate("coop 256x128 split 3"), (ops::ConvCandidate{ConvAlgo::Coop, ops::ConvTile{256, 128, 0, 0}, 3}));
@@ -348,6 +354,17 @@ TEST_P(ConvTest, CoopWinogradWhereSupported) {
     });
     if (!ran) return;
   }
+  // The fp16-accumulator tiles (session 42's candidates for the VAE's large convs): K = Cin in one fp16 sum,
+  // partial GEMM tiles in both directions (Cout 136 and 264; 30 and 255 tiles), several bands.
+  for (const ops::ConvCandidate& cand : {ops::ConvCandidate{ConvAlgo::CoopWinograd, ops::ConvTile{256, 256, 0, 0}, 1},
+                                         ops::ConvCandidate{ConvAlgo::CoopWinograd, ops::ConvTile{256, 128, 0, 0}, 1}})
+    for (const Case& c : {Case{"wide", 1, 12, 12, 64, 136, k3}, Case{"deep", 1, 30, 34, 256, 264, k3}}) {
+      const bool ran = tensorCoreCase(c, ConvAlgo::CoopWinograd, seed, 0,
+                                      [&](const ops::Conv2dInfo& info, InputMode, const Shape&) {
+        EXPECT_EQ(info.candidate, cand.name());
+      }, cand);
+      if (!ran) return;
+    }
 }
 
 TEST_P(ConvTest, AutoSelection) {

@@ -150,6 +150,7 @@ TEST(ConvCandidates, NamesRoundTrip) {
                           "coop 64x64 f16acc", "coop 256x256 f16acc", "coop 128x128 split 2 f16acc",
                           "coop 128x128 f16acc split", "coop 128x128 f16acc f16acc", "coop-winograd 128x128 f16acc",
                           "coop-winograd fused 64x64", "coop-winograd fused 32x32 split 2", "coop-winograd fused 32x32 f16",
+                          "coop-winograd 256x160", "coop-winograd 256x256 split 2",
                           "coop-winograd 32x32 f16acc", "coop fused", "direct fused"})
     EXPECT_FALSE(ops::parseConvCandidate(bad)) << bad;
 }
@@ -232,6 +233,42 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
   levelNames.clear();
   for (auto& c : ops::convCandidates(level, {d, w320, true, {}, true})) levelNames.push_back(c.name());
   EXPECT_EQ(std::find(levelNames.begin(), levelNames.end(), "coop 128x64"), levelNames.end());
+  // With fp16 accumulators (the f16 x f16 -> f16 shape) and SDGEN_CONV_HALF_WINOGRAD=1 (opt-in: slower on the H100,
+  // session 42): coop-winograd on the fp16-accumulator tiles for the VAE's large 3x3 convs, 256x256 where Cout is
+  // a multiple of 256, 256x128 where of 128; not below 16384 rows, not by default, and never past 2048 input
+  // channels (K = Cin in one fp16 sum).
+  DeviceInfo h = d;
+  h.coopMatrixShapes.push_back({16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"});
+  auto namesOf = [&](const ops::ConvProblem& q, const ops::Conv2dWeights& wq) {
+    std::vector<std::string> n;
+    for (auto& c : ops::convCandidates(q, {h, wq, true, {}, true})) n.push_back(c.name());
+    return n;
+  };
+  auto holds = [](const std::vector<std::string>& n, const char* what) {
+    return std::find(n.begin(), n.end(), what) != n.end();
+  };
+  ops::ConvProblem big = mid;
+  big.h = big.ho = big.w = big.wo = 256;
+  EXPECT_FALSE(holds(namesOf(big, w512), "coop-winograd 256x256"));  // the default
+  test::ScopedEnv halfWinograd("SDGEN_CONV_HALF_WINOGRAD", "1");
+  std::vector<std::string> bigNames = namesOf(big, w512);
+  EXPECT_TRUE(holds(bigNames, "coop-winograd 256x256")) << ::testing::PrintToString(bigNames);
+  EXPECT_TRUE(holds(bigNames, "coop-winograd 256x128"));
+  std::vector<std::string> vaeHalf = namesOf(vae, w128);  // 512^2, 128 channels
+  EXPECT_FALSE(holds(vaeHalf, "coop-winograd 256x256")) << ::testing::PrintToString(vaeHalf);
+  EXPECT_TRUE(holds(vaeHalf, "coop-winograd 256x128"));
+  EXPECT_FALSE(holds(namesOf(mid, w512), "coop-winograd 256x256"));  // 4096 rows
+  {
+    test::ScopedEnv off("SDGEN_CONV_HALF_WINOGRAD", "0");
+    EXPECT_FALSE(holds(namesOf(big, w512), "coop-winograd 256x256"));
+  }
+  auto w2560 = ops::Conv2dWeights::allocate(ctx(), 256, 2560, ops::Conv2dParams::square(3), o);
+  ops::ConvProblem wide = big;
+  wide.cin = 2560, wide.cout = 256;
+  EXPECT_NE(ops::candidateViolation({ConvAlgo::CoopWinograd, ConvTile{256, 256, 0, 0}, 1}, wide, {h, w2560, true, {}, true})
+                .find("at most 2048 input channels"),
+            std::string::npos);
+  EXPECT_FALSE(holds(namesOf(wide, w2560), "coop-winograd 256x256"));
   // Where coop cannot run (Cout 4 is not a multiple of 8: the UNet's conv_out), Winograd and GEMM v2 are timed.
   ops::Conv2dWeightsOptions both = o;
   auto out4 = ops::Conv2dWeights::allocate(ctx(), 4, 320, ops::Conv2dParams::square(3), both);
