@@ -369,9 +369,9 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
   if (!coop) add(ConvCandidate{ConvAlgo::Winograd, chooseConvTile(prob.tiles(), prob.cout, cc.device, 36), 1});
   // coop-winograd on its 128x128 fp32-accumulator tile is not timed: measured 1.2-2x slower than coop on every
   // SD 1.5 3x3 row on the H100 (its 16 GEMMs have K = Cin, and its fp16 products make a round trip through memory;
-  // docs/perf.md, session 11), it would only add tuning time (its fp16-accumulator tiles are opt-in, above). It runs when forced (--algo coop-winograd, Conv2dOptions). (A fused form, the
-  // products kept in the workgroup, was built twice and measured 3.8-5x slower than coop on the H200: sessions 23
-  // and 38, docs/perf.md.)
+  // docs/perf.md, session 11), it would only add tuning time (its fp16-accumulator tiles are opt-in, above). It
+  // runs when forced (--algo coop-winograd, Conv2dOptions). (A fused form, the products kept in the workgroup, was
+  // built twice and measured 3.8-5x slower than coop on the H200: sessions 23 and 38, docs/perf.md.)
   // GEMM v2 computes fp16 on CUDA cores: wherever tensor-core tiles run, it lost every SD 1.5 row on the H100
   // (docs/dispatch-conv.md), and it is the slowest candidate to time on the VAE's 512^2 layers.
   if (!coop) add(ConvCandidate{ConvAlgo::GemmV2, chooseConvTile(prob.m(), prob.cout, cc.device), 1});
