@@ -348,7 +348,8 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     // products have K = Cin (one fp16 chunk up to 2048) and 4/9 of the implicit GEMM's MMAs, for a round trip of
     // the fp16 products through memory. Measured on the H100 (docs/perf.md, session 42) for the VAE's convs from
     // 128^2: 1.5-3.3x slower than the best coop tile (512 channels at 256^2: 1.89 ms against 1.06 for 256x256 in
-    // 3 parts; the A_MODE 4 staging, not the MMAs, bounds it), so it only adds tuning time by default.
+    // 3 parts; the A_MODE 4 staging, not the MMAs, bounded it). These tiles now read an explicit V (its own launch,
+    // recordConvCoopWinograd), not yet timed: opt-in until scripts/device/sessions/s43-a.sh has.
     const char* halfWinograd = std::getenv("SDGEN_CONV_HALF_WINOGRAD");
     if (halfWinograd && std::strcmp(halfWinograd, "1") == 0 && halfShape && prob.m() >= 16384 && prob.cin >= 128) {
       if (prob.cout % 256 == 0) add(ConvCandidate{ConvAlgo::CoopWinograd, ConvTile{256, 256, 0, 0}, 1});

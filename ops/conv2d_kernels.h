@@ -60,6 +60,12 @@ bool convInputRawHalf(const graph::Expr& input);
 // tiles per band instead of coopWinogradBandTiles' choice.
 void recordConvCoopWinograd(const ConvCall& call, Conv2dScratch& scratch, const ConvCandidate* candidate,
                             int64_t bandTiles = 0);
+// coop-winograd's explicit input transform (its fp16-accumulator tiles): V fp16 [16][count][Cin] = B^T d B of the
+// 4x4 patches of tiles [first, first + count) of a raw fp16 NHWC input [N, H, W, Cin] at `input` (Cin % 4 == 0),
+// one launch labelled "<label> coop-winograd input transform"; returns that label.
+std::string recordWinogradF23Input(Context& ctx, CommandSequence& seq, const ConvProblem& p, VkDeviceAddress input,
+                                   const std::vector<MemRange>& inputRanges, VkDeviceAddress v, int64_t first,
+                                   int64_t count, const std::string& label);
 // The coop algorithms' input: `call.input` itself when it is a dense fp16 NHWC tensor, else staged into the
 // primary slot of `scratch` by one elementwise launch labelled "<label> <what> input".
 graph::Expr coopConvInput(const ConvCall& call, Conv2dScratch* scratch, const std::string& what);

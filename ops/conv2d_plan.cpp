@@ -282,6 +282,7 @@ struct ConvKernelPattern {
   bool tiled;
 };
 constexpr ConvKernelPattern kConvKernelPatterns[] = {
+    {"coop-winograd input transform", ConvAlgo::CoopWinograd, ConvKernelRole::InputTransform, false},  // V
     {"coop-winograd input", ConvAlgo::CoopWinograd, ConvKernelRole::InputTransform, false},  // staged into fp16
     {"coop-winograd affine", ConvAlgo::CoopWinograd, ConvKernelRole::NormTable, false},  // a group norm's table
     {"coop-winograd filter", ConvAlgo::CoopWinograd, ConvKernelRole::FilterTransform, false},

@@ -258,6 +258,12 @@ TEST_F(ConvKernelLabels, EveryAlgorithmsDispatchesParse) {
   EXPECT_EQ(coop->second.algo, ops::ConvAlgo::Coop);
   EXPECT_EQ(coop->second.role, ops::ConvKernelRole::Direct);
   EXPECT_EQ(coop->second.bn, 64);
+  // coop-winograd's explicit input transform (its fp16-accumulator tiles, session 42).
+  auto transform = ops::splitConvDispatchLabel("decoder up 1 resnet 0 conv1 coop-winograd input transform");
+  ASSERT_TRUE(transform);
+  EXPECT_EQ(transform->first, "decoder up 1 resnet 0 conv1");
+  EXPECT_EQ(transform->second.algo, ops::ConvAlgo::CoopWinograd);
+  EXPECT_EQ(transform->second.role, ops::ConvKernelRole::InputTransform);
   auto staged = ops::splitConvDispatchLabel("down 0 resnet 0 conv1 coop input (interior)");
   ASSERT_TRUE(staged);
   EXPECT_EQ(staged->first, "down 0 resnet 0 conv1");

@@ -91,7 +91,7 @@ TEST_F(ConvHalfCandidatesTest, HalfTileSplitCandidate) {
     // From 8 waves whatever the last wave (session 42): 512 channels at 256^2 (512 tiles, K 4608: 3 parts = 1536
     // workgroups, 11.6 waves, the last 84 of 132; 4 parts = 2048) and 256 channels at 512^2 (1024 tiles, K 2304:
     // 2 parts = 2048, 15.5 waves; 3 = 3072).
-    // From 3 waves of tiles, also unsplit, each 2048 of K flushed to an fp16 plane (not without scratch).
+    // From 3 waves of tiles, also unsplit, K in even fp16 chunks of <= 2048 flushed to planes (not without scratch).
     EXPECT_EQ(halfNames(square3x3(256, 512), cc),
               (std::vector<std::string>{"coop 256x256 split 3", "coop 256x256 split 4", "coop 256x256"}));
     EXPECT_EQ(halfNames(square3x3(512, 256), {d, w256, true, {}, true}),

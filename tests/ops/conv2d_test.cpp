@@ -281,7 +281,7 @@ TEST_P(ConvTest, CoopHalfTileSplitWhereSupported) {
   for (const HalfCase& h : {HalfCase{{"3x3 deep", 1, 8, 8, 256, 256, k3}, 2}, HalfCase{{"3x3 deep", 1, 8, 8, 256, 256, k3}, 3},
                             HalfCase{{"3x3 deep stride 2", 1, 15, 17, 256, 256, Conv2dParams::square(3, 2)}, 2},
                             HalfCase{{"3x3 unsplit", 1, 9, 8, 128, 256, k3}, 1},  // K 1152: one fp16 chunk
-                            // K 4608 unsplit: two chunks flushed to fp16 planes and the last in the accumulators
+                            // K 4608 unsplit: 3 even chunks of 1536, two flushed to fp16 planes, the last in registers
                             HalfCase{{"3x3 flushed", 1, 9, 8, 512, 264, k3}, 1},
                             // the 128x128 tile with fp16 accumulators (SDGEN_CONV_HALF_128), unsplit and in 2 parts
                             HalfCase{{"3x3 unsplit", 1, 9, 8, 128, 136, k3}, 1, 128},
@@ -354,14 +354,22 @@ TEST_P(ConvTest, CoopWinogradWhereSupported) {
     });
     if (!ran) return;
   }
-  // The fp16-accumulator tiles (session 42's candidates for the VAE's large convs): K = Cin in one fp16 sum,
-  // partial GEMM tiles in both directions (Cout 136 and 264; 30 and 255 tiles), several bands.
+  // The fp16-accumulator tiles (session 42's candidates for the VAE's large convs): K = Cin in one fp16 sum, V made
+  // by its own launch (the input transform) and read by a plain batched GEMM; partial GEMM tiles in both directions
+  // (Cout 136 and 264; 36 and 255 tiles), one band and bands of 256 tiles.
   for (const ops::ConvCandidate& cand : {ops::ConvCandidate{ConvAlgo::CoopWinograd, ops::ConvTile{256, 256, 0, 0}, 1},
                                          ops::ConvCandidate{ConvAlgo::CoopWinograd, ops::ConvTile{256, 128, 0, 0}, 1}})
-    for (const Case& c : {Case{"wide", 1, 12, 12, 64, 136, k3}, Case{"deep", 1, 30, 34, 256, 264, k3}}) {
-      const bool ran = tensorCoreCase(c, ConvAlgo::CoopWinograd, seed, 0,
-                                      [&](const ops::Conv2dInfo& info, InputMode, const Shape&) {
+    for (const WinoCase& wc : {WinoCase{{"wide", 1, 12, 12, 64, 136, k3}, 0},
+                               WinoCase{{"deep", 2, 30, 34, 256, 264, k3}, 256}}) {  // 510 tiles in 2 bands
+      const bool ran = tensorCoreCase(wc.c, ConvAlgo::CoopWinograd, seed, wc.bandTiles,
+                                      [&](const ops::Conv2dInfo& info, InputMode, const Shape& os) {
         EXPECT_EQ(info.candidate, cand.name());
+        const int64_t tiles = int64_t(wc.c.n) * ((os[1] + 1) / 2) * ((os[2] + 1) / 2);
+        const int64_t bands = wc.bandTiles ? (tiles + wc.bandTiles - 1) / wc.bandTiles : 1;
+        int64_t transforms = 0;
+        for (const std::string& k : info.kernels)
+          transforms += k.find("coop-winograd input transform") != std::string::npos;
+        EXPECT_EQ(transforms, bands) << wc.c.name << " " << cand.name();
       }, cand);
       if (!ran) return;
     }
