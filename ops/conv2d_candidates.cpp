@@ -161,6 +161,12 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
     if (t.f16Accumulators && (prob.cin + kCoopBk - 1) / kCoopBk * kCoopBk > kHalfTileMaxPartK)
       return "the fp16-accumulator tile " + t.describe() + " takes at most " + std::to_string(kHalfTileMaxPartK) +
              " input channels (Cin " + std::to_string(prob.cin) + ")";
+    // Weights with upsample phase filters read a nearest 2x upsampling, which coop computes as four 2x2
+    // convolutions of the tensor itself (4/9 of the MMAs, no staged upsampling): faster in the product than this
+    // candidate's time on a plain input (the VAE's 256^2 upsampler: 0.63 ms by phases, 0.77 for Winograd with the
+    // upsampled input still to stage), so a tuned problem of that shape skips it there.
+    if (t.f16Accumulators && cc.weights.hasUpsamplePhases())
+      return "the convolution reads a 2x upsampling, which coop runs by output phases";
     const int64_t band = coopWinogradBandTiles(prob, t.bm);
     if ((prob.cout + t.bn - 1) / t.bn > d.maxWorkgroupCount[0] || (band + t.bm - 1) / t.bm > d.maxWorkgroupCount[1])
       return "the grid of tile " + t.describe() + " exceeds the device's workgroup count limits";
@@ -344,16 +350,20 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
           add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 1});
       }
     }
-    // Winograd F(2,3) on the fp16-accumulator tiles (session 42; opt-in, SDGEN_CONV_HALF_WINOGRAD=1): its 16
-    // products have K = Cin (one fp16 chunk up to 2048) and 4/9 of the implicit GEMM's MMAs, for a round trip of
-    // the fp16 products through memory. Measured on the H100 (docs/perf.md, session 42) for the VAE's convs from
-    // 128^2: 1.5-3.3x slower than the best coop tile (512 channels at 256^2: 1.89 ms against 1.06 for 256x256 in
-    // 3 parts; the A_MODE 4 staging, not the MMAs, bounded it). These tiles now read an explicit V (its own launch,
-    // recordConvCoopWinograd), not yet timed: opt-in until scripts/device/sessions/s43-a.sh has.
+    // Winograd F(2,3) on the fp16-accumulator tiles (session 42; SDGEN_CONV_HALF_WINOGRAD=0 leaves it out, =1 adds
+    // the exploratory set: 256x128 and Cin from 128): 16 products of K = Cin (one fp16 chunk up to 2048), 4/9 of
+    // the implicit GEMM's MMAs, for V and the products' round trips through memory. Measured on the H100 with the
+    // explicit V (docs/perf.md, session 42): 512 channels at 256^2 0.765 ms against 1.038 for the best coop tile,
+    // 512 -> 256 at 256^2 0.492 against 0.560, errors 3.9e-3 of the general kernel (4.9e-3 for coop's fp16
+    // splits); 256 channels at 512^2 1.19 against 1.05 (V and M cost more than K = 256 saves), 256x128 never
+    // fastest. So by default: 256x256, Cin >= 512, Cout a multiple of 256, from 16384 rows.
     const char* halfWinograd = std::getenv("SDGEN_CONV_HALF_WINOGRAD");
-    if (halfWinograd && std::strcmp(halfWinograd, "1") == 0 && halfShape && prob.m() >= 16384 && prob.cin >= 128) {
-      if (prob.cout % 256 == 0) add(ConvCandidate{ConvAlgo::CoopWinograd, ConvTile{256, 256, 0, 0}, 1});
-      if (prob.cout % 128 == 0) add(ConvCandidate{ConvAlgo::CoopWinograd, ConvTile{256, 128, 0, 0}, 1});
+    const bool winogradAll = halfWinograd && std::strcmp(halfWinograd, "1") == 0;
+    if (candidateFamilyOn("SDGEN_CONV_HALF_WINOGRAD") && halfShape && prob.m() >= 16384) {
+      if (prob.cout % 256 == 0 && prob.cin >= (winogradAll ? 128 : 512))
+        add(ConvCandidate{ConvAlgo::CoopWinograd, ConvTile{256, 256, 0, 0}, 1});
+      if (winogradAll && prob.cout % 128 == 0 && prob.cin >= 128)
+        add(ConvCandidate{ConvAlgo::CoopWinograd, ConvTile{256, 128, 0, 0}, 1});
     }
     // 64x64 tiles split K where few tiles walk a deep K (docs/dispatch.md "Split-K"): at most 16 parts, each
     // part at least 4 slices of K, and no more than about 2,000 64x64 workgroups in all.
@@ -370,7 +380,7 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
   if (!coop) add(ConvCandidate{ConvAlgo::Winograd, chooseConvTile(prob.tiles(), prob.cout, cc.device, 36), 1});
   // coop-winograd on its 128x128 fp32-accumulator tile is not timed: measured 1.2-2x slower than coop on every
   // SD 1.5 3x3 row on the H100 (its 16 GEMMs have K = Cin, and its fp16 products make a round trip through memory;
-  // docs/perf.md, session 11), it would only add tuning time (its fp16-accumulator tiles are opt-in, above). It
+  // docs/perf.md, session 11), it would only add tuning time (its fp16-accumulator tiles are, above). It
   // runs when forced (--algo coop-winograd, Conv2dOptions). (A fused form, the products kept in the workgroup, was
   // built twice and measured 3.8-5x slower than coop on the H200: sessions 23 and 38, docs/perf.md.)
   // GEMM v2 computes fp16 on CUDA cores: wherever tensor-core tiles run, it lost every SD 1.5 row on the H100

@@ -233,10 +233,10 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
   levelNames.clear();
   for (auto& c : ops::convCandidates(level, {d, w320, true, {}, true})) levelNames.push_back(c.name());
   EXPECT_EQ(std::find(levelNames.begin(), levelNames.end(), "coop 128x64"), levelNames.end());
-  // With fp16 accumulators (the f16 x f16 -> f16 shape) and SDGEN_CONV_HALF_WINOGRAD=1 (opt-in: slower on the H100,
-  // session 42): coop-winograd on the fp16-accumulator tiles for the VAE's large 3x3 convs, 256x256 where Cout is
-  // a multiple of 256, 256x128 where of 128; not below 16384 rows, not by default, and never past 2048 input
-  // channels (K = Cin in one fp16 sum).
+  // With fp16 accumulators (the f16 x f16 -> f16 shape): coop-winograd on the 256x256 fp16-accumulator tile for
+  // the VAE's large 3x3 convs with 512 channels in (session 42), where Cout is a multiple of 256, from 16384 rows;
+  // SDGEN_CONV_HALF_WINOGRAD=0 leaves it out, =1 adds 256x128 and Cin from 128; never past 2048 input channels
+  // (K = Cin in one fp16 sum), nor where the weights carry upsample phase filters (coop's phase form runs those).
   DeviceInfo h = d;
   h.coopMatrixShapes.push_back({16, 16, 16, "f16", "f16", "f16", "f16", "subgroup"});
   auto namesOf = [&](const ops::ConvProblem& q, const ops::Conv2dWeights& wq) {
@@ -249,19 +249,31 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
   };
   ops::ConvProblem big = mid;
   big.h = big.ho = big.w = big.wo = 256;
-  EXPECT_FALSE(holds(namesOf(big, w512), "coop-winograd 256x256"));  // the default
-  test::ScopedEnv halfWinograd("SDGEN_CONV_HALF_WINOGRAD", "1");
   std::vector<std::string> bigNames = namesOf(big, w512);
   EXPECT_TRUE(holds(bigNames, "coop-winograd 256x256")) << ::testing::PrintToString(bigNames);
-  EXPECT_TRUE(holds(bigNames, "coop-winograd 256x128"));
-  std::vector<std::string> vaeHalf = namesOf(vae, w128);  // 512^2, 128 channels
-  EXPECT_FALSE(holds(vaeHalf, "coop-winograd 256x256")) << ::testing::PrintToString(vaeHalf);
-  EXPECT_TRUE(holds(vaeHalf, "coop-winograd 256x128"));
+  EXPECT_FALSE(holds(bigNames, "coop-winograd 256x128"));
   EXPECT_FALSE(holds(namesOf(mid, w512), "coop-winograd 256x256"));  // 4096 rows
+  auto w256 = ops::Conv2dWeights::allocate(ctx(), 256, 256, ops::Conv2dParams::square(3), o);
+  ops::ConvProblem big256 = big;
+  big256.cin = big256.cout = 256;
+  EXPECT_FALSE(holds(namesOf(big256, w256), "coop-winograd 256x256"));  // 256 channels in: lost on the H100
+  ops::Conv2dWeightsOptions withPhases = o;
+  withPhases.packUpsamplePhases = true;
+  auto upsampler = ops::Conv2dWeights::allocate(ctx(), 512, 512, ops::Conv2dParams::square(3), withPhases);
+  EXPECT_NE(ops::candidateViolation({ConvAlgo::CoopWinograd, ConvTile{256, 256, 0, 0}, 1}, big, {h, upsampler, true, {}, true})
+                .find("coop runs by output phases"),
+            std::string::npos);
   {
     test::ScopedEnv off("SDGEN_CONV_HALF_WINOGRAD", "0");
     EXPECT_FALSE(holds(namesOf(big, w512), "coop-winograd 256x256"));
   }
+  test::ScopedEnv halfWinograd("SDGEN_CONV_HALF_WINOGRAD", "1");
+  bigNames = namesOf(big, w512);
+  EXPECT_TRUE(holds(bigNames, "coop-winograd 256x128")) << ::testing::PrintToString(bigNames);
+  EXPECT_TRUE(holds(namesOf(big256, w256), "coop-winograd 256x256"));
+  std::vector<std::string> vaeHalf = namesOf(vae, w128);  // 512^2, 128 channels
+  EXPECT_FALSE(holds(vaeHalf, "coop-winograd 256x256")) << ::testing::PrintToString(vaeHalf);
+  EXPECT_TRUE(holds(vaeHalf, "coop-winograd 256x128"));
   auto w2560 = ops::Conv2dWeights::allocate(ctx(), 256, 2560, ops::Conv2dParams::square(3), o);
   ops::ConvProblem wide = big;
   wide.cin = 2560, wide.cout = 256;

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Session 43, call A (issue 17; carry .gl .carry .whl after `scripts/device/pack.sh build/default/tests/ops/ops_tests
 # build/default/tests/model_check/sdgen_model_check build/default/app/libsdgen_cudnn_reference.so` and
-# `scripts/device/slim-tree.sh on`). Session 42 measured the unsplit 256x256 conv candidate with 2048-deep fp16
-# chunks (vae.512@256 1.028 ms, vae.256@512 1.058; errors 5.5e-3 / 7.8e-3 of the general kernel's output, SD 1.5's
-# fp16 VAE decoder 5.58e-3 of torch fp32) and then made the chunks even (2304 -> 2 x 1152, 4608 -> 3 x 1536): the
-# same planes, shorter fp16 sums, not yet re-timed; and gave the opt-in coop-winograd fp16 tiles an explicit V (an
-# input-transform launch, then a plain batched GEMM), not yet timed. Here: the tests with validation, the four VAE
-# rows still near 2x (three processes each, fresh caches, cuDNN in the same process; the first two with
-# SDGEN_CONV_HALF_WINOGRAD=1), every candidate's tuning time, and SD 1.5's model check (its decoder's parity).
+# `scripts/device/slim-tree.sh on`). Session 42 made two conv candidates defaults after one short call each:
+# coop-winograd 256x256 with an explicit V (Cin >= 512 from 16384 rows: 512 channels at 256^2 0.755 ms against
+# 1.038, 512 -> 256 0.487 against 0.560) and the unsplit 256x256 coop tile with even fp16 chunks flushed to planes
+# (256 channels at 512^2: 1.052 ms, error 4.88e-3). Here: the tests with validation; the four VAE rows near 2x,
+# three processes each (rounds 1-2 with SDGEN_CONV_HALF_WINOGRAD=1, the exploratory set; round 3 with =0, the
+# implicit GEMM alone), cuDNN in the same process, every candidate's tuning time; then SD 1.5's model check (the
+# decoder's parity with these defaults) and the decode's --profile-conv with and without the Winograd candidate
+# (the upsampler must keep coop's phase form; session 41's decode conv: 9.04 ms).
 set -uo pipefail
 source scripts/device/python-env.sh >/dev/null 2>&1; source scripts/device/vulkan-env.sh >/dev/null 2>&1
 source scripts/device/cuda-env.sh >/dev/null 2>&1
@@ -39,3 +40,16 @@ timeout 150 python3 tests/reference/make_sd15_random.py /tmp/e2e /tmp/e2e/refs >
 rm -rf /tmp/c43a-m; SDGEN_CACHE_DIR=/tmp/c43a-m timeout 100 ./build/default/tests/model_check/sdgen_model_check \
   --refs /tmp/e2e/refs/sd15_random --model /tmp/e2e/sd15-random --precision fp16 --repetitions 30 > "$OUT/check-sd15.txt" 2>&1
 echo "sd15 check rc=$?"; grep -E "rel err|GPU time" "$OUT/check-sd15.txt" | tr -s ' ' | cut -c1-160
+for v in default w0; do
+  knob=(); [ $v = w0 ] && knob=(SDGEN_CONV_HALF_WINOGRAD=0)
+  rm -rf /tmp/c43a-p; env "${knob[@]}" SDGEN_CACHE_DIR=/tmp/c43a-p timeout 90 ./build/default/app/sdgen --profile-conv \
+    -m /tmp/e2e/sd15-random -W 512 -H 512 --precision fp16 --json "$OUT/profile-sd15-$v.json" > /dev/null 2>&1
+  python3 -c "
+import json; d = json.load(open('$OUT/profile-sd15-$v.json'))
+for g in d['graphs']:
+    print('$v', g['name'], round(g['total_ms'], 3), {k: round(x['ms'], 3) for k, x in g['by_type'].items()})
+for g in d['graphs']:
+    for c in g.get('convs', []):
+        if 'winograd' in str(c.get('candidate', '')) or 'upsample' in c.get('layer', ''):
+            print('   ', g['name'], c['layer'], c.get('candidate'), round(c.get('ms', 0), 4))"
+done
