@@ -344,8 +344,9 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
               (p == 1 || cc.haveScratch))
             add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, p});
         }
-        // ... and unsplit past 2048 of K over >= 3 waves, each 2048 of K flushed to an fp16 plane (session 42): the
-        // split's fp32-summed partials and second launch traded for fp16 planes added in its own epilogue.
+        // ... and unsplit past 2048 of K over >= 3 waves, K in even fp16 chunks of <= 2048 flushed to planes
+        // (recordConvCoop; session 42): the split's partials and second launch traded for fp16 planes added in its
+        // own epilogue (H100: 256 channels at 512^2 1.167 -> 1.052 ms).
         if (fewest > 1 && cc.haveScratch && halfTiles >= 3 * sms)
           add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 1});
       }
