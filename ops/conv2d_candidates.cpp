@@ -119,6 +119,12 @@ GemmTile convCoopGemmTile(const ConvCandidate& c) {
   return t;
 }
 
+int halfTileFlushK(const GemmTile& t, int64_t k) {
+  if (t.bm != 256 || t.bn != 256 || !t.f16Accumulators || t.splitK != 1 || k <= kHalfTileChunkK) return 0;
+  const int64_t slices = (k + t.bk - 1) / t.bk, chunks = (k + kHalfTileChunkK - 1) / kHalfTileChunkK;
+  return int((slices + chunks - 1) / chunks) * t.bk;
+}
+
 GemmTile coopWinogradGemmTile(const ConvProblem& prob) {
   const int64_t band = coopWinogradBandTiles(prob, 128);
   const int64_t bigTiles = 16 * ((band + 127) / 128) * ((prob.cout + 127) / 128);
@@ -178,7 +184,7 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
   if (std::string p = coopTileProblem(t, d); !p.empty()) return "coop tile " + t.describe() + ": " + p;
   // The fp16-accumulator tiles sum each part in fp16: at most one 2048-deep chunk; but the unsplit 256x256 tile
   // flushes each chunk to a plane of scratch (recordConvCoop; session 42).
-  const bool flushing = t.bm == 256 && t.bn == 256 && c.splitK == 1 && prob.k() > kHalfTileMaxPartK;
+  const bool flushing = halfTileFlushK(t, prob.k()) > 0;
   if (flushing && !cc.haveScratch) return "the 256x256 tile past 2048 of K needs scratch memory for its fp16 chunks";
   if (t.f16Accumulators && !flushing) {
     const int64_t slices = (prob.k() + kCoopBk - 1) / kCoopBk, perPart = (slices + c.splitK - 1) / c.splitK;

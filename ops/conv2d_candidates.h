@@ -21,6 +21,11 @@ GemmTile convCoopGemmTile(const ConvCandidate& candidate);
 // K per fp16 sum of the fp16-accumulator conv tiles (one chunk per split part; the unsplit 256x256 tile flushes
 // each to scratch).
 constexpr int64_t kHalfTileChunkK = 2048;
+// The unsplit 256x256 fp16-accumulator coop tile `t` past kHalfTileChunkK of `k`: K in the fewest chunks of at most
+// that, as even as whole slices allow (2304 -> 2 x 1152, 4608 -> 3 x 1536: each fp16 sum as short as the split
+// candidates' parts), each flushed to an fp16 plane of scratch (ACC 3). The chunk length (GemmTile::flushK), or 0
+// where `t` does not flush.
+int halfTileFlushK(const GemmTile& t, int64_t k);
 
 // CoopWinograd's GEMM tile when no candidate names one: 128x128 where the 16 GEMMs of the first band fill the
 // GPU with at least 240 such tiles, else 64x64 (the coop rule's reasoning, ops/gemm_tile_choice.cpp).

@@ -47,20 +47,15 @@ void recordConvCoop(const ConvCall& c, Conv2dScratch* scratch, const ConvCandida
   const ConvProblem& p = c.prob;
   // A candidate's tile and split-K are checked by candidateViolation; else the GEMM's rules.
   GemmTile tile = candidate ? convCoopGemmTile(*candidate) : chooseGemmTile(p.m(), p.cout, p.k(), c.ctx.info(), true);
-  // The unsplit 256x256 fp16-accumulator candidate past 2048 of K: K in the fewest chunks of <= 2048, as even as
-  // whole slices allow, each summed in fp16 and flushed to its plane in scratch (ACC 3, as the linear layers' large
-  // tile; candidateViolation asks for the scratch). Even chunks keep each fp16 sum as short as the split
-  // candidates' parts: K 2304 in 2 x 1152, not 2048 + 256 (session 42, H100: 7.8e-3 of the general kernel's output
-  // with 2048-deep chunks against 4.7e-3 in 2 parts).
-  const bool flushing = candidate && tile.bm == 256 && tile.bn == 256 && tile.splitK == 1 && p.k() > kHalfTileChunkK;
+  // The unsplit 256x256 fp16-accumulator candidate past 2048 of K flushes even fp16 chunks to planes in scratch
+  // (halfTileFlushK; candidateViolation asks for the scratch). Session 42, H100: 7.8e-3 of the general kernel's
+  // output with 2048-deep chunks against 4.9e-3 with even ones.
+  const int flushK = candidate ? halfTileFlushK(tile, p.k()) : 0;
   bool phases = upsamplePhasesEnabled() && upsamplePhasesViolation(c, tile, scratch).empty();
   // A phase's reduction is 4 Cin: within one chunk up to 512 channels. Past that the plain im2col walk runs (ACC 3
   // is untested with the phases' A_MODE 5; no SD model has such an upsampling).
-  if (flushing && phases && 4 * int64_t(p.cin) > kHalfTileChunkK) phases = false;
-  if (flushing && !phases) {
-    const int64_t slices = (p.k() + tile.bk - 1) / tile.bk, chunks = (p.k() + kHalfTileChunkK - 1) / kHalfTileChunkK;
-    tile.flushK = int((slices + chunks - 1) / chunks) * tile.bk;
-  }
+  if (flushK && phases && 4 * int64_t(p.cin) > kHalfTileChunkK) phases = false;
+  if (flushK && !phases) tile.flushK = flushK;
   // An upsampling computed per phase has the same rows and 4/9 of the reduction (recordConvCoopUpsample).
   if (!candidate && scratch && p.cout % 4 == 0)
     tile.splitK = chooseSplitK(tile, p.m(), p.cout, phases ? 4 * p.cin : p.k(), 1);

@@ -97,6 +97,14 @@ TEST_F(ConvHalfCandidatesTest, HalfTileSplitCandidate) {
     EXPECT_EQ(halfNames(square3x3(512, 256), {d, w256, true, {}, true}),
               (std::vector<std::string>{"coop 256x256 split 2", "coop 256x256 split 3", "coop 256x256"}));
     EXPECT_EQ(ops::candidateViolation({ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 1}, square3x3(256, 512), cc), "");
+    // Its chunks: the fewest of <= 2048, as even as whole 32-deep slices allow; none within one chunk or in parts.
+    const ops::GemmTile unsplit = ops::convCoopGemmTile({ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 1});
+    EXPECT_EQ(ops::halfTileFlushK(unsplit, 2304), 1152);
+    EXPECT_EQ(ops::halfTileFlushK(unsplit, 4608), 1536);
+    EXPECT_EQ(ops::halfTileFlushK(unsplit, 2080), 1056);  // 65 slices: 33 + 32
+    EXPECT_EQ(ops::halfTileFlushK(unsplit, 2048), 0);
+    EXPECT_EQ(ops::halfTileFlushK(ops::convCoopGemmTile({ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 3}), 4608), 0);
+    EXPECT_EQ(ops::halfTileFlushK(ops::convCoopGemmTile({ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1}), 4608), 0);
     EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 1}, square3x3(256, 512), {d, w, false, {}, true})
                   .find("needs scratch memory"),
               std::string::npos);
