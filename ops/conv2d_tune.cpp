@@ -111,8 +111,7 @@ std::optional<ConvTuneEntry> ConvTuner::entryFor(const ConvProblem& prob, const 
   ++stats_.tuned;
   measured = true;
   tunedHere_.insert(key);
-  cache_.put(key, entry);
-  cache_.save();
+  cache_.put(key, entry);  // saved by plan() with its choice
   return entry;
 }
 
@@ -156,7 +155,18 @@ ConvPlan ConvTuner::plan(const ConvProblem& prob, const ConvContext& cc, const s
   const std::string key = convTuneProblemKey(prob, cc.weights.storage());
   std::optional<ConvCandidate> rule = ruleCandidate(prob, cc);
   if (entry) {
-    for (const std::string& name : rankTunedCandidates(entry->ms, rule ? rule->name() : std::string())) {
+    std::vector<std::string> order = rankTunedCandidates(entry->ms, rule ? rule->name() : std::string());
+    // The tuning run records its ranking's first (ConvTuneEntry::chosen, whether or not this layer can run it),
+    // and every later run tries it first: a run whose rule prefers another of near-equal candidates (its weights
+    // packed without Winograd filters: packWinogradFilters) plans the same kernels; one whose first run lacked
+    // the filters of a Winograd that won gets them and runs it.
+    if (measured && entry->chosen.empty() && !order.empty()) {
+      entry->chosen = order.front();
+      cache_.put(key, *entry);
+      cache_.save();
+    }
+    if (!entry->chosen.empty()) order.insert(order.begin(), entry->chosen);
+    for (const std::string& name : order) {
       std::optional<ConvCandidate> c = parseConvCandidate(name);
       if (!c || !candidateViolation(*c, prob, cc).empty()) continue;  // e.g. Winograd without its filters
       ConvPlan p = planConvCandidate(*c, prob, cc, label);
@@ -179,6 +189,11 @@ bool ConvTuner::packWinogradFilters(int64_t cin, int64_t cout, const Conv2dParam
   for (const auto& [key, entry] : cache_.entries()) {
     if (entry.family != family || entry.ms.empty()) continue;
     seen = true;
+    if (!entry.chosen.empty()) {  // the tuning run's first: filters exactly where that is Winograd
+      std::optional<ConvCandidate> c = parseConvCandidate(entry.chosen);
+      if (c && c->algo == ConvAlgo::Winograd) return true;
+      continue;
+    }
     const double fastest = std::min_element(entry.ms.begin(), entry.ms.end(), [](const auto& a, const auto& b) {
                              return a.second < b.second;
                            })->second;

@@ -94,9 +94,10 @@ class ConvTuner {
   // for its own candidates' compiles before: 5.4 s of the H100's 6.7 s of cold tuning for SD 1.5).
   void precompile(const ConvProblem& prob, DType storage);
   // At load: whether to pack Winograd filters for these weights. Tuning off, a geometry that is not
-  // Winograd's, or no measurement of this family yet: `ruleWants`. Else whether a Winograd candidate was the
-  // fastest or tied with it (kConvTuneTieMargin) on any measured problem of the family: wherever plan() may
-  // choose Winograd, its filters exist.
+  // Winograd's, or no measurement of this family yet: `ruleWants`. Else whether the tuning run ranked Winograd
+  // first for a problem of the family (ConvTuneEntry::chosen; so a later run plans the same kernels), or, for entries
+  // of earlier files without that, whether a Winograd candidate was the fastest or tied with it
+  // (kConvTuneTieMargin): wherever plan() may choose Winograd, its filters exist.
   bool packWinogradFilters(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage, bool ruleWants) const;
 
   ConvTuneStats stats() const;

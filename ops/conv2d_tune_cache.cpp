@@ -68,6 +68,10 @@ std::vector<ConvTuneCache::Stored> ConvTuneCache::parse(const std::string& text,
       ok = finite && v > 0 && v < 1e6 && parseConvCandidate(it.key()).has_value();
       if (ok) s.entry.ms[it.key()] = v;
     }
+    if (ok && e.contains("chosen")) {  // optional; when present, one of the measured candidates
+      ok = shortString(e, "chosen") && s.entry.ms.count(e["chosen"].get<std::string>()) > 0;
+      if (ok) s.entry.chosen = e["chosen"].get<std::string>();
+    }
     if (!ok) {
       ++dropped;  // a stale entry (a candidate this version does not know) or a broken one: measured again
       continue;
@@ -132,7 +136,9 @@ bool ConvTuneCache::save() {
   for (const Stored& s : merged) {
     json ms = json::object();
     for (const auto& [name, v] : s.entry.ms) ms[name] = v;
-    entries.push_back({{"device", s.device}, {"problem", s.problem}, {"family", s.entry.family}, {"ms", ms}});
+    json e{{"device", s.device}, {"problem", s.problem}, {"family", s.entry.family}, {"ms", ms}};
+    if (!s.entry.chosen.empty()) e["chosen"] = s.entry.chosen;
+    entries.push_back(std::move(e));
   }
   json root{{"format", kFormat}, {"version", kVersion}, {"entries", entries}};
   try {

@@ -15,6 +15,10 @@ namespace sdgen::ops {
 struct ConvTuneEntry {
   std::string family;               // the weights it concerns: "Cin 320 Cout 640 3x3 s1 p1 d1 f16"
   std::map<std::string, double> ms;  // by ConvCandidate::name(), each > 0
+  // The tuning run's first-ranked candidate (one of `ms`; empty in entries of earlier files): later runs try it
+  // first, so that they plan what the tuning run ranked first whatever the rule's preference among near-equal
+  // candidates there, and pack Winograd filters exactly where it is Winograd (ConvTuner::packWinogradFilters).
+  std::string chosen;
 };
 
 class ConvTuneCache {

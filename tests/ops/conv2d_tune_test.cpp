@@ -22,101 +22,18 @@
 #include "ops/linear_gemm.h"
 #include "tests/graph/reference_eval.h"
 #include "tests/ops/conv2d_reference.h"
+#include "tests/ops/conv2d_tune_test_support.h"
 #include "tests/ops/gemm_coop_test_support.h"
 #include "tests/test_support.h"
 
 namespace sdgen {
 namespace {
 
+using namespace tunetest;  // FakeTimer, ConvTuneTest (tests/ops/conv2d_tune_test_support.h)
 namespace fs = std::filesystem;
 using ops::ConvAlgo;
 using ops::ConvCandidate;
 using ops::ConvTile;
-
-// Times from a table by candidate name (absent: the candidate "failed"); counts calls and launches.
-class FakeTimer : public ops::ConvCandidateTimer {
- public:
-  explicit FakeTimer(std::map<std::string, double> ms, int* calls) : ms_(std::move(ms)), calls_(calls) {}
-  std::vector<std::optional<double>> time(const ops::ConvProblem&, const ops::Conv2dWeights&,
-                                          const std::vector<ConvCandidate>& candidates, uint64_t& launches) override {
-    ++*calls_;
-    std::vector<std::optional<double>> out;
-    for (const ConvCandidate& c : candidates) {
-      auto it = ms_.find(c.name());
-      out.push_back(it == ms_.end() ? std::nullopt : std::optional<double>(it->second));
-      ++launches;
-    }
-    return out;
-  }
-  void precompile(const ops::ConvProblem& prob, const ops::Conv2dWeights&,
-                  const std::vector<ConvCandidate>& candidates) override {
-    precompiled.push_back(prob.str() + " (" + std::to_string(candidates.size()) + " candidates)");
-  }
-  std::vector<std::string> precompiled;
-
- private:
-  std::map<std::string, double> ms_;
-  int* calls_;
-};
-
-class ConvTuneTest : public test::VulkanTest {
- protected:
-  void SetUp() override {
-    VulkanTest::SetUp();
-    dir_ = (fs::temp_directory_path() /
-            ("sdgen-tune-test-" + std::to_string(getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .string();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    fs::remove_all(dir_);
-    VulkanTest::TearDown();
-  }
-  std::string file() const { return dir_ + "/conv-tune-v1.json"; }
-
-  ops::ConvTuneSettings settings(bool retune = false) {
-    ops::ConvTuneSettings s;
-    s.mode = ops::ConvTuneSettings::Mode::On;
-    s.cacheDir = dir_;
-    s.retune = retune;
-    return s;
-  }
-  std::unique_ptr<ops::ConvTuner> tuner(std::map<std::string, double> ms, bool retune = false) {
-    return std::make_unique<ops::ConvTuner>(ctx(), settings(retune), std::make_unique<FakeTimer>(std::move(ms), &calls_));
-  }
-
-  // An 8 -> 8 channel 3x3 layer on [1, 6, 6, 8] (fp32): Winograd, GEMM v2 (and general as a fallback) run it.
-  ops::ConvProblem problem() const {
-    ops::ConvProblem p;
-    p.n = 1, p.h = 6, p.w = 6, p.cin = 8, p.ho = 6, p.wo = 6, p.cout = 8;
-    p.p = ops::Conv2dParams::square(3);
-    return p;
-  }
-  std::unique_ptr<ops::Conv2dWeights> weights(bool winograd = true, ops::ConvTuner* t = nullptr) {
-    ops::Conv2dWeightsOptions o;
-    o.packWinograd = winograd;
-    o.tuner = t;
-    w_ = test::randomFloats(8 * 8 * 9, 7);
-    b_ = test::randomFloats(8, 8);
-    return std::make_unique<ops::Conv2dWeights>(ctx(), 8, 8, ops::Conv2dParams::square(3), w_, b_, o);
-  }
-  ops::ConvContext context(const ops::Conv2dWeights& w) { return {ctx().info(), w, true, {}, false}; }
-  std::string name(ConvAlgo a) {  // this device's candidate of algorithm a for problem()
-    auto w = weights();
-    for (const ConvCandidate& c : ops::convCandidates(problem(), context(*w)))
-      if (c.algo == a) return c.name();
-    ADD_FAILURE() << "no " << ops::convAlgoName(a) << " candidate";
-    return "";
-  }
-  void writeCache(const std::string& text) { writeFileAtomic(file(), text); }
-  std::string readCache() { return readFile(file()).value_or(""); }
-
-  std::string dir_;
-  int calls_ = 0;
-  std::vector<float> w_, b_;
-};
 
 TEST(ConvCandidates, NamesRoundTrip) {
   const std::vector<ConvCandidate> all = {
@@ -469,8 +386,12 @@ TEST_F(ConvTuneTest, BadCacheFilesAreIgnoredAndRewritten) {
   ASSERT_NE(valid.find("\"version\": 1"), std::string::npos) << valid;
   std::string oldVersion = valid;
   oldVersion.replace(oldVersion.find("\"version\": 1"), 12, "\"version\": 0");
-  std::string staleCandidate = valid;
-  staleCandidate.replace(staleCandidate.find(v2), v2.size(), "coop 96x96");
+  std::string staleCandidate = valid;  // the measured candidate and the recorded choice: one this version lacks
+  for (size_t at; (at = staleCandidate.find(v2)) != std::string::npos;) staleCandidate.replace(at, v2.size(), "coop 96x96");
+  std::string strayChoice = valid;  // a recorded choice that was not measured
+  const std::string choice = "\"chosen\": \"" + v2 + "\"";
+  ASSERT_NE(valid.find(choice), std::string::npos) << valid;
+  strayChoice.replace(strayChoice.find(choice), choice.size(), "\"chosen\": \"general\"");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"not json {{{", "not valid JSON"},
       {valid.substr(0, valid.size() / 2), "not valid JSON"},  // truncated
@@ -478,6 +399,7 @@ TEST_F(ConvTuneTest, BadCacheFilesAreIgnoredAndRewritten) {
       {"{\"format\": \"something else\"}", "not an sdgen"},
       {oldVersion, "version 0"},
       {staleCandidate, "malformed or stale"},
+      {strayChoice, "malformed or stale"},
       {std::string(size_t(5) << 20, '['), "more than"},  // oversized (and hostile)
       {std::string(200000, '[') + std::string(200000, ']'), "not valid JSON"},  // deep nesting
   };
