@@ -29,11 +29,7 @@
 namespace sdgen {
 namespace {
 
-using namespace tunetest;  // FakeTimer, ConvTuneTest (tests/ops/conv2d_tune_test_support.h)
-namespace fs = std::filesystem;
-using ops::ConvAlgo;
-using ops::ConvCandidate;
-using ops::ConvTile;
+using namespace tunetest;  // FakeTimer, ConvTuneTest, fs, ConvAlgo, ConvCandidate, ConvTile (conv2d_tune_test_support.h)
 
 TEST(ConvCandidates, NamesRoundTrip) {
   const std::vector<ConvCandidate> all = {
