@@ -27,6 +27,7 @@ std::string ConvCandidate::name() const {
   s += " " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn);
   if (tile.lanes) s += " lanes";
   if (halfAccumulators) s += " f16acc";
+  if (halo) s += " halo";
   if (algo == ConvAlgo::Coop && splitK > 1) s += " split " + std::to_string(splitK);
   return s;
 }
@@ -75,6 +76,10 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
       c.halfAccumulators = true;
       ++next;
     }
+    if (words.size() > next && words[next] == "halo") {
+      c.halo = true;
+      ++next;
+    }
     if (!convCoopGemmTile(c).bm) return std::nullopt;
     if (words.size() == next + 2 && words[next] == "split") {
       if (!parseSplit(next)) return std::nullopt;
@@ -96,6 +101,18 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
 
 GemmTile convCoopGemmTile(const ConvCandidate& c) {
   GemmTile t;
+  if (c.halo) {
+    // The halo tiles: 128x128 (8 subgroups of 64x32) or 256x128 (16 of 64x32: one B slice per 256 pixels, two
+    // 16-byte words staged per invocation and step), fp32 accumulators or fp16 ones through spirv-opt (as the
+    // 128x128 f16acc tile; session 44: 125-128 registers, two workgroups per SM).
+    if (c.algo != ConvAlgo::Coop || c.tile.bn != 128 || (c.tile.bm != 128 && c.tile.bm != 256)) return GemmTile{0, 0, 0};
+    t = GemmTile::coopTile(c.tile.bm, 128, kCoopBk, 4, 2);
+    t.f16Accumulators = c.halfAccumulators;
+    t.spirvOpt = c.halfAccumulators;
+    t.splitK = c.splitK;
+    t.haloConv = true;
+    return t;
+  }
   if (c.halfAccumulators) {  // the 128x128 tile with fp16 accumulators (ACC 2), spirv-opt as the 256x256 one
     if (c.algo != ConvAlgo::Coop || c.tile.bm != 128 || c.tile.bn != 128) return GemmTile{0, 0, 0};
     t = GemmTile::coopTile(128, 128, kCoopBk, 4, 2);
@@ -117,6 +134,15 @@ GemmTile convCoopGemmTile(const ConvCandidate& c) {
   else return GemmTile{0, 0, 0};
   t.splitK = c.splitK;
   return t;
+}
+
+int haloFlushK(const GemmTile& t, int64_t cin) {
+  if (!t.haloConv || !t.f16Accumulators || 9 * cin <= kHalfTileChunkK) return 0;
+  const int64_t slices = (cin + t.bk - 1) / t.bk, step = 9 * int64_t(t.bk);
+  for (int64_t chunks = (9 * cin + kHalfTileChunkK - 1) / kHalfTileChunkK;; ++chunks) {
+    const int64_t perChunk = (slices + chunks - 1) / chunks;
+    if (perChunk * step <= kHalfTileChunkK) return int(perChunk * step);
+  }
 }
 
 int halfTileFlushK(const GemmTile& t, int64_t k) {
@@ -184,7 +210,19 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
   if (std::string p = coopTileProblem(t, d); !p.empty()) return "coop tile " + t.describe() + ": " + p;
   // The fp16-accumulator tiles sum each part in fp16: at most one 2048-deep chunk; but the unsplit 256x256 tile
   // flushes each chunk to a plane of scratch (recordConvCoop; session 42).
-  const bool flushing = halfTileFlushK(t, prob.k()) > 0;
+  if (c.halo) {  // gemm_coop.slang A_MODE 6's contract, checked again by ops::recordGemm
+    const Conv2dParams& q = prob.p;
+    if (q.kh != 3 || q.kw != 3 || q.strideH != 1 || q.strideW != 1 || q.padH != 1 || q.padW != 1 ||
+        q.dilationH != 1 || q.dilationW != 1)
+      return "the halo tile takes 3x3 convolutions with stride 1, padding 1 and dilation 1";
+    if (prob.wo % 16 || prob.ho % (t.bm / 16) || prob.cin % kCoopBk || prob.cout % t.bn)
+      return "the halo tile " + c.tile.str() + " needs W % 16 == 0, H % " + std::to_string(t.bm / 16) +
+             " == 0, Cin % 32 == 0 and Cout % " + std::to_string(t.bn) + " == 0";
+    if (c.splitK > 1) return "the halo tile takes no split-K";
+    if (cc.weights.hasUpsamplePhases()) return "the convolution reads a 2x upsampling, which coop runs by output phases";
+    if (haloFlushK(t, prob.cin) > 0 && !cc.haveScratch) return "the halo tile past 2048 of K needs scratch memory for its fp16 chunks";
+  }
+  const bool flushing = c.halo ? haloFlushK(t, prob.cin) > 0 : halfTileFlushK(t, prob.k()) > 0;
   if (flushing && !cc.haveScratch) return "the 256x256 tile past 2048 of K needs scratch memory for its fp16 chunks";
   if (t.f16Accumulators && !flushing) {
     const int64_t slices = (prob.k() + kCoopBk - 1) / kCoopBk, perPart = (slices + c.splitK - 1) / c.splitK;
@@ -355,6 +393,17 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
         // own epilogue (H100: 256 channels at 512^2 1.167 -> 1.052 ms).
         if (fewest > 1 && cc.haveScratch && halfTiles >= 3 * sms)
           add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 1});
+      }
+    }
+    // The halo tiles (session 44; SDGEN_CONV_HALO=0 leaves them out): a 3x3 stride-1 convolution whose A rows are
+    // blocks of output rows, its input window staged once per 32 channels for the 9 taps (gemm_coop.slang A_MODE
+    // 6): per 32-deep step the B slice and a ninth of the window instead of an A and a B slice, the words staged per
+    // MMA that bound the GEMM core (docs/perf.md, session 23). From 16384 rows (the VAE's 256^2 and 512^2 levels,
+    // SDXL's 128^2 one), fp32 and fp16 accumulators.
+    if (candidateFamilyOn("SDGEN_CONV_HALO") && prob.m() >= 16384) {
+      for (int bm : {128, 256}) {
+        add(ConvCandidate{ConvAlgo::Coop, ConvTile{bm, 128, 0, 0}, 1, false, true});
+        if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{bm, 128, 0, 0}, 1, true, true});
       }
     }
     // Winograd F(2,3) on the fp16-accumulator tiles (session 42; SDGEN_CONV_HALF_WINOGRAD=0 leaves it out, =1 adds

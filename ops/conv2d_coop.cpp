@@ -50,8 +50,9 @@ void recordConvCoop(const ConvCall& c, Conv2dScratch* scratch, const ConvCandida
   // The unsplit 256x256 fp16-accumulator candidate past 2048 of K flushes even fp16 chunks to planes in scratch
   // (halfTileFlushK; candidateViolation asks for the scratch). Session 42, H100: 7.8e-3 of the general kernel's
   // output with 2048-deep chunks against 4.9e-3 with even ones.
-  const int flushK = candidate ? halfTileFlushK(tile, p.k()) : 0;
-  bool phases = upsamplePhasesEnabled() && upsamplePhasesViolation(c, tile, scratch).empty();
+  // The halo tiles flush at whole channel slices (haloFlushK) and never run by upsampling phases.
+  const int flushK = !candidate ? 0 : tile.haloConv ? haloFlushK(tile, p.cin) : halfTileFlushK(tile, p.k());
+  bool phases = !tile.haloConv && upsamplePhasesEnabled() && upsamplePhasesViolation(c, tile, scratch).empty();
   // A phase's reduction is 4 Cin: within one chunk up to 512 channels. Past that the plain im2col walk runs (ACC 3
   // is untested with the phases' A_MODE 5; no SD model has such an upsampling).
   if (flushK && phases && 4 * int64_t(p.cin) > kHalfTileChunkK) phases = false;
@@ -79,6 +80,7 @@ void recordConvCoop(const ConvCall& c, Conv2dScratch* scratch, const ConvCandida
   g.tile = tile;
   g.scratch = scratch;
   const std::string kernel = "coop " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) +
+                             (tile.haloConv ? " halo" : "") +
                              (tile.splitK > 1 ? " split " + std::to_string(tile.splitK) : "");
   g.label = c.label + " " + kernel;
   g.sumLabel = c.label + " coop split-K sum";  // ConvKernelRole::SplitSum

@@ -45,6 +45,10 @@ struct GemmTile {
   // as constants, one kernel per problem shape (gemm_coop.slang IGemmHeader; SDGEN_GEMM_FIXED_SHAPE=1 sets it for
   // every tensor-core GEMM: a measurement knob, docs/perf.md session 40).
   bool fixedShape = false;
+  // coop, a 3x3 stride-1 convolution (gemm_coop.slang A_MODE 6): the tile's BM rows are BM / 16 output rows of 16
+  // pixels, whose input window ((BM / 16 + 2) x 18 pixels, BK channels) is staged once for the 9 taps instead of
+  // an A slice per tap (ops/conv2d_coop.cpp, docs/kernels-conv.md "Halo").
+  bool haloConv = false;
   bool isLanes() const { return lanes > 0; }
   bool isCoop() const { return warpRows > 0; }
   bool isGemv() const { return gemvLanes > 0; }
@@ -54,7 +58,8 @@ struct GemmTile {
   }
   // Coop: shared memory in 16-byte words, the larger of the A + B slice(s) and the epilogue's fp32 rows.
   uint32_t coopSharedWords() const {
-    const int slices = (doubleBuffer ? 2 : 1) * (bm * (bk + 8) / 8 + bk * (bn + 8) / 8),
+    const int aRows = haloConv ? (bm / 16 + 2) * 18 : bm;
+    const int slices = (doubleBuffer ? 2 : 1) * (aRows * (bk + 8) / 8 + bk * (bn + 8) / 8),
               epilogue = subgroups() * 16 * (4 * warpCols + 1);
     return uint32_t(slices > epilogue ? slices : epilogue);
   }

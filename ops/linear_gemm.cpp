@@ -52,7 +52,8 @@ std::string GemmTile::describe() const {
            (flushK > 0 ? " flush " + std::to_string(flushK) : "") + (doubleBuffer ? " dbuf" : "") +
            (splitK > 1 ? " split " + std::to_string(splitK) : "") +
            (tailParts > 1 ? " tail " + std::to_string(tailStart) + " split " + std::to_string(tailParts) : "") +
-           (spirvOpt ? " opt" : "") + (fixedShape ? " fixed" : "") + (coopEmulation ? " emulated" : "");
+           (haloConv ? " halo" : "") + (spirvOpt ? " opt" : "") + (fixedShape ? " fixed" : "") +
+           (coopEmulation ? " emulated" : "");
   return "tiled " + shape;
 }
 
@@ -79,6 +80,10 @@ std::string coopTileProblem(const GemmTile& t, const DeviceInfo& info) {
   if (t.splitK < 1 || t.splitK > 64) return "split-K must be 1 to 64 parts";
   if (t.flushK < 0 || (t.flushK > 0 && (!t.f16Accumulators || t.flushK % t.bk || t.splitK > 1 || t.doubleBuffer)))
     return "a flush interval needs fp16 accumulators, a multiple of BK, no split-K and one shared slice";
+  if (t.haloConv && (t.bm % 16 || t.bk != 32 || t.splitK > 1 || t.tailParts > 1 || t.doubleBuffer || t.halfAccumulate ||
+                     t.fixedShape || (t.flushK > 0 && t.flushK % (9 * t.bk))))
+    return "the halo convolution tile needs BK 32, no split-K, tail split, double buffer, fp16 slice sums or fixed "
+           "shape, and a flush interval of whole channel slices (a multiple of 9 x BK)";
   if (t.tailParts < 0 || t.tailParts > 64 ||
       (t.tailParts > 1 && (t.splitK > 1 || t.flushK > 0 || t.tailStart <= 0 || t.tailStart % t.bn)))
     return "a tail split needs 2 to 64 parts, no split-K, no flush interval and a tail start that is a positive "
@@ -396,7 +401,19 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
                             : p.norm             ? rawHalfRowStride(buffer(p.norm->x), p.k)
                                                  : rawHalfRowStride(p.a, p.k);
   info.rawA = rawStride > 0 || p.conv || p.winograd;
-  info.aMode = p.winograd ? 4 : p.conv ? (p.conv->phaseRows ? 5 : 2) : p.norm ? 3 : info.rawA ? 1 : 0;
+  info.aMode = p.winograd ? 4 : p.conv ? (p.conv->phaseRows ? 5 : tile.haloConv ? 6 : 2) : p.norm ? 3 : info.rawA ? 1 : 0;
+  if (tile.haloConv != (info.aMode == 6))
+    throw Error(p.label + ": internal error: the halo tile " + tile.describe() + " takes a plain convolution input");
+  if (info.aMode == 6) {  // the halo's contract (gemm_coop.slang A_MODE 6); whole tiles (no edge checks)
+    const GemmConv& c = *p.conv;
+    if (c.kh != 3 || c.kw != 3 || c.strideH != 1 || c.strideW != 1 || c.padH != 1 || c.padW != 1 || c.dilationH != 1 ||
+        c.dilationW != 1 || c.ho != c.h || c.wo != c.w || c.w % 16 || c.h % (tile.bm / 16) || c.cin % tile.bk ||
+        p.k != 9 * c.cin || p.batches != 1 || info.edgeChecks || p.geglu)
+      throw Error(p.label + ": the halo tile " + tile.describe() + " needs a 3x3 convolution with stride 1, padding 1, "
+                  "W % 16 == 0, H % " + std::to_string(tile.bm / 16) + " == 0, Cin % " + std::to_string(tile.bk) +
+                  " == 0 and Cout % " + std::to_string(tile.bn) + " == 0 (got " + std::to_string(c.h) + "x" +
+                  std::to_string(c.w) + ", " + std::to_string(c.cin) + " -> " + std::to_string(p.n) + ")");
+  }
   if (p.conv && p.conv->phaseRows &&
       (p.m != 4 * p.conv->phaseRows || p.conv->phaseRows % tile.bm || p.conv->kh != 2 || p.conv->kw != 2 ||
        p.conv->ho != p.conv->h || p.conv->wo != p.conv->w || p.batches != 1))

@@ -1,0 +1,237 @@
+// The halo form of the tensor-core convolution (GemmTile::haloConv, gemm_coop.slang A_MODE 6): a 3x3 stride-1
+// convolution whose GEMM rows are blocks of BM / 16 output rows of 16 pixels, its input window staged once per 32
+// channels for the 9 taps. On software cooperative matrices against float64 on every machine (fp32 and fp16
+// accumulators, fp16 chunks flushed at channel slices, two images, several block rows and columns, padding on
+// every side, a residual loaded into the accumulators), the real tiles on tensor-core devices (raw, staged and
+// group-norm inputs), the contract's refusals by name, and the candidates' names and flush intervals. Suite
+// ConvTest (conv2d_test_fixture.h).
+#include <filesystem>
+#include <string>
+
+#include "graph/expr_nodes.h"
+#include "engine/slang_compiler.h"
+#include "ops/conv2d_candidates.h"
+#include "ops/linear_gemm.h"
+#include "tests/ops/conv2d_test_fixture.h"
+#include "tests/ops/gemm_coop_test_support.h"
+
+namespace sdgen::conv_test {
+namespace {
+
+// One subgroup of 16 warpRows x 16 warpCols: BM / 16 = warpRows output rows per block.
+ops::GemmTile emulatedHaloTile(int warpRows, bool f16, int flushK) {
+  ops::GemmTile t = ops::GemmTile::coopTile(16 * warpRows, 32, 32, warpRows, 2);
+  t.coopEmulation = true;
+  t.haloConv = true;
+  t.f16Accumulators = f16;
+  t.flushK = flushK;
+  return t;
+}
+
+ops::GemmProblem haloProblem(const Expr& x, const Layer& l, int64_t h, int64_t w, int64_t cin, int64_t cout,
+                             const Sink& out, ops::Conv2dScratch* scratch, const ops::GemmTile& tile) {
+  ops::GemmProblem g;
+  g.a = x;
+  g.packed = ops::PackedB{l.gpu->gemm().address(), l.gpu->bias().address(), cout, l.gpu->storage(),
+                          {range(l.gpu->gemm()), range(l.gpu->bias())}};
+  g.conv = ops::GemmConv{x.node().tensor.address, h, w, cin, h, w, 3, 3, 1, 1, 1, 1, 1, 1};
+  g.out = out;
+  g.m = x.shape()[0] * h * w;
+  g.n = cout;
+  g.k = 9 * cin;
+  g.d1 = h;
+  g.d2 = w;
+  g.tile = tile;
+  g.scratch = scratch;
+  g.label = "emulated halo conv";
+  return g;
+}
+
+TEST_P(ConvTest, CoopHaloEmulated) {
+  struct HaloCase { Case c; ops::GemmTile tile; };
+  const HaloCase cases[] = {
+      // two images, 2 block rows x 2 block columns each, fp32 accumulators: the residual loaded into them
+      {{"halo 2 images", 2, 4, 32, 32, 32, k3}, emulatedHaloTile(2, false, 0)},
+      // 4 output rows per block, 2 channel slices, 2 column tiles
+      {{"halo 4 rows", 1, 8, 16, 64, 64, k3}, emulatedHaloTile(4, false, 0)},
+      // fp16 accumulators over all of K (576)
+      {{"halo fp16", 1, 6, 16, 64, 32, k3}, emulatedHaloTile(2, true, 0)},
+      // fp16 chunks flushed every channel slice (K 864: 3 chunks of 288, 2 planes)
+      {{"halo flushed", 1, 4, 16, 96, 32, k3}, emulatedHaloTile(2, true, 288)}};
+  uint32_t seed = 1700;
+  for (const HaloCase& e : cases) {
+    const Case& c = e.c;
+    Layer l = layer(c.cout, c.cin, c.p, seed++);
+    Expr x = input({c.n, c.h, c.w, c.cin}, seed++);
+    const Shape os = ops::conv2dOutputShape(x.shape(), *l.gpu);
+    Expr residual = input(os, seed++);
+    auto ref = reference(x, l);
+    auto res = test::evalReference(residual, mem_);
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] += res[i];
+    TensorView out = output(os);
+    ops::GemmProblem g = haloProblem(x, l, c.h, c.w, c.cin, c.cout, residualAdd(bufferSink(out), residual), &scratch_,
+                                     e.tile);
+    CommandSequence seq(ctx());
+    if (dt() != DType::F16) {
+      expectError([&] { ops::recordGemm(ctx(), seq, g); }, {"emulated halo conv", "packed fp16 weights"});
+      continue;
+    }
+    const ops::GemmInfo info = ops::recordGemm(ctx(), seq, g);
+    seq.run();
+    EXPECT_EQ(info.aMode, 6) << c.name;
+    EXPECT_FALSE(info.edgeChecks) << c.name;
+    EXPECT_EQ(info.residualPreloaded, !e.tile.f16Accumulators) << c.name;
+    EXPECT_NE(info.kernel.find(" halo"), std::string::npos) << info.kernel;
+    const std::string what = std::string("emulated ") + c.name + (e.tile.f16Accumulators ? ", fp16" : ", fp32") +
+                             " accumulators" + (e.tile.flushK ? ", flushed" : "");
+    std::printf("%s: relative error %.3g\n", what.c_str(), compareRoundedInput(read(out), ref, what));
+  }
+}
+
+// What the halo tile cannot take is refused by name before anything is recorded.
+TEST_P(ConvTest, CoopHaloContract) {
+  if (dt() != DType::F16) GTEST_SKIP() << "fp16 weights only (the fp32 case is refused for its weights first)";
+  uint32_t seed = 1750;
+  struct Bad { const char* name; int64_t h, w, cin; Conv2dParams p; ops::GemmTile tile; const char* why; };
+  const Bad bad[] = {
+      {"width 24", 4, 24, 32, k3, emulatedHaloTile(2, false, 0), "W % 16 == 0"},
+      {"odd rows", 5, 16, 32, k3, emulatedHaloTile(2, false, 0), "H % 2 == 0"},
+      {"Cin 40", 4, 16, 40, k3, emulatedHaloTile(2, false, 0), "Cin % 32 == 0"},
+      {"stride 2", 8, 32, 32, Conv2dParams::square(3, 2), emulatedHaloTile(2, false, 0), "stride 1"},
+      {"flush mid-slice", 4, 16, 64, k3, emulatedHaloTile(2, true, 96), "whole channel slices"}};
+  for (const Bad& b : bad) {
+    Layer l = layer(32, int(b.cin), b.p, seed++);
+    Expr x = input({1, b.h, b.w, b.cin}, seed++);
+    TensorView out = output(ops::conv2dOutputShape(x.shape(), *l.gpu));
+    ops::GemmProblem g = haloProblem(x, l, b.h, b.w, b.cin, 32, bufferSink(out), &scratch_, b.tile);
+    const Shape os = ops::conv2dOutputShape(x.shape(), *l.gpu);
+    g.conv->ho = os[1];
+    g.conv->wo = os[2];
+    g.conv->strideH = g.conv->strideW = b.p.strideH;
+    g.m = os[1] * os[2];
+    CommandSequence seq(ctx());
+    expectError([&] { ops::recordGemm(ctx(), seq, g); }, {"emulated halo conv", b.why});
+  }
+}
+
+// The real halo tiles (128x128 and 256x128, fp32 and fp16 accumulators) on tensor-core devices, forced as
+// candidates through ops::conv2d: two images of 16 x 32, 256 channels (K 2304: the fp16 tiles' two chunks of 1152)
+// and 64 -> 128 (one chunk), raw, staged and group-norm inputs into a residual sink, against float64.
+TEST_P(ConvTest, CoopHaloWhereSupported) {
+  uint32_t seed = 1800;
+  struct TileCase { int bm, bn; bool f16acc; };
+  for (const TileCase& t : {TileCase{128, 128, false}, TileCase{128, 128, true}, TileCase{256, 128, false},
+                            TileCase{256, 128, true}})
+    for (const Case& c : {Case{"halo deep", 2, 16, 32, 256, 256, k3}, Case{"halo shallow", 1, 16, 16, 64, 256, k3}}) {
+      const ops::ConvCandidate cand{ConvAlgo::Coop, ops::ConvTile{t.bm, t.bn, 0, 0}, 1, t.f16acc, true};
+      const bool ran = tensorCoreCase(c, ConvAlgo::Coop, seed, 0, [&](const ops::Conv2dInfo& info, InputMode, const Shape&) {
+        EXPECT_EQ(info.candidate, cand.name());
+        EXPECT_NE(info.kernels.back().find(" halo"), std::string::npos) << info.kernels.back();
+      }, cand);
+      if (!ran) return;
+    }
+}
+
+class ConvHaloCandidatesTest : public test::VulkanTest {};
+
+TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
+  using ops::ConvAlgo;
+  using ops::ConvCandidate;
+  using ops::ConvTile;
+  for (const char* name : {"coop 128x128 halo", "coop 128x128 f16acc halo", "coop 256x128 halo", "coop 256x128 f16acc halo"}) {
+    std::optional<ConvCandidate> c = ops::parseConvCandidate(name);
+    ASSERT_TRUE(c) << name;
+    EXPECT_TRUE(c->halo) << name;
+    EXPECT_EQ(c->name(), name);
+    EXPECT_TRUE(ops::convCoopGemmTile(*c).haloConv) << name;
+  }
+  for (const char* bad : {"coop 64x64 halo", "coop 128x64 halo", "coop 256x160 halo", "coop 256x256 halo", "coop 128x128 halo f16acc",
+                          "coop 128x128 halo halo", "coop-winograd 256x256 halo"})
+    EXPECT_TRUE(!ops::parseConvCandidate(bad) || ops::convCoopGemmTile(*ops::parseConvCandidate(bad)).bm == 0) << bad;
+  const ops::GemmTile wide = ops::convCoopGemmTile({ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, true, true});
+  EXPECT_EQ(wide.describe(), "coop 256x128x32 warp 64x32 f16acc halo opt");
+  EXPECT_EQ(wide.subgroups(), 16);
+  EXPECT_EQ(ops::convCoopGemmTile({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true}).describe(),
+            "coop 128x128x32 warp 64x32 halo");
+  EXPECT_EQ(ops::haloFlushK(wide, 256), 1152);  // K 2304: 2 chunks of 4 channel slices
+  EXPECT_EQ(ops::haloFlushK(wide, 512), 1728);  // K 4608: 3 chunks, 6 + 6 + 4 slices
+  EXPECT_EQ(ops::haloFlushK(wide, 128), 0);     // K 1152: one fp16 sum
+  EXPECT_EQ(ops::haloFlushK(ops::convCoopGemmTile({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true}), 512), 0);
+
+  const DeviceInfo d = test::h100LikeWithHalfAccumulators();
+  ops::Conv2dWeightsOptions o;
+  o.storage = DType::F16;
+  auto w = ops::Conv2dWeights::allocate(ctx(), 128, 256, ops::Conv2dParams::square(3), o);
+  const ops::ConvContext cc{d, w, true, {}, true};
+  ops::ConvProblem p;
+  p.n = 1, p.h = p.ho = p.w = p.wo = 512, p.cin = 256, p.cout = 128;
+  p.p = ops::Conv2dParams::square(3);
+  const ConvCandidate halo128{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true};
+  EXPECT_EQ(ops::candidateViolation(halo128, p, cc), "");
+  ops::ConvProblem odd = p;  // Cout 200: not whole 128-wide tiles
+  odd.cout = 200;
+  EXPECT_NE(ops::candidateViolation(halo128, odd, cc).find("Cout % 128"), std::string::npos);
+  EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 1, false, true}, p, cc).find("no coop tile"),
+            std::string::npos);
+  EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 2, false, true}, p, cc).find("no split-K"),
+            std::string::npos);
+  ops::ConvProblem narrow = p;
+  narrow.w = narrow.wo = 500;
+  EXPECT_NE(ops::candidateViolation(halo128, narrow, cc).find("W % 16"), std::string::npos);
+  ops::ConvProblem strided = p;
+  strided.p = ops::Conv2dParams::square(3, 2);
+  strided.ho = strided.wo = 256;
+  EXPECT_NE(ops::candidateViolation(halo128, strided, cc).find("stride 1"), std::string::npos);
+  // Default candidates from 16384 rows (SDGEN_CONV_HALO=0 leaves them out); fp16 accumulators only with the
+  // f16 -> f16 shape.
+  auto haloNames = [&](const ops::ConvProblem& prob, const ops::ConvContext& c) {
+    std::vector<std::string> names;
+    for (const ConvCandidate& cand : ops::convCandidates(prob, c))
+      if (cand.halo) names.push_back(cand.name());
+    return names;
+  };
+  {
+    test::ScopedEnv off("SDGEN_CONV_HALO", "0");
+    EXPECT_TRUE(haloNames(p, cc).empty());
+  }
+  test::ScopedEnv on("SDGEN_CONV_HALO", nullptr);
+  EXPECT_EQ(haloNames(p, cc), (std::vector<std::string>{"coop 128x128 halo", "coop 128x128 f16acc halo",
+                                                         "coop 256x128 halo", "coop 256x128 f16acc halo"}));
+  DeviceInfo noHalf = d;
+  noHalf.coopMatrixShapes.pop_back();
+  EXPECT_EQ(haloNames(p, {noHalf, w, true, {}, true}),
+            (std::vector<std::string>{"coop 128x128 halo", "coop 256x128 halo"}));
+  ops::ConvProblem small = p;  // 64^2 (4096 rows): not a candidate
+  small.h = small.ho = small.w = small.wo = 64;
+  EXPECT_TRUE(haloNames(small, cc).empty());
+  ops::ConvProblem tall = p;  // 136 rows: whole 8-row blocks, not 16-row ones
+  tall.h = tall.ho = 136;
+  EXPECT_EQ(haloNames(tall, cc), (std::vector<std::string>{"coop 128x128 halo", "coop 128x128 f16acc halo"}));
+}
+
+// Host-only: the real halo tiles (cooperative matrices, not their emulation) compile to SPIR-V, at -O0 and through
+// spirv-opt where the tile asks for it, with fp32 accumulators, fp16 ones and the flushed chunks.
+TEST(ConvHaloCompile, TilesCompileToSpirv) {
+  const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-gemm-halo-compile-test";
+  std::filesystem::remove_all(cache);
+  SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
+  using ops::ConvAlgo;
+  using ops::ConvTile;
+  for (const ops::ConvCandidate& c : {ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true},
+                                      ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true, true},
+                                      ops::ConvCandidate{ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, false, true},
+                                      ops::ConvCandidate{ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, true, true}}) {
+    ops::GemmTile tile = ops::convCoopGemmTile(c);
+    ASSERT_TRUE(tile.haloConv) << c.name();
+    if (tile.f16Accumulators) tile.flushK = ops::haloFlushK(tile, 256);
+    KernelSource src;
+    src.generated = ops::gemmWrapperSource(test::coopGemmInfo(6), tile, true);
+    src.label = "gemm coop halo " + tile.describe();
+    src.optimize = tile.spirvOpt;
+    test::expectCompiles(compiler, src);
+  }
+  std::filesystem::remove_all(cache);
+}
+
+}  // namespace
+}  // namespace sdgen::conv_test
