@@ -395,16 +395,23 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
           add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 1});
       }
     }
-    // The halo tiles (session 44; SDGEN_CONV_HALO=0 leaves them out): a 3x3 stride-1 convolution whose A rows are
-    // blocks of output rows, its input window staged once per 32 channels for the 9 taps (gemm_coop.slang A_MODE
-    // 6): per 32-deep step the B slice and a ninth of the window instead of an A and a B slice, the words staged per
-    // MMA that bound the GEMM core (docs/perf.md, session 23). From 16384 rows (the VAE's 256^2 and 512^2 levels,
-    // SDXL's 128^2 one), fp32 and fp16 accumulators.
+    // The halo tile (session 44; SDGEN_CONV_HALO=0 leaves it out, =all adds the exploratory set): a 3x3 stride-1
+    // convolution whose A rows are blocks of output rows, its input window staged once per 32 channels for the 9
+    // taps (gemm_coop.slang A_MODE 6): per 32-deep step the B slice and a ninth of the window instead of an A and a
+    // B slice, the words staged per MMA that bound the GEMM core (docs/perf.md, session 23). From 16384 rows (the
+    // VAE's 128^2 to 512^2 levels). Measured on the H100 (session 44): `coop 128x128 f16acc halo` took the VAE's
+    // 512^2 and 256^2 resnet convs (256 -> 128 at 512^2 0.662 -> 0.534 ms, 128 at 512^2 0.313 -> 0.265-0.296);
+    // its fp32 form (156 registers: one workgroup per SM, 0.81 ms there) and the 256x128 ones (16 subgroups of
+    // 64x32, 124-128 registers: 0.575 / 0.603) never won, so only `=all` times them.
+    const char* haloKnob = std::getenv("SDGEN_CONV_HALO");
+    const bool haloAll = haloKnob && std::strcmp(haloKnob, "all") == 0;
     if (candidateFamilyOn("SDGEN_CONV_HALO") && prob.m() >= 16384) {
-      for (int bm : {128, 256}) {
-        add(ConvCandidate{ConvAlgo::Coop, ConvTile{bm, 128, 0, 0}, 1, false, true});
-        if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{bm, 128, 0, 0}, 1, true, true});
-      }
+      if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true, true});
+      if (haloAll)
+        for (int bm : {128, 256}) {
+          add(ConvCandidate{ConvAlgo::Coop, ConvTile{bm, 128, 0, 0}, 1, false, true});
+          if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{bm, 128, 0, 0}, 1, true, true});
+        }
     }
     // Winograd F(2,3) on the fp16-accumulator tiles (session 42; SDGEN_CONV_HALF_WINOGRAD=0 leaves it out, =1 adds
     // the exploratory set: 256x128 and Cin from 128): 16 products of K = Cin (one fp16 chunk up to 2048), 4/9 of

@@ -182,8 +182,8 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   strided.p = ops::Conv2dParams::square(3, 2);
   strided.ho = strided.wo = 256;
   EXPECT_NE(ops::candidateViolation(halo128, strided, cc).find("stride 1"), std::string::npos);
-  // Default candidates from 16384 rows (SDGEN_CONV_HALO=0 leaves them out); fp16 accumulators only with the
-  // f16 -> f16 shape.
+  // From 16384 rows: the fp16-accumulator 128x128 tile by default (SDGEN_CONV_HALO=0 leaves it out), every halo
+  // tile with SDGEN_CONV_HALO=all (the exploratory set); fp16 accumulators only with the f16 -> f16 shape.
   auto haloNames = [&](const ops::ConvProblem& prob, const ops::ConvContext& c) {
     std::vector<std::string> names;
     for (const ConvCandidate& cand : ops::convCandidates(prob, c))
@@ -194,19 +194,25 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
     test::ScopedEnv off("SDGEN_CONV_HALO", "0");
     EXPECT_TRUE(haloNames(p, cc).empty());
   }
-  test::ScopedEnv on("SDGEN_CONV_HALO", nullptr);
-  EXPECT_EQ(haloNames(p, cc), (std::vector<std::string>{"coop 128x128 halo", "coop 128x128 f16acc halo",
-                                                         "coop 256x128 halo", "coop 256x128 f16acc halo"}));
   DeviceInfo noHalf = d;
   noHalf.coopMatrixShapes.pop_back();
-  EXPECT_EQ(haloNames(p, {noHalf, w, true, {}, true}),
-            (std::vector<std::string>{"coop 128x128 halo", "coop 256x128 halo"}));
   ops::ConvProblem small = p;  // 64^2 (4096 rows): not a candidate
   small.h = small.ho = small.w = small.wo = 64;
-  EXPECT_TRUE(haloNames(small, cc).empty());
   ops::ConvProblem tall = p;  // 136 rows: whole 8-row blocks, not 16-row ones
   tall.h = tall.ho = 136;
-  EXPECT_EQ(haloNames(tall, cc), (std::vector<std::string>{"coop 128x128 halo", "coop 128x128 f16acc halo"}));
+  {
+    test::ScopedEnv on("SDGEN_CONV_HALO", nullptr);
+    EXPECT_EQ(haloNames(p, cc), (std::vector<std::string>{"coop 128x128 f16acc halo"}));
+    EXPECT_TRUE(haloNames(p, {noHalf, w, true, {}, true}).empty());
+    EXPECT_TRUE(haloNames(small, cc).empty());
+  }
+  test::ScopedEnv all("SDGEN_CONV_HALO", "all");
+  EXPECT_EQ(haloNames(p, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo",
+                                                         "coop 256x128 halo", "coop 256x128 f16acc halo"}));
+  EXPECT_EQ(haloNames(p, {noHalf, w, true, {}, true}),
+            (std::vector<std::string>{"coop 128x128 halo", "coop 256x128 halo"}));
+  EXPECT_TRUE(haloNames(small, cc).empty());
+  EXPECT_EQ(haloNames(tall, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo"}));
 }
 
 // Host-only: the real halo tiles (cooperative matrices, not their emulation) compile to SPIR-V, at -O0 and through
