@@ -47,7 +47,7 @@ struct GemmTile {
   bool fixedShape = false;
   // coop, a 3x3 stride-1 convolution (gemm_coop.slang A_MODE 6): the tile's BM rows are BM / 16 output rows of 16
   // pixels, whose input window ((BM / 16 + 2) x 18 pixels, BK channels) is staged once for the 9 taps instead of
-  // an A slice per tap (ops/conv2d_coop.cpp, docs/kernels-conv.md "Halo").
+  // an A slice per tap (ops/conv2d_coop.cpp, docs/kernels-conv.md "The halo form").
   bool haloConv = false;
   bool isLanes() const { return lanes > 0; }
   bool isCoop() const { return warpRows > 0; }
