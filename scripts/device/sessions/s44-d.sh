@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 44, call D — prepared, not run (the budget ran out; for the next session). Issue 17; an experiment, not committed code: scripts/device/sessions/s44-d-halo-sync.patch on
-# 205513a; carry .gl .carry .whl after `scripts/device/pack.sh build/default/tests/ops/ops_tests` and
+# 4db79d0 (`git apply` it, rebuild sdgen and ops_tests); carry .gl .carry .whl after `scripts/device/pack.sh build/default/tests/ops/ops_tests` and
 # `scripts/device/slim-tree.sh on`). SDGEN_HALO_SYNC=1: the halo window loaded and stored at a slice's first
 # step, nothing held across the products, to bring the fp32 128x128 halo tile (156 registers) under 128 (two
 # workgroups per SM). Register statistics and the two VAE rows, all halo tiles (SDGEN_CONV_HALO=all), with and
