@@ -77,6 +77,13 @@ class ConvTest : public test::TensorTest {
   std::vector<double> reference(const Expr& in, const Layer& l) {
     return test::conv2dReference(test::evalReference(in, mem_), in.shape(), l.w, l.b, l.cout, l.p);
   }
+  // The reference of the conv of `in` into a residual-add sink: conv(in) + residual.
+  std::vector<double> referencePlusResidual(const Expr& in, const Layer& l, const Expr& residual) {
+    std::vector<double> ref = reference(in, l);
+    const std::vector<double> res = test::evalReference(residual, mem_);
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] += res[i];
+    return ref;
+  }
   ops::Conv2dOptions options(ConvAlgo algo) {
     ops::Conv2dOptions o;
     o.algo = algo;
@@ -186,9 +193,7 @@ class ConvTest : public test::TensorTest {
       Expr in = mode == kStaged ? silu(x) + shift : mode == kGroupNorm ? groupNormSilu(x, seed++) : x;
       const Shape os = ops::conv2dOutputShape(in.shape(), *l.gpu);
       Expr residual = input(os, seed++);
-      auto ref = reference(in, l);
-      auto res = test::evalReference(residual, mem_);
-      for (size_t i = 0; i < ref.size(); ++i) ref[i] += res[i];
+      auto ref = referencePlusResidual(in, l, residual);
       TensorView out = output(os);
       CommandSequence seq(ctx());
       auto o = options(algo);
