@@ -104,7 +104,9 @@ GemmTile convCoopGemmTile(const ConvCandidate& c) {
   if (c.halo) {
     // The halo tiles: 128x128 (8 subgroups of 64x32) or 256x128 (16 of 64x32: one B slice per 256 pixels, two
     // 16-byte words staged per invocation and step), fp32 accumulators or fp16 ones through spirv-opt (as the
-    // 128x128 f16acc tile; session 44: 125-128 registers, two workgroups per SM).
+    // 256x256 tile). Session 45 swept other layouts on the H100 (128x256 in 16 subgroups of 64x32, fp16 256x256 in
+    // 8 of 128x64, 128x256 and 128x128 in subgroups of 64x64 or 128x32): each lost to the 128x128 fp32 tile, the
+    // fp16 ones with 181-255 registers and spills (docs/perf.md).
     if (c.algo != ConvAlgo::Coop || c.tile.bn != 128 || (c.tile.bm != 128 && c.tile.bm != 256)) return GemmTile{0, 0, 0};
     t = GemmTile::coopTile(c.tile.bm, 128, kCoopBk, 4, 2);
     t.f16Accumulators = c.halfAccumulators;
@@ -137,7 +139,8 @@ GemmTile convCoopGemmTile(const ConvCandidate& c) {
 }
 
 int haloFlushK(const GemmTile& t, int64_t cin) {
-  if (!t.haloConv || !t.f16Accumulators || 9 * cin <= kHalfTileChunkK) return 0;
+  // A split tile's parts are each one fp16 sum (candidateViolation keeps them within a chunk).
+  if (!t.haloConv || !t.f16Accumulators || t.splitK > 1 || 9 * cin <= kHalfTileChunkK) return 0;
   const int64_t slices = (cin + t.bk - 1) / t.bk, step = 9 * int64_t(t.bk);
   for (int64_t chunks = (9 * cin + kHalfTileChunkK - 1) / kHalfTileChunkK;; ++chunks) {
     const int64_t perChunk = (slices + chunks - 1) / chunks;
@@ -218,7 +221,15 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
     if (prob.wo % 16 || prob.ho % (t.bm / 16) || prob.cin % kCoopBk || prob.cout % t.bn)
       return "the halo tile " + c.tile.str() + " needs W % 16 == 0, H % " + std::to_string(t.bm / 16) +
              " == 0, Cin % 32 == 0 and Cout % " + std::to_string(t.bn) + " == 0";
-    if (c.splitK > 1) return "the halo tile takes no split-K";
+    if (c.splitK > 1) {  // parts of whole channel slices (all 9 taps each), none empty, fp16 sums within a chunk
+      const int64_t slices = prob.cin / kCoopBk, perPart = (slices + c.splitK - 1) / c.splitK;
+      if ((c.splitK - 1) * perPart >= slices)
+        return "the halo tile splits whole slices of " + std::to_string(kCoopBk) + " input channels: " +
+               std::to_string(c.splitK) + " parts of " + std::to_string(slices) + " slices would leave one empty";
+      if (c.halfAccumulators && 9 * perPart * kCoopBk > kHalfTileMaxPartK)
+        return "the fp16-accumulator halo tile takes at most " + std::to_string(kHalfTileMaxPartK) + " of K per part (" +
+               std::to_string(9 * perPart * kCoopBk) + " in " + std::to_string(c.splitK) + ")";
+    }
     if (cc.weights.hasUpsamplePhases()) return "the convolution reads a 2x upsampling, which coop runs by output phases";
     if (haloFlushK(t, prob.cin) > 0 && !cc.haveScratch) return "the halo tile past 2048 of K needs scratch memory for its fp16 chunks";
   }
@@ -399,19 +410,34 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     // convolution whose A rows are blocks of output rows, its input window staged once per 32 channels for the 9
     // taps (gemm_coop.slang A_MODE 6): per 32-deep step the B slice and a ninth of the window instead of an A and a
     // B slice, the words staged per MMA that bound the GEMM core (docs/perf.md, session 23). From 16384 rows (the
-    // VAE's 128^2 to 512^2 levels). Measured on the H100 (session 44): `coop 128x128 f16acc halo` took the VAE's
-    // 512^2 and 256^2 resnet convs (256 -> 128 at 512^2 0.662 -> 0.534 ms, 128 at 512^2 0.313 -> 0.265-0.296);
-    // its fp32 form (156 registers: one workgroup per SM, 0.81 ms there) and the 256x128 ones (16 subgroups of
-    // 64x32, 124-128 registers: 0.575 / 0.603) never won, so only `=all` times them.
+    // VAE's 128^2 to 512^2 levels). Measured on the H100: `coop 128x128 f16acc halo` took the VAE's 512^2 and
+    // 256^2 resnet convs in session 44 (256 -> 128 at 512^2 0.662 -> 0.534 ms, 128 at 512^2 0.313 -> 0.265-0.296);
+    // its fp32 form, at 124 registers since its window is loaded at a slice's first tap (two workgroups per SM;
+    // 156 before), took most of them in session 45 (256 at 512^2 1.02 -> 0.977, 256 -> 128 0.534 -> 0.505). The
+    // 256x128 tiles (16 subgroups of 64x32) never won, so only `=all` times them.
     const char* haloKnob = std::getenv("SDGEN_CONV_HALO");
     const bool haloAll = haloKnob && std::strcmp(haloKnob, "all") == 0;
     if (candidateFamilyOn("SDGEN_CONV_HALO") && prob.m() >= 16384) {
       if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true, true});
-      if (haloAll)
-        for (int bm : {128, 256}) {
-          add(ConvCandidate{ConvAlgo::Coop, ConvTile{bm, 128, 0, 0}, 1, false, true});
-          if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{bm, 128, 0, 0}, 1, true, true});
-        }
+      add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true});
+      if (haloAll) {
+        add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, false, true});
+        if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, true, true});
+      }
+    }
+    // The 128x128 halo tiles split over their input channels (session 45; SDGEN_CONV_HALO_SPLIT=0 leaves them
+    // out) below 16384 rows, where too few tiles fill the SMs: the UNet's 3x3 convolutions from 16^2 (batch 2).
+    // Parts of whole channel slices, for about two and four workgroups per SM.
+    if (candidateFamilyOn("SDGEN_CONV_HALO") && candidateFamilyOn("SDGEN_CONV_HALO_SPLIT") &&
+        cc.device.multiprocessors && prob.m() >= 512 && prob.m() < 16384 && prob.cout % 128 == 0) {
+      const int64_t tiles = (prob.m() / 128) * (prob.cout / 128), channelSlices = prob.cin / kCoopBk;
+      const int64_t sms = cc.device.multiprocessors;
+      for (int64_t perSm : {2, 4}) {
+        const int64_t want = std::clamp<int64_t>((perSm * sms + tiles / 2) / tiles, 1, std::max<int64_t>(channelSlices, 1));
+        const int parts = normalizedSplitParts(want, std::max<int64_t>(channelSlices, 1));
+        if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, parts, true, true});
+        add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, parts, false, true});
+      }
     }
     // Winograd F(2,3) on the fp16-accumulator tiles (session 42; SDGEN_CONV_HALF_WINOGRAD=0 leaves it out, =1 adds
     // the exploratory set: 256x128 and Cin from 128): 16 products of K = Cin (one fp16 chunk up to 2048), 4/9 of

@@ -80,9 +80,9 @@ std::string coopTileProblem(const GemmTile& t, const DeviceInfo& info) {
   if (t.splitK < 1 || t.splitK > 64) return "split-K must be 1 to 64 parts";
   if (t.flushK < 0 || (t.flushK > 0 && (!t.f16Accumulators || t.flushK % t.bk || t.splitK > 1 || t.doubleBuffer)))
     return "a flush interval needs fp16 accumulators, a multiple of BK, no split-K and one shared slice";
-  if (t.haloConv && (t.bm % 16 || t.bk != 32 || t.splitK > 1 || t.tailParts > 1 || t.doubleBuffer || t.halfAccumulate ||
+  if (t.haloConv && (t.bm % 16 || t.bk != 32 || t.tailParts > 1 || t.doubleBuffer || t.halfAccumulate ||
                      t.fixedShape || (t.flushK > 0 && t.flushK % (9 * t.bk))))
-    return "the halo convolution tile needs BK 32, no split-K, tail split, double buffer, fp16 slice sums or fixed "
+    return "the halo convolution tile needs BK 32, no tail split, double buffer, fp16 slice sums or fixed "
            "shape, and a flush interval of whole channel slices (a multiple of 9 x BK)";
   if (t.tailParts < 0 || t.tailParts > 64 ||
       (t.tailParts > 1 && (t.splitK > 1 || t.flushK > 0 || t.tailStart <= 0 || t.tailStart % t.bn)))
@@ -360,7 +360,9 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   // Split-K: each part covers `chunk` elements of K (whole slices); the partials are [batches][S][M][N] (tail
   // split: [S][M][N - tailStart]), fp16 or fp32.
   const int64_t parts = tail ? tile.tailParts : splits;
-  const int64_t chunk = ((p.k + tile.bk - 1) / tile.bk + parts - 1) / parts * tile.bk;
+  // The halo tile splits its input channels instead (whole channel slices, all 9 taps each; gemm_coop.slang A_MODE 6).
+  const int64_t splitDepth = tile.haloConv && p.conv ? p.conv->cin : p.k;
+  const int64_t chunk = ((splitDepth + tile.bk - 1) / tile.bk + parts - 1) / parts * tile.bk;
   const int64_t partialWidth = tail ? p.n - tile.tailStart : p.n;
   MemRange partials{};
   if (splits > 1 || tail) {
@@ -408,11 +410,12 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     const GemmConv& c = *p.conv;
     if (c.kh != 3 || c.kw != 3 || c.strideH != 1 || c.strideW != 1 || c.padH != 1 || c.padW != 1 || c.dilationH != 1 ||
         c.dilationW != 1 || c.ho != c.h || c.wo != c.w || c.w % 16 || c.h % (tile.bm / 16) || c.cin % tile.bk ||
-        p.k != 9 * c.cin || p.batches != 1 || info.edgeChecks || p.geglu)
+        p.k != 9 * c.cin || p.batches != 1 || info.edgeChecks || p.geglu || splits > c.cin / tile.bk)
       throw Error(p.label + ": the halo tile " + tile.describe() + " needs a 3x3 convolution with stride 1, padding 1, "
                   "W % 16 == 0, H % " + std::to_string(tile.bm / 16) + " == 0, Cin % " + std::to_string(tile.bk) +
-                  " == 0 and Cout % " + std::to_string(tile.bn) + " == 0 (got " + std::to_string(c.h) + "x" +
-                  std::to_string(c.w) + ", " + std::to_string(c.cin) + " -> " + std::to_string(p.n) + ")");
+                  " == 0, Cout % " + std::to_string(tile.bn) + " == 0 and at most one split-K part per " +
+                  std::to_string(tile.bk) + " input channels (got " + std::to_string(c.h) + "x" + std::to_string(c.w) +
+                  ", " + std::to_string(c.cin) + " -> " + std::to_string(p.n) + ", " + std::to_string(splits) + " parts)");
   }
   if (p.conv && p.conv->phaseRows &&
       (p.m != 4 * p.conv->phaseRows || p.conv->phaseRows % tile.bm || p.conv->kh != 2 || p.conv->kw != 2 ||

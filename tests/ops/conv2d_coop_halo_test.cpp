@@ -19,8 +19,8 @@ namespace sdgen::conv_test {
 namespace {
 
 // One subgroup of 16 warpRows x 16 warpCols: BM / 16 = warpRows output rows per block.
-ops::GemmTile emulatedHaloTile(int warpRows, bool f16, int flushK) {
-  ops::GemmTile t = ops::GemmTile::coopTile(16 * warpRows, 32, 32, warpRows, 2);
+ops::GemmTile emulatedHaloTile(int warpRows, bool f16, int flushK, int splitK = 1) {
+  ops::GemmTile t = ops::GemmTile::coopTile(16 * warpRows, 32, 32, warpRows, 2, false, splitK);
   t.coopEmulation = true;
   t.haloConv = true;
   t.f16Accumulators = f16;
@@ -57,7 +57,11 @@ TEST_P(ConvTest, CoopHaloEmulated) {
       // fp16 accumulators over all of K (576)
       {{"halo fp16", 1, 6, 16, 64, 32, k3}, emulatedHaloTile(2, true, 0)},
       // fp16 chunks flushed every channel slice (K 864: 3 chunks of 288, 2 planes)
-      {{"halo flushed", 1, 4, 16, 96, 32, k3}, emulatedHaloTile(2, true, 288)}};
+      {{"halo flushed", 1, 4, 16, 96, 32, k3}, emulatedHaloTile(2, true, 288)},
+      // split over input channels (session 45): 3 slices in 2 parts (2 + 1), fp32 partials with the residual in
+      // part 0's; and 3 parts of one slice each with fp16 accumulators, two images
+      {{"halo split 2", 1, 4, 16, 96, 32, k3}, emulatedHaloTile(2, false, 0, 2)},
+      {{"halo split 3", 2, 2, 16, 96, 32, k3}, emulatedHaloTile(2, true, 0, 3)}};
   uint32_t seed = 1700;
   for (const HaloCase& e : cases) {
     const Case& c = e.c;
@@ -80,8 +84,10 @@ TEST_P(ConvTest, CoopHaloEmulated) {
     EXPECT_FALSE(info.edgeChecks) << c.name;
     EXPECT_EQ(info.residualPreloaded, !e.tile.f16Accumulators) << c.name;
     EXPECT_NE(info.kernel.find(" halo"), std::string::npos) << info.kernel;
+    EXPECT_EQ(info.splitK, e.tile.splitK) << c.name;
     const std::string what = std::string("emulated ") + c.name + (e.tile.f16Accumulators ? ", fp16" : ", fp32") +
-                             " accumulators" + (e.tile.flushK ? ", flushed" : "");
+                             " accumulators" + (e.tile.flushK ? ", flushed" : "") +
+                             (e.tile.splitK > 1 ? ", split " + std::to_string(e.tile.splitK) : std::string());
     std::printf("%s: relative error %.3g\n", what.c_str(), compareRoundedInput(read(out), ref, what));
   }
 }
@@ -96,7 +102,8 @@ TEST_P(ConvTest, CoopHaloContract) {
       {"odd rows", 5, 16, 32, k3, emulatedHaloTile(2, false, 0), "H % 2 == 0"},
       {"Cin 40", 4, 16, 40, k3, emulatedHaloTile(2, false, 0), "Cin % 32 == 0"},
       {"stride 2", 8, 32, 32, Conv2dParams::square(3, 2), emulatedHaloTile(2, false, 0), "stride 1"},
-      {"flush mid-slice", 4, 16, 64, k3, emulatedHaloTile(2, true, 96), "whole channel slices"}};
+      {"flush mid-slice", 4, 16, 64, k3, emulatedHaloTile(2, true, 96), "whole channel slices"},
+      {"3 parts of 2 slices", 4, 16, 64, k3, emulatedHaloTile(2, false, 0, 3), "one split-K part per 32 input channels"}};
   for (const Bad& b : bad) {
     Layer l = layer(32, int(b.cin), b.p, seed++);
     Expr x = input({1, b.h, b.w, b.cin}, seed++);
@@ -112,16 +119,17 @@ TEST_P(ConvTest, CoopHaloContract) {
   }
 }
 
-// The real halo tiles (128x128 and 256x128, fp32 and fp16 accumulators) on tensor-core devices, forced as
-// candidates through ops::conv2d: two images of 16 x 32, 256 channels (K 2304: the fp16 tiles' two chunks of 1152)
-// and 64 -> 128 (one chunk), raw, staged and group-norm inputs into a residual sink, against float64.
+// The real halo tiles (128x128 and 256x128, fp32 and fp16 accumulators; 128x128 split over input channels in 2
+// parts) on tensor-core devices, forced as candidates through ops::conv2d: two images of 16 x 32, 256 channels
+// (K 2304: the fp16 tiles' two chunks of 1152, or 2 parts of 1152) and 64 -> 256 (one chunk, or 2 parts of one
+// slice), raw, staged and group-norm inputs into a residual sink, against float64.
 TEST_P(ConvTest, CoopHaloWhereSupported) {
   uint32_t seed = 1800;
-  struct TileCase { int bm, bn; bool f16acc; };
+  struct TileCase { int bm, bn; bool f16acc; int split = 1; };
   for (const TileCase& t : {TileCase{128, 128, false}, TileCase{128, 128, true}, TileCase{256, 128, false},
-                            TileCase{256, 128, true}})
+                            TileCase{256, 128, true}, TileCase{128, 128, false, 2}, TileCase{128, 128, true, 2}})
     for (const Case& c : {Case{"halo deep", 2, 16, 32, 256, 256, k3}, Case{"halo shallow", 1, 16, 16, 64, 256, k3}}) {
-      const ops::ConvCandidate cand{ConvAlgo::Coop, ops::ConvTile{t.bm, t.bn, 0, 0}, 1, t.f16acc, true};
+      const ops::ConvCandidate cand{ConvAlgo::Coop, ops::ConvTile{t.bm, t.bn, 0, 0}, t.split, t.f16acc, true};
       const bool ran = tensorCoreCase(c, ConvAlgo::Coop, seed, 0, [&](const ops::Conv2dInfo& info, InputMode, const Shape&) {
         EXPECT_EQ(info.candidate, cand.name());
         EXPECT_NE(info.kernels.back().find(" halo"), std::string::npos) << info.kernels.back();
@@ -136,7 +144,8 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   using ops::ConvAlgo;
   using ops::ConvCandidate;
   using ops::ConvTile;
-  for (const char* name : {"coop 128x128 halo", "coop 128x128 f16acc halo", "coop 256x128 halo", "coop 256x128 f16acc halo"}) {
+  for (const char* name : {"coop 128x128 halo", "coop 128x128 f16acc halo", "coop 256x128 halo", "coop 256x128 f16acc halo",
+                           "coop 128x128 halo split 3", "coop 128x128 f16acc halo split 10"}) {
     std::optional<ConvCandidate> c = ops::parseConvCandidate(name);
     ASSERT_TRUE(c) << name;
     EXPECT_TRUE(c->halo) << name;
@@ -144,7 +153,7 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
     EXPECT_TRUE(ops::convCoopGemmTile(*c).haloConv) << name;
   }
   for (const char* bad : {"coop 64x64 halo", "coop 128x64 halo", "coop 256x160 halo", "coop 256x256 halo", "coop 128x128 halo f16acc",
-                          "coop 128x128 halo halo", "coop-winograd 256x256 halo"})
+                          "coop 128x128 halo halo", "coop-winograd 256x256 halo", "coop 128x128 halo w8x2"})
     EXPECT_TRUE(!ops::parseConvCandidate(bad) || ops::convCoopGemmTile(*ops::parseConvCandidate(bad)).bm == 0) << bad;
   const ops::GemmTile wide = ops::convCoopGemmTile({ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, true, true});
   EXPECT_EQ(wide.describe(), "coop 256x128x32 warp 64x32 f16acc halo opt");
@@ -155,6 +164,7 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   EXPECT_EQ(ops::haloFlushK(wide, 512), 1728);  // K 4608: 3 chunks, 6 + 6 + 4 slices
   EXPECT_EQ(ops::haloFlushK(wide, 128), 0);     // K 1152: one fp16 sum
   EXPECT_EQ(ops::haloFlushK(ops::convCoopGemmTile({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true}), 512), 0);
+  EXPECT_EQ(ops::haloFlushK(ops::convCoopGemmTile({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 4, true, true}), 512), 0);
 
   const DeviceInfo d = test::h100LikeWithHalfAccumulators();
   ops::Conv2dWeightsOptions o;
@@ -171,8 +181,16 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   EXPECT_NE(ops::candidateViolation(halo128, odd, cc).find("Cout % 128"), std::string::npos);
   EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{256, 256, 0, 0}, 1, false, true}, p, cc).find("no coop tile"),
             std::string::npos);
-  EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 2, false, true}, p, cc).find("no split-K"),
+  // Split over input channels: whole 32-channel slices, none empty (256 channels: 8 slices), fp16 parts <= 2048
+  EXPECT_EQ(ops::candidateViolation({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 2, false, true}, p, cc), "");
+  EXPECT_EQ(ops::candidateViolation({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 2, true, true}, p, cc), "");
+  EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 7, false, true}, p, cc).find("leave one empty"),
+            std::string::npos);  // 7 parts of 2 slices
+  ops::ConvProblem deep = p;  // 512 channels: 16 slices, 2 fp16 parts of 8 x 9 x 32 = 2304
+  deep.cin = 512;
+  EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 2, true, true}, deep, cc).find("at most 2048"),
             std::string::npos);
+  EXPECT_EQ(ops::candidateViolation({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 3, true, true}, deep, cc), "");
   ops::ConvProblem narrow = p;
   narrow.w = narrow.wo = 500;
   EXPECT_NE(ops::candidateViolation(halo128, narrow, cc).find("W % 16"), std::string::npos);
@@ -180,8 +198,9 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   strided.p = ops::Conv2dParams::square(3, 2);
   strided.ho = strided.wo = 256;
   EXPECT_NE(ops::candidateViolation(halo128, strided, cc).find("stride 1"), std::string::npos);
-  // From 16384 rows: the fp16-accumulator 128x128 tile by default (SDGEN_CONV_HALO=0 leaves it out), every halo
-  // tile with SDGEN_CONV_HALO=all (the exploratory set); fp16 accumulators only with the f16 -> f16 shape.
+  // From 16384 rows: the 128x128 tiles by default (SDGEN_CONV_HALO=0 leaves them out), the 256x128 ones too with
+  // SDGEN_CONV_HALO=all (the exploratory set); below, the 128x128 tiles split for about 2 and 4 workgroups per SM
+  // (SDGEN_CONV_HALO_SPLIT=0 leaves them out); fp16 accumulators only with the f16 -> f16 shape.
   auto haloNames = [&](const ops::ConvProblem& prob, const ops::ConvContext& c) {
     std::vector<std::string> names;
     for (const ConvCandidate& cand : ops::convCandidates(prob, c))
@@ -194,14 +213,28 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   }
   DeviceInfo noHalf = d;
   noHalf.coopMatrixShapes.pop_back();
-  ops::ConvProblem small = p;  // 64^2 (4096 rows): not a candidate
+  ops::ConvProblem small = p;  // 64^2 (4096 rows): 32 tiles, 8 channel slices -> 8 parts for both 264 and 528
   small.h = small.ho = small.w = small.wo = 64;
+  ops::ConvProblem unet32 = small;  // 2 x 32^2 x 640 -> 640: 80 tiles, 20 slices -> 3 parts (264 / 80) and 7 (528 / 80)
+  unet32.n = 2;
+  unet32.h = unet32.ho = unet32.w = unet32.wo = 32;
+  unet32.cin = unet32.cout = 640;
+  ops::ConvProblem tiny = small;  // one 16^2 image: under 512 rows, not a candidate
+  tiny.h = tiny.ho = tiny.w = tiny.wo = 16;
+  tiny.n = 1;
   ops::ConvProblem tall = p;  // 136 rows: whole 8-row blocks, not 16-row ones
   tall.h = tall.ho = 136;
   {
     test::ScopedEnv on("SDGEN_CONV_HALO", nullptr);
-    EXPECT_EQ(haloNames(p, cc), (std::vector<std::string>{"coop 128x128 f16acc halo"}));
-    EXPECT_TRUE(haloNames(p, {noHalf, w, true, {}, true}).empty());
+    EXPECT_EQ(haloNames(p, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo"}));
+    EXPECT_EQ(haloNames(p, {noHalf, w, true, {}, true}), (std::vector<std::string>{"coop 128x128 halo"}));
+    EXPECT_EQ(haloNames(small, cc),
+              (std::vector<std::string>{"coop 128x128 f16acc halo split 8", "coop 128x128 halo split 8"}));
+    EXPECT_EQ(haloNames(unet32, cc),
+              (std::vector<std::string>{"coop 128x128 f16acc halo split 3", "coop 128x128 halo split 3",
+                                        "coop 128x128 f16acc halo split 7", "coop 128x128 halo split 7"}));
+    EXPECT_TRUE(haloNames(tiny, cc).empty());
+    test::ScopedEnv noSplit("SDGEN_CONV_HALO_SPLIT", "0");
     EXPECT_TRUE(haloNames(small, cc).empty());
   }
   test::ScopedEnv all("SDGEN_CONV_HALO", "all");
@@ -209,7 +242,6 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
                                                          "coop 256x128 halo", "coop 256x128 f16acc halo"}));
   EXPECT_EQ(haloNames(p, {noHalf, w, true, {}, true}),
             (std::vector<std::string>{"coop 128x128 halo", "coop 256x128 halo"}));
-  EXPECT_TRUE(haloNames(small, cc).empty());
   EXPECT_EQ(haloNames(tall, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo"}));
 }
 
@@ -224,7 +256,9 @@ TEST(ConvHaloCompile, TilesCompileToSpirv) {
   for (const ops::ConvCandidate& c : {ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true},
                                       ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true, true},
                                       ops::ConvCandidate{ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, false, true},
-                                      ops::ConvCandidate{ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, true, true}}) {
+                                      ops::ConvCandidate{ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, true, true},
+                                      ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 3, false, true},
+                                      ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 3, true, true}}) {
     ops::GemmTile tile = ops::convCoopGemmTile(c);
     ASSERT_TRUE(tile.haloConv) << c.name();
     if (tile.f16Accumulators) tile.flushK = ops::haloFlushK(tile, 256);
