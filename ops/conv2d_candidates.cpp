@@ -27,7 +27,7 @@ std::string ConvCandidate::name() const {
   s += " " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn);
   if (tile.lanes) s += " lanes";
   if (halfAccumulators) s += " f16acc";
-  if (halo) s += " halo";
+  if (halo) s += haloTaps == 3 ? " halo3" : " halo";
   if (algo == ConvAlgo::Coop && splitK > 1) s += " split " + std::to_string(splitK);
   return s;
 }
@@ -76,8 +76,9 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
       c.halfAccumulators = true;
       ++next;
     }
-    if (words.size() > next && words[next] == "halo") {
+    if (words.size() > next && (words[next] == "halo" || words[next] == "halo3")) {
       c.halo = true;
+      c.haloTaps = words[next] == "halo3" ? 3 : 1;
       ++next;
     }
     if (!convCoopGemmTile(c).bm) return std::nullopt;
@@ -107,8 +108,13 @@ GemmTile convCoopGemmTile(const ConvCandidate& c) {
     // 256x256 tile). Session 45 swept other layouts on the H100 (128x256 in 16 subgroups of 64x32, fp16 256x256 in
     // 8 of 128x64, 128x256 and 128x128 in subgroups of 64x64 or 128x32): each lost to the 128x128 fp32 tile, the
     // fp16 ones with 181-255 registers and spills (docs/perf.md).
-    if (c.algo != ConvAlgo::Coop || c.tile.bn != 128 || (c.tile.bm != 128 && c.tile.bm != 256)) return GemmTile{0, 0, 0};
-    t = GemmTile::coopTile(c.tile.bm, 128, kCoopBk, 4, 2);
+    if (c.algo != ConvAlgo::Coop || c.tile.bn != 128 || (c.tile.bm != 128 && c.tile.bm != 256) ||
+        (c.haloTaps != 1 && c.haloTaps != 3))
+      return GemmTile{0, 0, 0};
+    // "halo3": 16-channel slices, a K step of 3 taps (one B slice of 48 rows, 33 % fewer barriers per K; session
+    // 45, H100: 1.044 / 0.539 ms on 256 / 256 -> 128 channels at 512^2 against 0.999 / 0.515 for 32-deep one-tap
+    // steps, so only SDGEN_CONV_HALO=all times it)
+    t = GemmTile::coopTile(c.tile.bm, 128, c.haloTaps == 3 ? 16 : kCoopBk, 4, 2);
     t.f16Accumulators = c.halfAccumulators;
     t.spirvOpt = c.halfAccumulators;
     t.splitK = c.splitK;
@@ -218,17 +224,17 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
     if (q.kh != 3 || q.kw != 3 || q.strideH != 1 || q.strideW != 1 || q.padH != 1 || q.padW != 1 ||
         q.dilationH != 1 || q.dilationW != 1)
       return "the halo tile takes 3x3 convolutions with stride 1, padding 1 and dilation 1";
-    if (prob.wo % 16 || prob.ho % (t.bm / 16) || prob.cin % kCoopBk || prob.cout % t.bn)
-      return "the halo tile " + c.tile.str() + " needs W % 16 == 0, H % " + std::to_string(t.bm / 16) +
-             " == 0, Cin % 32 == 0 and Cout % " + std::to_string(t.bn) + " == 0";
+    if (prob.wo % 16 || prob.ho % (t.bm / 16) || prob.cin % t.bk || prob.cout % t.bn)
+      return "the halo tile " + c.tile.str() + " needs W % 16 == 0, H % " + std::to_string(t.bm / 16) + " == 0, Cin % " +
+             std::to_string(t.bk) + " == 0 and Cout % " + std::to_string(t.bn) + " == 0";
     if (c.splitK > 1) {  // parts of whole channel slices (all 9 taps each), none empty, fp16 sums within a chunk
-      const int64_t slices = prob.cin / kCoopBk, perPart = (slices + c.splitK - 1) / c.splitK;
+      const int64_t slices = prob.cin / t.bk, perPart = (slices + c.splitK - 1) / c.splitK;
       if ((c.splitK - 1) * perPart >= slices)
-        return "the halo tile splits whole slices of " + std::to_string(kCoopBk) + " input channels: " +
+        return "the halo tile splits whole slices of " + std::to_string(t.bk) + " input channels: " +
                std::to_string(c.splitK) + " parts of " + std::to_string(slices) + " slices would leave one empty";
-      if (c.halfAccumulators && 9 * perPart * kCoopBk > kHalfTileMaxPartK)
+      if (c.halfAccumulators && 9 * perPart * t.bk > kHalfTileMaxPartK)
         return "the fp16-accumulator halo tile takes at most " + std::to_string(kHalfTileMaxPartK) + " of K per part (" +
-               std::to_string(9 * perPart * kCoopBk) + " in " + std::to_string(c.splitK) + ")";
+               std::to_string(9 * perPart * t.bk) + " in " + std::to_string(c.splitK) + ")";
     }
     if (cc.weights.hasUpsamplePhases()) return "the convolution reads a 2x upsampling, which coop runs by output phases";
     if (haloFlushK(t, prob.cin) > 0 && !cc.haveScratch) return "the halo tile past 2048 of K needs scratch memory for its fp16 chunks";
@@ -420,9 +426,11 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     if (candidateFamilyOn("SDGEN_CONV_HALO") && prob.m() >= 16384) {
       if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true, true});
       add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true});
-      if (haloAll) {
+      if (haloAll) {  // measured slower on the H100 (session 45; docs/perf.md)
         add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, false, true});
         if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, true, true});
+        add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true, 3});
+        if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true, true, 3});
       }
     }
     // The 128x128 halo tiles split over their input channels (session 45; SDGEN_CONV_HALO_SPLIT=0 leaves them

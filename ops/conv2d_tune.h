@@ -69,7 +69,8 @@ std::string convTuneFamily(int64_t cin, int64_t cout, const Conv2dParams& p, DTy
 // Candidates measured within this fraction of the fastest are ties (docs/dispatch-conv.md "Autotune").
 inline constexpr double kConvTuneTieMargin = 0.05;
 // The order in which plan() tries a problem's measured candidates: the ties (within kConvTuneTieMargin of the
-// fastest) first — `preferred` (the rule's candidate) if it is one of them, then by name —, then the rest by
+// fastest) first — `preferred` (the rule's candidate) if it is one of them, then fp32 accumulation before fp16
+// ("f16acc"), then by name —, then the rest by
 // time. Two fresh tunes whose timings differ by noise thus pick the same candidate (same summation order, same
 // bits: issue 24's determinism across processes); only a clearly faster candidate displaces the rule's.
 std::vector<std::string> rankTunedCandidates(const std::map<std::string, double>& ms, const std::string& preferred);

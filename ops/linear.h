@@ -49,6 +49,8 @@ struct GemmTile {
   // pixels, whose input window ((BM / 16 + 2) x 18 pixels, BK channels) is staged once for the 9 taps instead of
   // an A slice per tap (ops/conv2d_coop.cpp, docs/kernels-conv.md "The halo form").
   bool haloConv = false;
+  // The halo tile's taps per K step: 3 (a row of taps, one B slice of 3 x 16 rows) with BK 16, else 1 (BK 32).
+  int haloTaps() const { return haloConv && bk == 16 ? 3 : 1; }
   bool isLanes() const { return lanes > 0; }
   bool isCoop() const { return warpRows > 0; }
   bool isGemv() const { return gemvLanes > 0; }
@@ -59,7 +61,7 @@ struct GemmTile {
   // Coop: shared memory in 16-byte words, the larger of the A + B slice(s) and the epilogue's fp32 rows.
   uint32_t coopSharedWords() const {
     const int aRows = haloConv ? (bm / 16 + 2) * 18 : bm;
-    const int slices = (doubleBuffer ? 2 : 1) * (aRows * (bk + 8) / 8 + bk * (bn + 8) / 8),
+    const int slices = (doubleBuffer ? 2 : 1) * (aRows * (bk + 8) / 8 + haloTaps() * bk * (bn + 8) / 8),
               epilogue = subgroups() * 16 * (4 * warpCols + 1);
     return uint32_t(slices > epilogue ? slices : epilogue);
   }

@@ -80,10 +80,10 @@ std::string coopTileProblem(const GemmTile& t, const DeviceInfo& info) {
   if (t.splitK < 1 || t.splitK > 64) return "split-K must be 1 to 64 parts";
   if (t.flushK < 0 || (t.flushK > 0 && (!t.f16Accumulators || t.flushK % t.bk || t.splitK > 1 || t.doubleBuffer)))
     return "a flush interval needs fp16 accumulators, a multiple of BK, no split-K and one shared slice";
-  if (t.haloConv && (t.bm % 16 || t.bk != 32 || t.tailParts > 1 || t.doubleBuffer || t.halfAccumulate ||
-                     t.fixedShape || (t.flushK > 0 && t.flushK % (9 * t.bk))))
-    return "the halo convolution tile needs BK 32, no tail split, double buffer, fp16 slice sums or fixed "
-           "shape, and a flush interval of whole channel slices (a multiple of 9 x BK)";
+  if (t.haloConv && (t.bm % 16 || (t.bk != 32 && t.bk != 16) || t.tailParts > 1 || t.doubleBuffer ||
+                     t.halfAccumulate || t.fixedShape || (t.flushK > 0 && t.flushK % (9 * t.bk))))
+    return "the halo convolution tile needs BK 32 (or 16: 3 taps per step), no tail split, double buffer, fp16 "
+           "slice sums or fixed shape, and a flush interval of whole channel slices (a multiple of 9 x BK)";
   if (t.tailParts < 0 || t.tailParts > 64 ||
       (t.tailParts > 1 && (t.splitK > 1 || t.flushK > 0 || t.tailStart <= 0 || t.tailStart % t.bn)))
     return "a tail split needs 2 to 64 parts, no split-K, no flush interval and a tail start that is a positive "

@@ -19,8 +19,8 @@ namespace sdgen::conv_test {
 namespace {
 
 // One subgroup of 16 warpRows x 16 warpCols: BM / 16 = warpRows output rows per block.
-ops::GemmTile emulatedHaloTile(int warpRows, bool f16, int flushK, int splitK = 1) {
-  ops::GemmTile t = ops::GemmTile::coopTile(16 * warpRows, 32, 32, warpRows, 2, false, splitK);
+ops::GemmTile emulatedHaloTile(int warpRows, bool f16, int flushK, int splitK = 1, int bk = 32) {
+  ops::GemmTile t = ops::GemmTile::coopTile(16 * warpRows, 32, bk, warpRows, 2, false, splitK);
   t.coopEmulation = true;
   t.haloConv = true;
   t.f16Accumulators = f16;
@@ -61,7 +61,12 @@ TEST_P(ConvTest, CoopHaloEmulated) {
       // split over input channels (session 45): 3 slices in 2 parts (2 + 1), fp32 partials with the residual in
       // part 0's; and 3 parts of one slice each with fp16 accumulators, two images
       {{"halo split 2", 1, 4, 16, 96, 32, k3}, emulatedHaloTile(2, false, 0, 2)},
-      {{"halo split 3", 2, 2, 16, 96, 32, k3}, emulatedHaloTile(2, true, 0, 3)}};
+      {{"halo split 3", 2, 2, 16, 96, 32, k3}, emulatedHaloTile(2, true, 0, 3)},
+      // 3 taps per step on 16-channel slices (halo3): fp32; fp16 flushed every slice (K 432: 3 chunks of 144,
+      // 2 planes); split in 2 parts of 3 + 2 slices, two images
+      {{"halo3", 1, 4, 16, 48, 32, k3}, emulatedHaloTile(2, false, 0, 1, 16)},
+      {{"halo3 flushed", 1, 4, 16, 48, 32, k3}, emulatedHaloTile(2, true, 144, 1, 16)},
+      {{"halo3 split 2", 2, 2, 16, 80, 32, k3}, emulatedHaloTile(2, false, 0, 2, 16)}};
   uint32_t seed = 1700;
   for (const HaloCase& e : cases) {
     const Case& c = e.c;
@@ -87,7 +92,8 @@ TEST_P(ConvTest, CoopHaloEmulated) {
     EXPECT_EQ(info.splitK, e.tile.splitK) << c.name;
     const std::string what = std::string("emulated ") + c.name + (e.tile.f16Accumulators ? ", fp16" : ", fp32") +
                              " accumulators" + (e.tile.flushK ? ", flushed" : "") +
-                             (e.tile.splitK > 1 ? ", split " + std::to_string(e.tile.splitK) : std::string());
+                             (e.tile.splitK > 1 ? ", split " + std::to_string(e.tile.splitK) : std::string()) +
+                             (e.tile.bk == 16 ? ", 3 taps per step" : "");
     std::printf("%s: relative error %.3g\n", what.c_str(), compareRoundedInput(read(out), ref, what));
   }
 }
@@ -125,14 +131,17 @@ TEST_P(ConvTest, CoopHaloContract) {
 // slice), raw, staged and group-norm inputs into a residual sink, against float64.
 TEST_P(ConvTest, CoopHaloWhereSupported) {
   uint32_t seed = 1800;
-  struct TileCase { int bm, bn; bool f16acc; int split = 1; };
+  struct TileCase { int bm, bn; bool f16acc; int split = 1, taps = 1; };
   for (const TileCase& t : {TileCase{128, 128, false}, TileCase{128, 128, true}, TileCase{256, 128, false},
-                            TileCase{256, 128, true}, TileCase{128, 128, false, 2}, TileCase{128, 128, true, 2}})
+                            TileCase{256, 128, true}, TileCase{128, 128, false, 2}, TileCase{128, 128, true, 2},
+                            TileCase{128, 128, false, 1, 3}, TileCase{128, 128, true, 1, 3}, TileCase{128, 128, false, 2, 3}})
     for (const Case& c : {Case{"halo deep", 2, 16, 32, 256, 256, k3}, Case{"halo shallow", 1, 16, 16, 64, 256, k3}}) {
-      const ops::ConvCandidate cand{ConvAlgo::Coop, ops::ConvTile{t.bm, t.bn, 0, 0}, t.split, t.f16acc, true};
+      const ops::ConvCandidate cand{ConvAlgo::Coop, ops::ConvTile{t.bm, t.bn, 0, 0}, t.split, t.f16acc, true, t.taps};
       const bool ran = tensorCoreCase(c, ConvAlgo::Coop, seed, 0, [&](const ops::Conv2dInfo& info, InputMode, const Shape&) {
         EXPECT_EQ(info.candidate, cand.name());
-        EXPECT_NE(info.kernels.back().find(" halo"), std::string::npos) << info.kernels.back();
+        // (a split's last launch is its sum)
+        EXPECT_NE(info.kernels[info.kernels.size() - (t.split > 1 ? 2 : 1)].find(" halo"), std::string::npos)
+            << ::testing::PrintToString(info.kernels);
       }, cand);
       if (!ran) return;
     }
@@ -145,7 +154,8 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   using ops::ConvCandidate;
   using ops::ConvTile;
   for (const char* name : {"coop 128x128 halo", "coop 128x128 f16acc halo", "coop 256x128 halo", "coop 256x128 f16acc halo",
-                           "coop 128x128 halo split 3", "coop 128x128 f16acc halo split 10"}) {
+                           "coop 128x128 halo split 3", "coop 128x128 f16acc halo split 10", "coop 128x128 halo3",
+                           "coop 128x128 f16acc halo3"}) {
     std::optional<ConvCandidate> c = ops::parseConvCandidate(name);
     ASSERT_TRUE(c) << name;
     EXPECT_TRUE(c->halo) << name;
@@ -239,10 +249,12 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   }
   test::ScopedEnv all("SDGEN_CONV_HALO", "all");
   EXPECT_EQ(haloNames(p, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo",
-                                                         "coop 256x128 halo", "coop 256x128 f16acc halo"}));
+                                                         "coop 256x128 halo", "coop 256x128 f16acc halo",
+                                                         "coop 128x128 halo3", "coop 128x128 f16acc halo3"}));
   EXPECT_EQ(haloNames(p, {noHalf, w, true, {}, true}),
-            (std::vector<std::string>{"coop 128x128 halo", "coop 256x128 halo"}));
-  EXPECT_EQ(haloNames(tall, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo"}));
+            (std::vector<std::string>{"coop 128x128 halo", "coop 256x128 halo", "coop 128x128 halo3"}));
+  EXPECT_EQ(haloNames(tall, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo",
+                                                            "coop 128x128 halo3", "coop 128x128 f16acc halo3"}));
 }
 
 // Host-only: the real halo tiles (cooperative matrices, not their emulation) compile to SPIR-V, at -O0 and through
@@ -258,7 +270,9 @@ TEST(ConvHaloCompile, TilesCompileToSpirv) {
                                       ops::ConvCandidate{ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, false, true},
                                       ops::ConvCandidate{ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, true, true},
                                       ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 3, false, true},
-                                      ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 3, true, true}}) {
+                                      ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 3, true, true},
+                                      ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true, 3},
+                                      ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true, true, 3}}) {
     ops::GemmTile tile = ops::convCoopGemmTile(c);
     ASSERT_TRUE(tile.haloConv) << c.name();
     if (tile.f16Accumulators) tile.flushK = ops::haloFlushK(tile, 256);

@@ -281,9 +281,10 @@ TEST_F(ConvTuneTest, ChoosesTheFastestCandidate) {
   }
 }
 
-// Near-equal candidates are ties (kConvTuneTieMargin): the rule's candidate, then the first name, so that two
+// Near-equal candidates are ties (kConvTuneTieMargin): the rule's candidate, then fp32 accumulation, then the
+// first name, so that two
 // fresh tunes whose timings differ by noise choose the same kernel (same bits across processes).
-TEST(ConvTuneRanking, TiesGoToTheRuleThenTheName) {
+TEST(ConvTuneRanking, TiesGoToTheRuleThenFp32ThenTheName) {
   using V = std::vector<std::string>;
   EXPECT_EQ(ops::rankTunedCandidates({{"b", 1.00}, {"a", 1.03}, {"c", 1.20}}, ""), (V{"a", "b", "c"}));
   EXPECT_EQ(ops::rankTunedCandidates({{"b", 1.00}, {"a", 1.03}, {"c", 1.20}}, "b"), (V{"b", "a", "c"}));
@@ -294,6 +295,14 @@ TEST(ConvTuneRanking, TiesGoToTheRuleThenTheName) {
   // Order by time (not by name) after the ties; the preferred one need not be measured.
   EXPECT_EQ(ops::rankTunedCandidates({{"a", 1.0}, {"d", 2.0}, {"c", 3.0}, {"b", 4.0}}, "x"), (V{"a", "d", "c", "b"}));
   EXPECT_TRUE(ops::rankTunedCandidates({}, "a").empty());
+  // Among the ties fp32 accumulation first (session 45), after the rule's candidate.
+  EXPECT_EQ(ops::rankTunedCandidates({{"coop 128x128 f16acc halo", 1.00}, {"coop 128x128 halo", 1.04}, {"coop 64x64", 1.2}}, ""),
+            (V{"coop 128x128 halo", "coop 128x128 f16acc halo", "coop 64x64"}));
+  EXPECT_EQ(ops::rankTunedCandidates({{"coop 128x128 f16acc halo", 1.00}, {"coop 128x128 halo", 1.04}},
+                                     "coop 128x128 f16acc halo"),
+            (V{"coop 128x128 f16acc halo", "coop 128x128 halo"}));
+  EXPECT_EQ(ops::rankTunedCandidates({{"coop 128x128 f16acc halo", 1.00}, {"coop 128x128 halo", 1.06}}, ""),
+            (V{"coop 128x128 f16acc halo", "coop 128x128 halo"}));  // outside the margin: the time
 }
 
 TEST_F(ConvTuneTest, NearEqualTimingsKeepTheRulesCandidate) {
