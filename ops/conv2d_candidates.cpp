@@ -437,7 +437,7 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     // out) below 16384 rows, where too few tiles fill the SMs: the UNet's 3x3 convolutions from 16^2 (batch 2).
     // Parts of whole channel slices, for about two and four workgroups per SM.
     if (candidateFamilyOn("SDGEN_CONV_HALO") && candidateFamilyOn("SDGEN_CONV_HALO_SPLIT") &&
-        cc.device.multiprocessors && prob.m() >= 512 && prob.m() < 16384 && prob.cout % 128 == 0) {
+        cc.device.multiprocessors && prob.m() >= 512 && prob.m() < 16384 && prob.cout >= 128 && prob.cout % 128 == 0) {
       const int64_t tiles = (prob.m() / 128) * (prob.cout / 128), channelSlices = prob.cin / kCoopBk;
       const int64_t sms = cc.device.multiprocessors;
       for (int64_t perSm : {2, 4}) {
