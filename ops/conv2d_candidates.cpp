@@ -229,7 +229,7 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
              std::to_string(t.bk) + " == 0 and Cout % " + std::to_string(t.bn) + " == 0";
     if (c.splitK > 1) {  // parts of whole channel slices (all 9 taps each), none empty, fp16 sums within a chunk
       const int64_t slices = prob.cin / t.bk, perPart = (slices + c.splitK - 1) / c.splitK;
-      if ((c.splitK - 1) * perPart >= slices)
+      if (normalizedSplitParts(c.splitK, slices) != c.splitK)
         return "the halo tile splits whole slices of " + std::to_string(t.bk) + " input channels: " +
                std::to_string(c.splitK) + " parts of " + std::to_string(slices) + " slices would leave one empty";
       if (c.halfAccumulators && 9 * perPart * t.bk > kHalfTileMaxPartK)
@@ -438,11 +438,11 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     // Parts of whole channel slices, for about two and four workgroups per SM.
     if (candidateFamilyOn("SDGEN_CONV_HALO") && candidateFamilyOn("SDGEN_CONV_HALO_SPLIT") &&
         cc.device.multiprocessors && prob.m() >= 512 && prob.m() < 16384 && prob.cout >= 128 && prob.cout % 128 == 0) {
-      const int64_t tiles = (prob.m() / 128) * (prob.cout / 128), channelSlices = prob.cin / kCoopBk;
-      const int64_t sms = cc.device.multiprocessors;
+      const int64_t tiles = (prob.m() / 128) * (prob.cout / 128);
+      const int64_t channelSlices = std::max<int64_t>(prob.cin / kCoopBk, 1), sms = cc.device.multiprocessors;
       for (int64_t perSm : {2, 4}) {
-        const int64_t want = std::clamp<int64_t>((perSm * sms + tiles / 2) / tiles, 1, std::max<int64_t>(channelSlices, 1));
-        const int parts = normalizedSplitParts(want, std::max<int64_t>(channelSlices, 1));
+        const int64_t want = std::clamp<int64_t>((perSm * sms + tiles / 2) / tiles, 1, channelSlices);
+        const int parts = normalizedSplitParts(want, channelSlices);
         if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, parts, true, true});
         add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, parts, false, true});
       }
