@@ -27,7 +27,7 @@ std::string ConvCandidate::name() const {
   s += " " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn);
   if (tile.lanes) s += " lanes";
   if (halfAccumulators) s += " f16acc";
-  if (halo) s += haloTaps == 3 ? " halo3" : " halo";
+  if (halo) s += haloWinograd ? " halo-f23" : haloTaps == 3 ? " halo3" : " halo";
   if (algo == ConvAlgo::Coop && splitK > 1) s += " split " + std::to_string(splitK);
   return s;
 }
@@ -76,9 +76,10 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
       c.halfAccumulators = true;
       ++next;
     }
-    if (words.size() > next && (words[next] == "halo" || words[next] == "halo3")) {
+    if (words.size() > next && (words[next] == "halo" || words[next] == "halo3" || words[next] == "halo-f23")) {
       c.halo = true;
       c.haloTaps = words[next] == "halo3" ? 3 : 1;
+      c.haloWinograd = words[next] == "halo-f23";
       ++next;
     }
     if (!convCoopGemmTile(c).bm) return std::nullopt;
@@ -102,6 +103,21 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
 
 GemmTile convCoopGemmTile(const ConvCandidate& c) {
   GemmTile t;
+  if (c.halo && c.haloWinograd) {
+    // "halo-f23" (session 46): Winograd F(2,3) along y on 16-channel slices, a step the 3 taps of a column of the
+    // filter; 8 subgroups of 2 pairs of rows x 32 channels (128x128) or of one pair x 32 (128x64: half the
+    // products' registers), fp16 products, fp32 outputs.
+    if (c.algo != ConvAlgo::Coop || c.tile.bm != 128 || (c.tile.bn != 128 && c.tile.bn != 64) || c.haloTaps != 1 ||
+        c.halfAccumulators)
+      return GemmTile{0, 0, 0};
+    t = c.tile.bn == 128 ? GemmTile::coopTile(128, 128, 16, 4, 2) : GemmTile::coopTile(128, 64, 16, 2, 2);
+    t.spirvOpt = true;  // as the fp16-accumulator tiles (session 46, H100: 180 registers and 0.66 ms on 256 -> 128 at
+                        // 512^2, against 188 and 0.81 at -O0)
+    t.splitK = c.splitK;
+    t.haloConv = true;
+    t.haloWinograd = true;
+    return t;
+  }
   if (c.halo) {
     // The halo tiles: 128x128 (8 subgroups of 64x32) or 256x128 (16 of 64x32: one B slice per 256 pixels, two
     // 16-byte words staged per invocation and step), fp32 accumulators or fp16 ones through spirv-opt (as the
@@ -116,6 +132,8 @@ GemmTile convCoopGemmTile(const ConvCandidate& c) {
     // steps, so only SDGEN_CONV_HALO=all times it)
     t = GemmTile::coopTile(c.tile.bm, 128, c.haloTaps == 3 ? 16 : kCoopBk, 4, 2);
     t.f16Accumulators = c.halfAccumulators;
+    // (the fp32 tiles at -O0: through spirv-opt the 128x128 one took 166 registers instead of 123, one workgroup
+    // per SM, 0.709 against 0.521 ms on 256 -> 128 at 512^2; session 46, H100)
     t.spirvOpt = c.halfAccumulators;
     t.splitK = c.splitK;
     t.haloConv = true;
@@ -236,6 +254,9 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
         return "the fp16-accumulator halo tile takes at most " + std::to_string(kHalfTileMaxPartK) + " of K per part (" +
                std::to_string(9 * perPart * t.bk) + " in " + std::to_string(c.splitK) + ")";
     }
+    if (c.haloWinograd && 3 * prob.cin > kHaloWinogradMaxProductK)
+      return "the halo-f23 tile sums its products in fp16 over 3 x Cin <= " + std::to_string(kHaloWinogradMaxProductK) +
+             " (Cin " + std::to_string(prob.cin) + ")";
     if (cc.weights.hasUpsamplePhases()) return "the convolution reads a 2x upsampling, which coop runs by output phases";
     if (haloFlushK(t, prob.cin) > 0 && !cc.haveScratch) return "the halo tile past 2048 of K needs scratch memory for its fp16 chunks";
   }
@@ -431,6 +452,15 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
         if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, true, true});
         add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true, 3});
         if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true, true, 3});
+      }
+      // "halo-f23" (session 46; exploratory: =all or SDGEN_CONV_HALO_F23=1): Winograd F(2,3) along y, a third
+      // fewer MMAs than the halo tile, fp16 product sums. Measured slower on the H100: 128x128 at 178 registers
+      // (one workgroup per SM) 0.650 / 1.238 ms on 256 -> 128 / 256 channels at 512^2, 128x64 at 112 registers
+      // 0.648 / 1.239, against the fp32 halo tile's 0.514 / 0.992 (docs/perf.md).
+      const char* f23Knob = std::getenv("SDGEN_CONV_HALO_F23");
+      if (halfShape && (haloAll || (f23Knob && std::strcmp(f23Knob, "1") == 0))) {
+        add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true, 1, true});
+        add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 64, 0, 0}, 1, false, true, 1, true});
       }
     }
     // The 128x128 halo tiles split over their input channels (session 45; SDGEN_CONV_HALO_SPLIT=0 leaves them

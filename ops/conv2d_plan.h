@@ -88,13 +88,16 @@ struct ConvCandidate {
   bool halfAccumulators = false;  // Coop 128x128: fp16 accumulators, each part's K in one fp16 sum (<= 2048)
   bool halo = false;  // Coop: the halo form of a 3x3 stride-1 convolution (GemmTile::haloConv)
   int haloTaps = 1;   // halo: taps per K step, 1 (BK 32) or 3 (BK 16; named "halo3")
+  // halo: Winograd F(2,3) along y (GemmTile::haloWinograd; named "halo-f23", BK 16, 3 taps per step)
+  bool haloWinograd = false;
   // "coop 64x64 split 4", "coop 128x128", "coop 128x128 f16acc split 2", "coop 128x128 halo", "winograd 64x64",
   // "gemm-v2 32x32 lanes", "general", "direct".
   std::string name() const;
   bool operator==(const ConvCandidate& o) const {
     return algo == o.algo && splitK == o.splitK && tile.bm == o.tile.bm && tile.bn == o.tile.bn &&
            tile.tm == o.tile.tm && tile.tn == o.tile.tn && tile.lanes == o.tile.lanes &&
-           halfAccumulators == o.halfAccumulators && halo == o.halo && haloTaps == o.haloTaps;
+           halfAccumulators == o.halfAccumulators && halo == o.halo && haloTaps == o.haloTaps &&
+           haloWinograd == o.haloWinograd;
   }
 };
 
