@@ -52,8 +52,8 @@ std::string GemmTile::describe() const {
            (flushK > 0 ? " flush " + std::to_string(flushK) : "") + (doubleBuffer ? " dbuf" : "") +
            (splitK > 1 ? " split " + std::to_string(splitK) : "") +
            (tailParts > 1 ? " tail " + std::to_string(tailStart) + " split " + std::to_string(tailParts) : "") +
-           (haloConv ? " halo" : "") + (haloWinograd ? "-f23" : "") + (spirvOpt ? " opt" : "") + (fixedShape ? " fixed" : "") +
-           (coopEmulation ? " emulated" : "");
+           (haloConv ? " halo" : "") + (haloWinograd ? "-f23" : "") + (spirvOpt ? " opt" : "") +
+           (fixedShape ? " fixed" : "") + (coopEmulation ? " emulated" : "");
   return "tiled " + shape;
 }
 
@@ -75,7 +75,8 @@ std::string coopTileProblem(const GemmTile& t, const DeviceInfo& info) {
   if (uint32_t(t.threads()) > info.maxWorkgroupInvocations)
     return "it needs " + std::to_string(t.threads()) + " invocations, the device allows " +
            std::to_string(info.maxWorkgroupInvocations);
-  if ((t.halfAccumulate || t.f16Accumulators || t.haloWinograd) && !t.coopEmulation && !info.hasCoopMatrix(16, 16, 16, "f16", "f16"))
+  if ((t.halfAccumulate || t.f16Accumulators || t.haloWinograd) && !t.coopEmulation &&
+      !info.hasCoopMatrix(16, 16, 16, "f16", "f16"))
     return "fp16 accumulation needs the 16x16x16 f16 x f16 -> f16 shape";
   if (t.splitK < 1 || t.splitK > 64) return "split-K must be 1 to 64 parts";
   if (t.flushK < 0 || (t.flushK > 0 && (!t.f16Accumulators || t.flushK % t.bk || t.splitK > 1 || t.doubleBuffer)))
@@ -84,7 +85,8 @@ std::string coopTileProblem(const GemmTile& t, const DeviceInfo& info) {
                      t.halfAccumulate || t.fixedShape || (t.flushK > 0 && t.flushK % (9 * t.bk))))
     return "the halo convolution tile needs BK 32 (or 16: 3 taps per step), no tail split, double buffer, fp16 "
            "slice sums or fixed shape, and a flush interval of whole channel slices (a multiple of 9 x BK)";
-  if (t.haloWinograd && (!t.haloConv || t.bk != 16 || t.warpRows % 2 || t.f16Accumulators || t.splitK > 1 || t.flushK > 0))
+  if (t.haloWinograd &&
+      (!t.haloConv || t.bk != 16 || t.warpRows % 2 || t.f16Accumulators || t.splitK > 1 || t.flushK > 0))
     return "the halo tile with Winograd F(2,3) needs BK 16, pairs of fragment rows (even warp rows), fp32 "
            "accumulators, no split-K and no flush interval";
   if (t.tailParts < 0 || t.tailParts > 64 ||
