@@ -106,13 +106,13 @@ GemmTile convCoopGemmTile(const ConvCandidate& c) {
   if (c.halo && c.haloWinograd) {
     // "halo-f23" (session 46): Winograd F(2,3) along y on 16-channel slices, a step the 3 taps of a column of the
     // filter; 8 subgroups of 2 pairs of rows x 32 channels (128x128) or of one pair x 32 (128x64: half the
-    // products' registers), fp16 products, fp32 outputs.
-    if (c.algo != ConvAlgo::Coop || c.tile.bm != 128 || (c.tile.bn != 128 && c.tile.bn != 64) || c.haloTaps != 1 ||
-        c.halfAccumulators)
+    // products' registers); products in fp32, or fp16 ("f16acc") through spirv-opt as the other fp16 tiles (H100:
+    // 180 registers and 0.66 ms on 256 -> 128 at 512^2, against 188 and 0.81 at -O0).
+    if (c.algo != ConvAlgo::Coop || c.tile.bm != 128 || (c.tile.bn != 128 && c.tile.bn != 64) || c.haloTaps != 1)
       return GemmTile{0, 0, 0};
     t = c.tile.bn == 128 ? GemmTile::coopTile(128, 128, 16, 4, 2) : GemmTile::coopTile(128, 64, 16, 2, 2);
-    t.spirvOpt = true;  // as the fp16-accumulator tiles (session 46, H100: 180 registers and 0.66 ms on 256 -> 128 at
-                        // 512^2, against 188 and 0.81 at -O0)
+    t.f16Accumulators = c.halfAccumulators;
+    t.spirvOpt = c.halfAccumulators;
     t.splitK = c.splitK;
     t.haloConv = true;
     t.haloWinograd = true;
@@ -164,7 +164,8 @@ GemmTile convCoopGemmTile(const ConvCandidate& c) {
 
 int haloFlushK(const GemmTile& t, int64_t cin) {
   // A split tile's parts are each one fp16 sum (candidateViolation keeps them within a chunk).
-  if (!t.haloConv || !t.f16Accumulators || t.splitK > 1 || 9 * cin <= kHalfTileChunkK) return 0;
+  // (halo-f23 never flushes: its fp16 products are bounded by candidateViolation instead)
+  if (!t.haloConv || t.haloWinograd || !t.f16Accumulators || t.splitK > 1 || 9 * cin <= kHalfTileChunkK) return 0;
   const int64_t slices = (cin + t.bk - 1) / t.bk, step = 9 * int64_t(t.bk);
   for (int64_t chunks = (9 * cin + kHalfTileChunkK - 1) / kHalfTileChunkK;; ++chunks) {
     const int64_t perChunk = (slices + chunks - 1) / chunks;
@@ -254,7 +255,7 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
         return "the fp16-accumulator halo tile takes at most " + std::to_string(kHalfTileMaxPartK) + " of K per part (" +
                std::to_string(9 * perPart * t.bk) + " in " + std::to_string(c.splitK) + ")";
     }
-    if (c.haloWinograd && 3 * prob.cin > kHaloWinogradMaxProductK)
+    if (c.haloWinograd && c.halfAccumulators && 3 * prob.cin > kHaloWinogradMaxProductK)
       return "the halo-f23 tile sums its products in fp16 over 3 x Cin <= " + std::to_string(kHaloWinogradMaxProductK) +
              " (Cin " + std::to_string(prob.cin) + ")";
     if (cc.weights.hasUpsamplePhases()) return "the convolution reads a 2x upsampling, which coop runs by output phases";
@@ -262,7 +263,7 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
   }
   const bool flushing = c.halo ? haloFlushK(t, prob.cin) > 0 : halfTileFlushK(t, prob.k()) > 0;
   if (flushing && !cc.haveScratch) return "the 256x256 tile past 2048 of K needs scratch memory for its fp16 chunks";
-  if (t.f16Accumulators && !flushing) {
+  if (t.f16Accumulators && !flushing && !t.haloWinograd) {  // (halo-f23's products: 3 Cin, checked above)
     const int64_t slices = (prob.k() + kCoopBk - 1) / kCoopBk, perPart = (slices + c.splitK - 1) / c.splitK;
     if (perPart * kCoopBk > kHalfTileMaxPartK)
       return "the fp16-accumulator tile " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + " takes at most " +
@@ -454,14 +455,15 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
         if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true, true, 3});
       }
       // "halo-f23" (session 46; exploratory: =all or SDGEN_CONV_HALO_F23=1): Winograd F(2,3) along y, a third
-      // fewer MMAs than the halo tile, fp16 product sums. Measured slower on the H100: 128x128 at 178 registers
-      // (one workgroup per SM) 0.650 / 1.238 ms on 256 -> 128 / 256 channels at 512^2, 128x64 at 112 registers
-      // 0.648 / 1.239, against the fp32 halo tile's 0.514 / 0.992 (docs/perf.md).
+      // fewer MMAs than the halo tile. Its fp16 products were measured slower on the H100: 128x128 at 178
+      // registers (one workgroup per SM) 0.650 / 1.238 ms on 256 -> 128 / 256 channels at 512^2, 128x64 at 112
+      // registers 0.648 / 1.239, against the fp32 halo tile's 0.514 / 0.992 (docs/perf.md).
       const char* f23Knob = std::getenv("SDGEN_CONV_HALO_F23");
-      if (halfShape && (haloAll || (f23Knob && std::strcmp(f23Knob, "1") == 0))) {
-        add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true, 1, true});
-        add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 64, 0, 0}, 1, false, true, 1, true});
-      }
+      if (haloAll || (f23Knob && std::strcmp(f23Knob, "1") == 0))
+        for (int bn : {128, 64}) {
+          add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, bn, 0, 0}, 1, false, true, 1, true});
+          if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, bn, 0, 0}, 1, true, true, 1, true});
+        }
     }
     // The 128x128 halo tiles split over their input channels (session 45; SDGEN_CONV_HALO_SPLIT=0 leaves them
     // out) below 16384 rows, where too few tiles fill the SMs: the UNet's 3x3 convolutions from 16^2 (batch 2).

@@ -30,7 +30,8 @@ int halfTileFlushK(const GemmTile& t, int64_t k);
 // The flush interval of a halo candidate's fp16-accumulator tile `t` (GemmTile::haloConv) over `cin` input channels
 // (K = 9 Cin): past kHalfTileChunkK, K in the fewest chunks of whole channel slices (9 x BK each: its flushes
 // overwrite the staged halo, gemm_coop.slang A_MODE 6) of at most that, as even as the slices allow (256 channels:
-// 2 x 1152); 0 where `t` sums all of K in one fp16 chunk or accumulates in fp32.
+// 2 x 1152); 0 where `t` sums all of K in one fp16 chunk, accumulates in fp32 or is a halo-f23 tile (whose fp16
+// products candidateViolation bounds instead).
 int haloFlushK(const GemmTile& t, int64_t cin);
 
 // CoopWinograd's GEMM tile when no candidate names one: 128x128 where the 16 GEMMs of the first band fill the

@@ -14,8 +14,8 @@
 
 namespace sdgen::ops {
 
-// The halo tile with Winograd F(2,3) (GemmTile::haloWinograd): its products' fp16 sums run over K = 3 Cin, at most
-// this (the fp16-accumulator tiles' chunk, ops::kHalfTileChunkK).
+// The halo tile with Winograd F(2,3) and fp16 products (GemmTile::haloWinograd, f16Accumulators): their sums run
+// over K = 3 Cin, at most this (the fp16-accumulator tiles' chunk, ops::kHalfTileChunkK).
 constexpr int64_t kHaloWinogradMaxProductK = 2048;
 
 // Shared-memory tiled kernel (gemmMain): BM x BN x BK, 4 x 4 per thread. Lanes kernel (gemmLanesMain, CPU
@@ -53,8 +53,8 @@ struct GemmTile {
   // pixels, whose input window ((BM / 16 + 2) x 18 pixels, BK channels) is staged once for the 9 taps instead of
   // an A slice per tap (ops/conv2d_coop.cpp, docs/kernels-conv.md "The halo form").
   bool haloConv = false;
-  // The halo tile with Winograd F(2,3) along y (gemm_coop.slang A_MODE 7; BK 16, even warpRows, fp32 output
-  // accumulators beside fp16 product ones, unsplit): pairs of output rows from 4 products instead of 6.
+  // The halo tile with Winograd F(2,3) along y (gemm_coop.slang A_MODE 7; BK 16, even warpRows, unsplit, the
+  // products in fp32 or, with f16Accumulators, fp16): pairs of output rows from 4 products instead of 6.
   bool haloWinograd = false;
   // The halo tile's taps per K step: 3 (a row of taps, one B slice of 3 x 16 rows) with BK 16, else 1 (BK 32).
   int haloTaps() const { return haloConv && bk == 16 ? 3 : 1; }

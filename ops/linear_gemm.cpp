@@ -75,8 +75,7 @@ std::string coopTileProblem(const GemmTile& t, const DeviceInfo& info) {
   if (uint32_t(t.threads()) > info.maxWorkgroupInvocations)
     return "it needs " + std::to_string(t.threads()) + " invocations, the device allows " +
            std::to_string(info.maxWorkgroupInvocations);
-  if ((t.halfAccumulate || t.f16Accumulators || t.haloWinograd) && !t.coopEmulation &&
-      !info.hasCoopMatrix(16, 16, 16, "f16", "f16"))
+  if ((t.halfAccumulate || t.f16Accumulators) && !t.coopEmulation && !info.hasCoopMatrix(16, 16, 16, "f16", "f16"))
     return "fp16 accumulation needs the 16x16x16 f16 x f16 -> f16 shape";
   if (t.splitK < 1 || t.splitK > 64) return "split-K must be 1 to 64 parts";
   if (t.flushK < 0 || (t.flushK > 0 && (!t.f16Accumulators || t.flushK % t.bk || t.splitK > 1 || t.doubleBuffer)))
@@ -85,10 +84,9 @@ std::string coopTileProblem(const GemmTile& t, const DeviceInfo& info) {
                      t.halfAccumulate || t.fixedShape || (t.flushK > 0 && t.flushK % (9 * t.bk))))
     return "the halo convolution tile needs BK 32 (or 16: 3 taps per step), no tail split, double buffer, fp16 "
            "slice sums or fixed shape, and a flush interval of whole channel slices (a multiple of 9 x BK)";
-  if (t.haloWinograd &&
-      (!t.haloConv || t.bk != 16 || t.warpRows % 2 || t.f16Accumulators || t.splitK > 1 || t.flushK > 0))
-    return "the halo tile with Winograd F(2,3) needs BK 16, pairs of fragment rows (even warp rows), fp32 "
-           "accumulators, no split-K and no flush interval";
+  if (t.haloWinograd && (!t.haloConv || t.bk != 16 || t.warpRows % 2 || t.splitK > 1 || t.flushK > 0))
+    return "the halo tile with Winograd F(2,3) needs BK 16, pairs of fragment rows (even warp rows), no split-K and "
+           "no flush interval";
   if (t.tailParts < 0 || t.tailParts > 64 ||
       (t.tailParts > 1 && (t.splitK > 1 || t.flushK > 0 || t.tailStart <= 0 || t.tailStart % t.bn)))
     return "a tail split needs 2 to 64 parts, no split-K, no flush interval and a tail start that is a positive "
@@ -425,7 +423,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
                   " == 0, Cout % " + std::to_string(tile.bn) + " == 0 and at most one split-K part per " +
                   std::to_string(tile.bk) + " input channels (got " + std::to_string(c.h) + "x" + std::to_string(c.w) +
                   ", " + std::to_string(c.cin) + " -> " + std::to_string(p.n) + ", " + std::to_string(splits) + " parts)");
-    if (info.aMode == 7 && 3 * c.cin > kHaloWinogradMaxProductK)
+    if (info.aMode == 7 && tile.f16Accumulators && 3 * c.cin > kHaloWinogradMaxProductK)
       throw Error(p.label + ": the halo tile " + tile.describe() + " sums its products in fp16 over 3 x Cin <= " +
                   std::to_string(kHaloWinogradMaxProductK) + " (got Cin " + std::to_string(c.cin) + ")");
   }

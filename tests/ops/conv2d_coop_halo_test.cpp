@@ -71,7 +71,8 @@ TEST_P(ConvTest, CoopHaloEmulated) {
       // Winograd F(2,3) along y (halo-f23, session 46): one pair of rows per block (2 block rows, 2 block columns,
       // 3 slices); two pairs per block, two images, 2 column tiles, the residual added after the products
       {{"halo-f23", 1, 4, 32, 48, 32, k3}, emulatedHaloTile(2, false, 0, 1, 16, true)},
-      {{"halo-f23 2 pairs", 2, 8, 16, 32, 64, k3}, emulatedHaloTile(4, false, 0, 1, 16, true)}};
+      {{"halo-f23 2 pairs", 2, 8, 16, 32, 64, k3}, emulatedHaloTile(4, false, 0, 1, 16, true)},
+      {{"halo-f23 fp16", 1, 4, 16, 48, 32, k3}, emulatedHaloTile(2, true, 0, 1, 16, true)}};
   uint32_t seed = 1700;
   for (const HaloCase& e : cases) {
     const Case& c = e.c;
@@ -115,7 +116,7 @@ TEST_P(ConvTest, CoopHaloContract) {
       {"stride 2", 8, 32, 32, Conv2dParams::square(3, 2), emulatedHaloTile(2, false, 0), "stride 1"},
       {"flush mid-slice", 4, 16, 64, k3, emulatedHaloTile(2, true, 96), "whole channel slices"},
       {"3 parts of 2 slices", 4, 16, 64, k3, emulatedHaloTile(2, false, 0, 3), "one split-K part per 32 input channels"},
-      {"f23 over 2048", 4, 16, 688, k3, emulatedHaloTile(2, false, 0, 1, 16, true), "3 x Cin <= 2048"},
+      {"f23 fp16 over 2048", 4, 16, 688, k3, emulatedHaloTile(2, true, 0, 1, 16, true), "3 x Cin <= 2048"},
       {"f23 odd rows", 4, 16, 32, k3, emulatedHaloTile(1, false, 0, 1, 16, true), "even warp rows"}};
   for (const Bad& b : bad) {
     Layer l = layer(32, int(b.cin), b.p, seed++);
@@ -142,7 +143,8 @@ TEST_P(ConvTest, CoopHaloWhereSupported) {
   for (const TileCase& t : {TileCase{128, 128, false}, TileCase{128, 128, true}, TileCase{256, 128, false},
                             TileCase{256, 128, true}, TileCase{128, 128, false, 2}, TileCase{128, 128, true, 2},
                             TileCase{128, 128, false, 1, 3}, TileCase{128, 128, true, 1, 3}, TileCase{128, 128, false, 2, 3},
-                            TileCase{128, 128, false, 1, 1, true}, TileCase{128, 64, false, 1, 1, true}})
+                            TileCase{128, 128, false, 1, 1, true}, TileCase{128, 64, false, 1, 1, true},
+                            TileCase{128, 128, true, 1, 1, true}, TileCase{128, 64, true, 1, 1, true}})
     for (const Case& c : {Case{"halo deep", 2, 16, 32, 256, 256, k3}, Case{"halo shallow", 1, 16, 16, 64, 256, k3}}) {
       const ops::ConvCandidate cand{ConvAlgo::Coop, ops::ConvTile{t.bm, t.bn, 0, 0}, t.split, t.f16acc, true, t.taps,
                                     t.f23};
@@ -164,7 +166,7 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   using ops::ConvTile;
   for (const char* name : {"coop 128x128 halo", "coop 128x128 f16acc halo", "coop 256x128 halo", "coop 256x128 f16acc halo",
                            "coop 128x128 halo split 3", "coop 128x128 f16acc halo split 10", "coop 128x128 halo3",
-                           "coop 128x128 f16acc halo3", "coop 128x128 halo-f23", "coop 128x64 halo-f23"}) {
+                           "coop 128x128 f16acc halo3", "coop 128x128 halo-f23", "coop 128x128 f16acc halo-f23", "coop 128x64 halo-f23", "coop 128x64 f16acc halo-f23"}) {
     std::optional<ConvCandidate> c = ops::parseConvCandidate(name);
     ASSERT_TRUE(c) << name;
     EXPECT_TRUE(c->halo) << name;
@@ -173,7 +175,7 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   }
   for (const char* bad : {"coop 64x64 halo", "coop 128x64 halo", "coop 256x160 halo", "coop 256x256 halo", "coop 128x128 halo f16acc",
                           "coop 128x128 halo halo", "coop-winograd 256x256 halo", "coop 128x128 halo w8x2",
-                          "coop 256x128 halo-f23", "coop 128x128 f16acc halo-f23", "coop 128x128 halo-f23 halo",
+                          "coop 256x128 halo-f23", "coop 128x128 halo-f23 f16acc", "coop 128x128 halo-f23 halo",
                           "coop 64x64 halo-f23"})
     EXPECT_TRUE(!ops::parseConvCandidate(bad) || ops::convCoopGemmTile(*ops::parseConvCandidate(bad)).bm == 0) << bad;
   const ops::GemmTile wide = ops::convCoopGemmTile({ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, true, true});
@@ -182,7 +184,10 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   EXPECT_EQ(ops::convCoopGemmTile({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true}).describe(),
             "coop 128x128x32 warp 64x32 halo");
   const ConvCandidate f23{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true, 1, true};
-  EXPECT_EQ(ops::convCoopGemmTile(f23).describe(), "coop 128x128x16 warp 64x32 halo-f23 opt");
+  const ConvCandidate f23Half{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true, true, 1, true};
+  EXPECT_EQ(ops::convCoopGemmTile(f23).describe(), "coop 128x128x16 warp 64x32 halo-f23");
+  EXPECT_EQ(ops::convCoopGemmTile(f23Half).describe(), "coop 128x128x16 warp 64x32 f16acc halo-f23 opt");
+  EXPECT_EQ(ops::haloFlushK(ops::convCoopGemmTile(f23Half), 512), 0);
   EXPECT_EQ(ops::haloFlushK(ops::convCoopGemmTile(f23), 512), 0);
   EXPECT_EQ(ops::haloFlushK(wide, 256), 1152);  // K 2304: 2 chunks of 4 channel slices
   EXPECT_EQ(ops::haloFlushK(wide, 512), 1728);  // K 4608: 3 chunks, 6 + 6 + 4 slices
@@ -215,11 +220,12 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 2, true, true}, deep, cc).find("at most 2048"),
             std::string::npos);
   EXPECT_EQ(ops::candidateViolation({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 3, true, true}, deep, cc), "");
-  // halo-f23: fp16 product sums over 3 Cin <= 2048 (512 channels: 1536; 1024: 3072), never split
-  EXPECT_EQ(ops::candidateViolation(f23, deep, cc), "");
+  // halo-f23: fp16 product sums over 3 Cin <= 2048 (512 channels: 1536; 1024: 3072), fp32 ones any; never split
+  EXPECT_EQ(ops::candidateViolation(f23Half, deep, cc), "");
   ops::ConvProblem deeper = p;
   deeper.cin = 1024;
-  EXPECT_NE(ops::candidateViolation(f23, deeper, cc).find("3 x Cin <= 2048"), std::string::npos);
+  EXPECT_NE(ops::candidateViolation(f23Half, deeper, cc).find("3 x Cin <= 2048"), std::string::npos);
+  EXPECT_EQ(ops::candidateViolation(f23, deeper, cc), "");
   EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 2, false, true, 1, true}, p, cc)
                 .find("no split-K"),
             std::string::npos);
@@ -246,7 +252,9 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   }
   DeviceInfo noHalf = d;
   noHalf.coopMatrixShapes.pop_back();
-  EXPECT_NE(ops::candidateViolation(f23, p, {noHalf, w, true, {}, true}).find("fp16 accumulation"), std::string::npos);
+  EXPECT_NE(ops::candidateViolation(f23Half, p, {noHalf, w, true, {}, true}).find("fp16 accumulation"),
+            std::string::npos);
+  EXPECT_EQ(ops::candidateViolation(f23, p, {noHalf, w, true, {}, true}), "");
   ops::ConvProblem small = p;  // 64^2 (4096 rows): 32 tiles, 8 channel slices -> 8 parts for both 264 and 528
   small.h = small.ho = small.w = small.wo = 64;
   ops::ConvProblem unet32 = small;  // 2 x 32^2 x 640 -> 640: 80 tiles, 20 slices -> 3 parts (264 / 80) and 7 (528 / 80)
@@ -275,16 +283,17 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   EXPECT_EQ(haloNames(p, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo",
                                                          "coop 256x128 halo", "coop 256x128 f16acc halo",
                                                          "coop 128x128 halo3", "coop 128x128 f16acc halo3",
-                                                         "coop 128x128 halo-f23", "coop 128x64 halo-f23"}));
+                                                         "coop 128x128 halo-f23", "coop 128x128 f16acc halo-f23", "coop 128x64 halo-f23", "coop 128x64 f16acc halo-f23"}));
   EXPECT_EQ(haloNames(p, {noHalf, w, true, {}, true}),
-            (std::vector<std::string>{"coop 128x128 halo", "coop 256x128 halo", "coop 128x128 halo3"}));
+            (std::vector<std::string>{"coop 128x128 halo", "coop 256x128 halo", "coop 128x128 halo3",
+                                      "coop 128x128 halo-f23", "coop 128x64 halo-f23"}));
   EXPECT_EQ(haloNames(tall, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo",
                                                             "coop 128x128 halo3", "coop 128x128 f16acc halo3",
-                                                            "coop 128x128 halo-f23", "coop 128x64 halo-f23"}));
+                                                            "coop 128x128 halo-f23", "coop 128x128 f16acc halo-f23", "coop 128x64 halo-f23", "coop 128x64 f16acc halo-f23"}));
   {  // SDGEN_CONV_HALO_F23=1 adds it to the default set
     test::ScopedEnv on("SDGEN_CONV_HALO", nullptr), f23On("SDGEN_CONV_HALO_F23", "1");
     EXPECT_EQ(haloNames(p, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo",
-                                                           "coop 128x128 halo-f23", "coop 128x64 halo-f23"}));
+                                                           "coop 128x128 halo-f23", "coop 128x128 f16acc halo-f23", "coop 128x64 halo-f23", "coop 128x64 f16acc halo-f23"}));
   }
 }
 
@@ -305,7 +314,8 @@ TEST(ConvHaloCompile, TilesCompileToSpirv) {
                                       ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true, 3},
                                       ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true, true, 3},
                                       ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true, 1, true},
-                                      ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 64, 0, 0}, 1, false, true, 1, true}}) {
+                                      ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 64, 0, 0}, 1, false, true, 1, true},
+                                      ops::ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true, true, 1, true}}) {
     ops::GemmTile tile = ops::convCoopGemmTile(c);
     ASSERT_TRUE(tile.haloConv) << c.name();
     if (tile.f16Accumulators) tile.flushK = ops::haloFlushK(tile, 256);
