@@ -1,10 +1,10 @@
 // The halo form of the tensor-core convolution (GemmTile::haloConv, gemm_coop.slang A_MODE 6): a 3x3 stride-1
 // convolution whose GEMM rows are blocks of BM / 16 output rows of 16 pixels, its input window staged once per 32
-// channels for the 9 taps. On software cooperative matrices against float64 on every machine (fp32 and fp16
-// accumulators, fp16 chunks flushed at channel slices, two images, several block rows and columns, padding on
-// every side, a residual loaded into the accumulators), the real tiles on tensor-core devices (raw, staged and
-// group-norm inputs), the contract's refusals by name, and the candidates' names and flush intervals. Suite
-// ConvTest (conv2d_test_fixture.h).
+// channels for the 9 taps; and its Winograd F(2,3) form along y (GemmTile::haloWinograd, A_MODE 7, "halo-f23").
+// On software cooperative matrices against float64 on every machine (fp32 and fp16 accumulators, fp16 chunks
+// flushed at channel slices, two images, several block rows and columns, padding on every side, a residual loaded
+// into the accumulators), the real tiles on tensor-core devices (raw, staged and group-norm inputs), the contract's
+// refusals by name, and the candidates' names and flush intervals. Suite ConvTest (conv2d_test_fixture.h).
 #include <filesystem>
 #include <string>
 
@@ -99,7 +99,9 @@ TEST_P(ConvTest, CoopHaloEmulated) {
     const std::string what = std::string("emulated ") + c.name + (e.tile.f16Accumulators ? ", fp16" : ", fp32") +
                              " accumulators" + (e.tile.flushK ? ", flushed" : "") +
                              (e.tile.splitK > 1 ? ", split " + std::to_string(e.tile.splitK) : std::string()) +
-                             (e.tile.haloWinograd ? ", Winograd F(2,3) along y" : e.tile.bk == 16 ? ", 3 taps per step" : "");
+                             (e.tile.haloWinograd ? ", Winograd F(2,3) along y"
+                              : e.tile.bk == 16   ? ", 3 taps per step"
+                                                  : "");
     std::printf("%s: relative error %.3g\n", what.c_str(), compareRoundedInput(read(out), ref, what));
   }
 }
@@ -166,7 +168,8 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   using ops::ConvTile;
   for (const char* name : {"coop 128x128 halo", "coop 128x128 f16acc halo", "coop 256x128 halo", "coop 256x128 f16acc halo",
                            "coop 128x128 halo split 3", "coop 128x128 f16acc halo split 10", "coop 128x128 halo3",
-                           "coop 128x128 f16acc halo3", "coop 128x128 halo-f23", "coop 128x128 f16acc halo-f23", "coop 128x64 halo-f23", "coop 128x64 f16acc halo-f23"}) {
+                           "coop 128x128 f16acc halo3", "coop 128x128 halo-f23", "coop 128x128 f16acc halo-f23",
+                           "coop 128x64 halo-f23", "coop 128x64 f16acc halo-f23"}) {
     std::optional<ConvCandidate> c = ops::parseConvCandidate(name);
     ASSERT_TRUE(c) << name;
     EXPECT_TRUE(c->halo) << name;
@@ -229,7 +232,6 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   EXPECT_NE(ops::candidateViolation({ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 2, false, true, 1, true}, p, cc)
                 .find("no split-K"),
             std::string::npos);
-
   ops::ConvProblem narrow = p;
   narrow.w = narrow.wo = 500;
   EXPECT_NE(ops::candidateViolation(halo128, narrow, cc).find("W % 16"), std::string::npos);
@@ -283,17 +285,20 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   EXPECT_EQ(haloNames(p, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo",
                                                          "coop 256x128 halo", "coop 256x128 f16acc halo",
                                                          "coop 128x128 halo3", "coop 128x128 f16acc halo3",
-                                                         "coop 128x128 halo-f23", "coop 128x128 f16acc halo-f23", "coop 128x64 halo-f23", "coop 128x64 f16acc halo-f23"}));
+                                                         "coop 128x128 halo-f23", "coop 128x128 f16acc halo-f23",
+                                                         "coop 128x64 halo-f23", "coop 128x64 f16acc halo-f23"}));
   EXPECT_EQ(haloNames(p, {noHalf, w, true, {}, true}),
             (std::vector<std::string>{"coop 128x128 halo", "coop 256x128 halo", "coop 128x128 halo3",
                                       "coop 128x128 halo-f23", "coop 128x64 halo-f23"}));
   EXPECT_EQ(haloNames(tall, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo",
                                                             "coop 128x128 halo3", "coop 128x128 f16acc halo3",
-                                                            "coop 128x128 halo-f23", "coop 128x128 f16acc halo-f23", "coop 128x64 halo-f23", "coop 128x64 f16acc halo-f23"}));
+                                                            "coop 128x128 halo-f23", "coop 128x128 f16acc halo-f23",
+                                                            "coop 128x64 halo-f23", "coop 128x64 f16acc halo-f23"}));
   {  // SDGEN_CONV_HALO_F23=1 adds it to the default set
     test::ScopedEnv on("SDGEN_CONV_HALO", nullptr), f23On("SDGEN_CONV_HALO_F23", "1");
     EXPECT_EQ(haloNames(p, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo",
-                                                           "coop 128x128 halo-f23", "coop 128x128 f16acc halo-f23", "coop 128x64 halo-f23", "coop 128x64 f16acc halo-f23"}));
+                                                           "coop 128x128 halo-f23", "coop 128x128 f16acc halo-f23",
+                                                           "coop 128x64 halo-f23", "coop 128x64 f16acc halo-f23"}));
   }
 }
 
