@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -101,14 +102,21 @@ std::vector<double> timeConv(Context& ctx, const ConvBenchSettings& st, const gr
   seq.end();
   for (int i = 0; i < st.warmup; ++i) seq.run();
   std::vector<double> ms;
+  std::vector<std::vector<double>> perKernel;  // SDGEN_BENCH_KERNEL_TIMES=1: each launch's times (stderr)
   for (int i = 0; i < st.reps; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     seq.run();
     double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     auto t = seq.timings();
     double ns = 0;
-    for (auto& c : t) ns += c.ns;
+    perKernel.resize(t.size());
+    for (size_t k = 0; k < t.size(); ++k) ns += t[k].ns, perKernel[k].push_back(t[k].ns * 1e-6);
     ms.push_back(t.empty() ? wall : ns * 1e-6);
+  }
+  if (const char* v = std::getenv("SDGEN_BENCH_KERNEL_TIMES"); v && std::string(v) == "1") {
+    const auto labels = seq.timings();
+    for (size_t k = 0; k < perKernel.size() && k < labels.size(); ++k)
+      std::fprintf(stderr, "kernel %8.4f ms  %s\n", timingStats(perKernel[k]).medianMs, labels[k].label.c_str());
   }
   return ms;
 }

@@ -443,10 +443,10 @@ constexpr Flag kFlags[] = {
        // The spellings (gemm_v2, gemm) and the engine's (gemm-v2, general) are both accepted.
        std::string a = v == "gemm_v2" ? "gemm-v2" : v == "gemm" ? "general" : v;
        if (a != "all" && a != "auto" && a != "general" && a != "gemm-v2" && a != "winograd" && a != "coop" &&
-           a != "direct" && a != "coop-winograd" && a != "tuned")
+           a != "direct" && a != "coop-winograd" && a != "coop-winograd-rows" && a != "tuned")
          throw UsageError(f + ": unknown conv algorithm " + quoted(v) +
                           "; accepted: all, auto, general (or gemm), gemm-v2 (or gemm_v2), winograd, coop, direct, "
-                          "coop-winograd, tuned");
+                          "coop-winograd, coop-winograd-rows, tuned");
        s.options.benchAlgo = a;
      }},
     {nullptr, "--shape", true, kBenchConv2d,

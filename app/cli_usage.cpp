@@ -95,7 +95,8 @@ std::string usageText() {
   s += "      --bench-conv2d          the SD1.5 conv layers (or --shape) per precision and algorithm, checked\n";
   s += "                              against the general kernel\n";
   s += "      --algo A                all (default), auto, general (gemm), gemm-v2 (gemm_v2), winograd, coop,\n";
-  s += "                              direct, coop-winograd, tuned (the autotune's fastest candidate; all has it)\n";
+  s += "                              direct, coop-winograd, coop-winograd-rows, tuned (the autotune's fastest\n";
+  s += "                              candidate; all has it)\n";
   s += "      --shape N,Cin,Cout,H,W,K,S  one conv problem (padding K/2) instead of the table\n";
   s += "      --quick                 the three quick rows (or --shape), 1 warm-up, 3 timed repetitions\n";
   s += "      --reps N, --warmup N    timed repetitions (default 20) and warm-up runs (default 3)\n";

@@ -104,6 +104,11 @@ Conv2dInfo conv2d(Context& ctx, CommandSequence& seq, const Expr& input, const C
       recordConvCoopWinograd(call, *options.scratch, plan.candidate ? &*plan.candidate : nullptr,
                              options.winogradBandTiles);
       break;
+    case ConvAlgo::CoopWinogradRows:
+      recordConvCoopWinogradRows(call, *options.scratch,
+                                 plan.candidate ? convCoopGemmTile(*plan.candidate) : coopWinogradRowsGemmTile(prob),
+                                 options.winogradBandTiles);
+      break;
     case ConvAlgo::Auto: throw Error(label + ": internal error: no algorithm planned");
   }
   return info;

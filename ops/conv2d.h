@@ -30,7 +30,8 @@ struct Conv2dOptions {
   // Runs exactly this candidate (the autotune's measurements, tests); its contract failing throws.
   std::optional<ConvCandidate> candidate;
   // Tiles per band instead of the size-based choice (tests, to reach several bands on small images): Winograd
-  // F(4,3) exactly that many (ConvProblem::winogradBandTiles), coop-winograd rounded up to its GEMM tile's rows.
+  // F(4,3) exactly that many (ConvProblem::winogradBandTiles), coop-winograd rounded up to its GEMM tile's rows,
+  // coop-winograd-rows that many tile rows (of 6 output rows), rounded up to its tile's block rows.
   int64_t winogradBandTiles = 0;
   std::string label = "conv2d";
 };

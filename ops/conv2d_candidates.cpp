@@ -70,6 +70,14 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
   if (c.algo == ConvAlgo::CoopWinograd) {
     c.tile = ConvTile{bm, bn, 0, 0};
     if (!convCoopGemmTile(c).bm) return std::nullopt;
+  } else if (c.algo == ConvAlgo::CoopWinogradRows) {
+    c.tile = ConvTile{bm, bn, 0, 0};
+    if (words.size() > next && (words[next] == "halo" || words[next] == "halo3")) {
+      c.halo = true;
+      c.haloTaps = words[next] == "halo3" ? 3 : 1;
+      ++next;
+    }
+    if (!convCoopGemmTile(c).bm) return std::nullopt;
   } else if (c.algo == ConvAlgo::Coop) {
     c.tile = ConvTile{bm, bn, 0, 0};
     if (words.size() > next && words[next] == "f16acc") {
@@ -103,6 +111,21 @@ std::optional<ConvCandidate> parseConvCandidate(const std::string& name) {
 
 GemmTile convCoopGemmTile(const ConvCandidate& c) {
   GemmTile t;
+  if (c.algo == ConvAlgo::CoopWinogradRows) {
+    // fp32 accumulators only: fp16 ones over K = 3 Cin put the products' error past 5e-3 (a float64 model of
+    // F(6,3) along the rows with fp16 V, U and M: 2.6e-3 with fp32 sums, 7.8e-3 with fp16 ones; session 47).
+    // The halo form: the 1x3 convolution's window staged once per 32 channels for its 3 taps (A_MODE 8).
+    // "halo3": 16-channel slices, each step the 3 taps of one (a third fewer barriers per K than 32-deep one-tap
+    // steps). (A 128x256 halo tile of 16 subgroups, half the window words per MMA, measured slower on the H100:
+    // 0.927 against 0.854 ms on 256 channels at 512^2; session 47.)
+    if (c.halfAccumulators || c.splitK != 1 || (c.haloTaps != 1 && !(c.haloTaps == 3 && c.halo)) || c.haloWinograd)
+      return GemmTile{0, 0, 0};
+    if (c.tile.bm == 128 && c.tile.bn == 128) t = GemmTile::coopTile(128, 128, c.haloTaps == 3 ? 16 : kCoopBk, 4, 2);
+    else if (c.tile.bm == 64 && c.tile.bn == 64 && !c.halo) t = GemmTile::coopTile(64, 64, kCoopBk, 2, 2);
+    else return GemmTile{0, 0, 0};
+    t.haloConv = c.halo;
+    return t;
+  }
   if (c.halo && c.haloWinograd) {
     // "halo-f23" (session 46): Winograd F(2,3) along y on 16-channel slices, a step the 3 taps of a column of the
     // filter; 8 subgroups of 2 pairs of rows x 32 channels (128x128) or of one pair x 32 (128x64: half the
@@ -179,6 +202,10 @@ int halfTileFlushK(const GemmTile& t, int64_t k) {
   return int((slices + chunks - 1) / chunks) * t.bk;
 }
 
+GemmTile coopWinogradRowsGemmTile(const ConvProblem& prob) {
+  return prob.cout % 128 == 0 ? GemmTile::coopTile(128, 128, kCoopBk, 4, 2) : GemmTile::coopTile(64, 64, kCoopBk, 2, 2);
+}
+
 GemmTile coopWinogradGemmTile(const ConvProblem& prob) {
   const int64_t band = coopWinogradBandTiles(prob, 128);
   const int64_t bigTiles = 16 * ((band + 127) / 128) * ((prob.cout + 127) / 128);
@@ -229,6 +256,21 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
       return "the convolution reads a 2x upsampling, which coop runs by output phases";
     const int64_t band = coopWinogradBandTiles(prob, t.bm);
     if ((prob.cout + t.bn - 1) / t.bn > d.maxWorkgroupCount[0] || (band + t.bm - 1) / t.bm > d.maxWorkgroupCount[1])
+      return "the grid of tile " + t.describe() + " exceeds the device's workgroup count limits";
+    return {};
+  }
+  if (c.algo == ConvAlgo::CoopWinogradRows) {
+    const GemmTile t = convCoopGemmTile(c);
+    if (!t.bm) return "no coop-winograd-rows tile " + c.tile.str() + " (128x128 [halo|halo3] or 64x64)";
+    if (std::string p = coopTileProblem(t, d); !p.empty()) return "coop tile " + t.describe() + ": " + p;
+    // As coop-winograd's: an upsampled input runs faster by coop's output phases than staged for the transform.
+    if (cc.weights.hasUpsamplePhases()) return "the convolution reads a 2x upsampling, which coop runs by output phases";
+    if (t.haloConv && (prob.w % 16 || prob.cin % t.bk || prob.cout % t.bn))
+      return "the halo tile " + c.tile.str() + " of coop-winograd-rows needs W % 16 == 0, Cin % " + std::to_string(t.bk) +
+             " == 0 and Cout % " + std::to_string(t.bn) + " == 0";
+    const int64_t band = winogradRowsBandRows(prob, t);
+    if ((prob.cout + t.bn - 1) / t.bn > d.maxWorkgroupCount[0] ||
+        (prob.n * band * prob.w + t.bm - 1) / t.bm > d.maxWorkgroupCount[1])
       return "the grid of tile " + t.describe() + " exceeds the device's workgroup count limits";
     return {};
   }
@@ -493,6 +535,23 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
         add(ConvCandidate{ConvAlgo::CoopWinograd, ConvTile{256, 256, 0, 0}, 1});
       if (winogradAll && prob.cout % 128 == 0 && prob.cin >= 128)
         add(ConvCandidate{ConvAlgo::CoopWinograd, ConvTile{256, 128, 0, 0}, 1});
+    }
+    // Winograd F(6,3) along the rows (session 47; SDGEN_CONV_WINOGRAD_ROWS=0 leaves it out): 4/9 of the implicit
+    // GEMM's MMAs as eight 1x3 convolutions of K = 3 Cin, for V and M through memory (each 4/3 of the input / the
+    // output). Where the rows are many and Cout fills the 128-wide tiles.
+    // One tile: halo3 (16-channel slices, a step the 1x3 window's 3 taps), else the halo one (32-deep one-tap
+    // steps), else im2col, the first whose contract holds. Session 47, H100, 256 channels at 512^2: 0.830, 0.855
+    // and 0.890 ms (halo3 the fastest on each of four VAE rows by 2-5 %); the tuner's ties (5 %) go by name, so the
+    // slower ones are not offered beside it.
+    if (candidateFamilyOn("SDGEN_CONV_WINOGRAD_ROWS") && prob.m() >= 16384 && prob.cout % 128 == 0 && prob.cin >= 128) {
+      const size_t before = out.size();
+      for (int taps : {3, 1}) {
+        ConvCandidate halo{ConvAlgo::CoopWinogradRows, ConvTile{128, 128, 0, 0}, 1};
+        halo.halo = true;
+        halo.haloTaps = taps;
+        if (out.size() == before) add(halo);
+      }
+      if (out.size() == before) add(ConvCandidate{ConvAlgo::CoopWinogradRows, ConvTile{128, 128, 0, 0}, 1});
     }
     // 64x64 tiles split K where few tiles walk a deep K (docs/dispatch.md "Split-K"): at most 16 parts, each
     // part at least 4 slices of K, and no more than about 2,000 64x64 workgroups in all.

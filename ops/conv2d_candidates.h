@@ -43,6 +43,19 @@ GemmTile coopWinogradGemmTile(const ConvProblem& prob);
 constexpr uint64_t kCoopWinogradBandBytes = uint64_t(128) << 20;
 int64_t coopWinogradBandTiles(const ConvProblem& prob, int bm, int64_t forced = 0);
 
+// coop-winograd-rows (ops/conv2d_coop_winograd_rows.cpp): Winograd F(6,3) along the rows, 6 output rows per tile
+// row from 8 products, each a 1x3 convolution of the transformed input V on the tensor cores.
+constexpr int kWinogradRowsOut = 6, kWinogradRowsProducts = 8;
+// Its GEMM tile when no candidate names one: 128x128 fp32 accumulators where Cout is a multiple of 128, else 64x64.
+GemmTile coopWinogradRowsGemmTile(const ConvProblem& prob);
+// Tile rows of 6 outputs per image, rounded up to the tile's block rows (the halo tile's BM / 16, else 1): the
+// layout of V and M, whose rows past the output are computed and dropped.
+int64_t winogradRowsBlockRows(const GemmTile& tile);
+int64_t winogradRowsTileRows(const ConvProblem& prob, const GemmTile& tile);
+// Tile rows per band: V [8][N][Tb][W][Cin] and M [8][N][Tb][W][Cout] each within kCoopWinogradBandBytes, in bands
+// of even size, a multiple of the block rows; `forced` > 0 (tests): that many, rounded up to the block rows.
+int64_t winogradRowsBandRows(const ConvProblem& prob, const GemmTile& tile, int64_t forced = 0);
+
 // Empty when `candidate` can run the problem in context `cc`; otherwise the first failing condition.
 std::string candidateViolation(const ConvCandidate& candidate, const ConvProblem& prob, const ConvContext& cc);
 

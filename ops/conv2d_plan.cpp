@@ -23,16 +23,17 @@ const char* convAlgoName(ConvAlgo a) {
     case ConvAlgo::Coop: return "coop";
     case ConvAlgo::Direct: return "direct";
     case ConvAlgo::CoopWinograd: return "coop-winograd";
+    case ConvAlgo::CoopWinogradRows: return "coop-winograd-rows";
   }
   return "?";
 }
 
 ConvAlgo parseConvAlgo(const std::string& name) {
   for (ConvAlgo a : {ConvAlgo::Auto, ConvAlgo::General, ConvAlgo::GemmV2, ConvAlgo::Winograd, ConvAlgo::Coop,
-                     ConvAlgo::Direct, ConvAlgo::CoopWinograd})
+                     ConvAlgo::Direct, ConvAlgo::CoopWinograd, ConvAlgo::CoopWinogradRows})
     if (name == convAlgoName(a)) return a;
   throw Error("unknown conv algorithm '" + name.substr(0, 64) +
-              "' (expected auto, general, gemm-v2, winograd, coop, direct or coop-winograd)");
+              "' (expected auto, general, gemm-v2, winograd, coop, direct, coop-winograd or coop-winograd-rows)");
 }
 
 std::string ConvTile::str() const {
@@ -123,6 +124,10 @@ static ConvTile tileFor(ConvAlgo a, const ConvProblem& prob, const ConvContext& 
     GemmTile t = coopWinogradGemmTile(prob);
     return ConvTile{t.bm, t.bn, 0, 0};
   }
+  if (a == ConvAlgo::CoopWinogradRows) {
+    GemmTile t = coopWinogradRowsGemmTile(prob);
+    return ConvTile{t.bm, t.bn, 0, 0};
+  }
   if (cc.forcedTile.valid()) return cc.forcedTile;
   if (a == ConvAlgo::Winograd) return chooseConvTile(prob.tiles(), prob.cout, cc.device, 36);
   return chooseConvTile(prob.m(), prob.cout, cc.device);
@@ -171,6 +176,23 @@ std::string contractViolation(ConvAlgo algo, const ConvProblem& prob, const Conv
     if (!cc.haveScratch) return "no scratch memory was given (Conv2dOptions::scratch) for its filters and products";
     if (16 * prob.cin * prob.cout >= kInt32Limit) return "the transformed filters have 2^31 elements or more";
     return checkGrid((prob.cout + 63) / 64, (coopWinogradBandTiles(prob, 64) + 63) / 64, 16, d);
+  }
+  if (algo == ConvAlgo::CoopWinogradRows) {
+    if (!gemmCoopSupported(d))
+      return "the device has no 16x16x16 f16 x f16 -> f32 subgroup matrices with 32-wide subgroups";
+    if (!w.hasGemm()) return "weights '" + w.name() + "' were packed without the gemm layout";
+    if (w.storage() != DType::F16) return "weights '" + w.name() + "' are not stored in fp16";
+    if (!isWinogradGeometry(prob.p)) return "the kernel geometry " + prob.p.str() + " is not 3x3 s1 p1 d1";
+    if (prob.cin % 8) return "Cin = " + std::to_string(prob.cin) + " is not a multiple of 8";
+    if (prob.cout % 8) return "Cout = " + std::to_string(prob.cout) + " is not a multiple of 8";
+    if (!cc.haveScratch) return "no scratch memory was given (Conv2dOptions::scratch) for its filters and products";
+    if (int64_t(kWinogradRowsProducts) * 3 * prob.cin * prob.cout >= kInt32Limit)
+      return "the transformed filters have 2^31 elements or more";
+    const GemmTile t = coopWinogradRowsGemmTile(prob);
+    const int64_t band = winogradRowsBandRows(prob, t, 0);
+    if (int64_t(kWinogradRowsProducts) * prob.n * band * prob.w * std::max(prob.cin, prob.cout) >= kInt32Limit)
+      return "the transformed input or products of a band have 2^31 elements or more";
+    return checkGrid((prob.cout + t.bn - 1) / t.bn, (prob.n * band * prob.w + t.bm - 1) / t.bm, 1, d);
   }
   if (algo == ConvAlgo::Coop) {
     if (!gemmCoopSupported(d)) return "the device has no 16x16x16 f16 x f16 -> f32 subgroup matrices with 32-wide subgroups";
@@ -282,6 +304,12 @@ struct ConvKernelPattern {
   bool tiled;
 };
 constexpr ConvKernelPattern kConvKernelPatterns[] = {
+    {"coop-winograd-rows input transform", ConvAlgo::CoopWinogradRows, ConvKernelRole::InputTransform, false},  // V
+    {"coop-winograd-rows input", ConvAlgo::CoopWinogradRows, ConvKernelRole::InputTransform, false},  // staged
+    {"coop-winograd-rows affine", ConvAlgo::CoopWinogradRows, ConvKernelRole::NormTable, false},
+    {"coop-winograd-rows filter", ConvAlgo::CoopWinogradRows, ConvKernelRole::FilterTransform, false},
+    {"coop-winograd-rows output", ConvAlgo::CoopWinogradRows, ConvKernelRole::OutputTransform, false},
+    {"coop-winograd-rows gemm", ConvAlgo::CoopWinogradRows, ConvKernelRole::Gemm, true},
     {"coop-winograd input transform", ConvAlgo::CoopWinograd, ConvKernelRole::InputTransform, false},  // V
     {"coop-winograd input", ConvAlgo::CoopWinograd, ConvKernelRole::InputTransform, false},  // staged into fp16
     {"coop-winograd affine", ConvAlgo::CoopWinograd, ConvKernelRole::NormTable, false},  // a group norm's table
@@ -369,6 +397,21 @@ ConvKernelCost convKernelCost(const ConvProblem& p, ConvKernelRole role, DType a
         return {2.0 * 16 * t2 * p.cin * p.cout, in * 2 + u * 2 + 16.0 * t2 * p.cout * 2};
       case ConvKernelRole::OutputTransform:  // M -> Y (2x2 per tile) + bias
         return {24.0 * t2 * p.cout, 16.0 * t2 * p.cout * 2 + out * act + p.cout * 4.0};
+      default: return {};
+    }
+  }
+  if (algo == ConvAlgo::CoopWinogradRows) {  // F(6,3) along the rows: T tile rows of 6, 8 products each
+    const double e = kWinogradRowsProducts, cells = double(p.n) * ((p.ho + 5) / 6) * p.w;
+    const double u = e * 3 * p.cin * p.cout, v = e * cells * p.cin, m = e * cells * p.cout;
+    switch (role) {
+      case ConvKernelRole::FilterTransform:  // U_e(kx) = sum_ky G[e][ky] g(ky, kx) from the gemm layout
+        return {2.0 * 3 * u, 9.0 * p.cin * p.cout * 2 + u * 2};
+      case ConvKernelRole::InputTransform:  // 8 input rows per tile row -> V [8][N][T][W][Cin] fp16
+        return {2.0 * 8 * v, in * act * 8 / 6 + v * 2};
+      case ConvKernelRole::Gemm:  // 8 1x3 convolutions: V x U -> M, fp16
+        return {2.0 * m * 3 * p.cin, v * 2 + u * 2 + m * 2};
+      case ConvKernelRole::OutputTransform:  // M -> Y (6 rows per tile row) + bias
+        return {2.0 * 6 * m, m * 2 + out * act + p.cout * 4.0};
       default: return {};
     }
   }

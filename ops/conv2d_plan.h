@@ -17,8 +17,10 @@ namespace sdgen::ops {
 // Coop: implicit GEMM on tensor cores (the cooperative-matrix GEMM of shaders/linear/gemm_coop.slang, fp16).
 // Direct: one output pixel per thread for at most 4 output channels (shaders/conv/conv_direct.slang).
 // CoopWinograd: Winograd F(2,3) with its 16 GEMMs on tensor cores (shaders/conv/winograd_f23.slang).
-enum class ConvAlgo { Auto, General, GemmV2, Winograd, Coop, Direct, CoopWinograd };
-// "auto", "general", "gemm-v2", "winograd", "coop", "direct", "coop-winograd"
+// CoopWinogradRows: Winograd F(6,3) along the rows, its 8 products 1x3 convolutions on tensor cores
+// (shaders/conv/winograd_rows.slang).
+enum class ConvAlgo { Auto, General, GemmV2, Winograd, Coop, Direct, CoopWinograd, CoopWinogradRows };
+// "auto", "general", "gemm-v2", "winograd", "coop", "direct", "coop-winograd", "coop-winograd-rows"
 const char* convAlgoName(ConvAlgo a);
 ConvAlgo parseConvAlgo(const std::string& name);  // throws sdgen::Error listing the valid names
 

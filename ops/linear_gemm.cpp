@@ -407,18 +407,25 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
                                                  : rawHalfRowStride(p.a, p.k);
   info.rawA = rawStride > 0 || p.conv || p.winograd;
   info.aMode = p.winograd                ? 4
-               : p.conv                  ? (p.conv->phaseRows ? 5 : tile.haloWinograd ? 7 : tile.haloConv ? 6 : 2)
+               : p.conv                  ? (p.conv->phaseRows     ? 5
+                                            : tile.haloWinograd ? 7
+                                            : tile.haloConv     ? (p.conv->kh == 1 ? 8 : 6)
+                                                                : 2)
                : p.norm                  ? 3
                : info.rawA               ? 1
                                          : 0;
-  if (tile.haloConv != (info.aMode == 6 || info.aMode == 7))
+  if (tile.haloConv != (info.aMode >= 6))
     throw Error(p.label + ": internal error: the halo tile " + tile.describe() + " takes a plain convolution input");
-  if (info.aMode == 6 || info.aMode == 7) {  // the halo's contract (gemm_coop.slang A_MODE 6, 7); whole tiles
+  if (info.aMode >= 6) {  // the halo's contract (gemm_coop.slang A_MODE 6, 7, 8); whole tiles
     const GemmConv& c = *p.conv;
-    if (c.kh != 3 || c.kw != 3 || c.strideH != 1 || c.strideW != 1 || c.padH != 1 || c.padW != 1 || c.dilationH != 1 ||
-        c.dilationW != 1 || c.ho != c.h || c.wo != c.w || c.w % 16 || c.h % (tile.bm / 16) || c.cin % tile.bk ||
-        p.k != 9 * c.cin || p.batches != 1 || info.edgeChecks || p.geglu || splits > c.cin / tile.bk)
-      throw Error(p.label + ": the halo tile " + tile.describe() + " needs a 3x3 convolution with stride 1, padding 1, "
+    const int kh = info.aMode == 8 ? 1 : 3;  // A_MODE 8: a 1x3 convolution (no padding along y), not Winograd
+    if (c.kh != kh || c.kw != 3 || c.strideH != 1 || c.strideW != 1 || c.padH != kh / 2 || c.padW != 1 ||
+        c.dilationH != 1 || c.dilationW != 1 || c.ho != c.h || c.wo != c.w || c.w % 16 || c.h % (tile.bm / 16) ||
+        c.cin % tile.bk || p.k != 3 * kh * c.cin || (p.batches != 1 && (kh != 1 || splits > 1)) || info.edgeChecks ||
+        p.geglu ||
+        splits > c.cin / tile.bk || (kh == 1 && ((tile.bk != 32 && tile.bk != 16) || tile.flushK > 0)))
+      throw Error(p.label + ": the halo tile " + tile.describe() + " needs a 3x3 convolution with stride 1, padding 1 "
+                  "(or 1x3 with padding (0, 1), BK 16 or 32 and no fp16 flush), "
                   "W % 16 == 0, H % " + std::to_string(tile.bm / 16) + " == 0, Cin % " + std::to_string(tile.bk) +
                   " == 0, Cout % " + std::to_string(tile.bn) + " == 0 and at most one split-K part per " +
                   std::to_string(tile.bk) + " input channels (got " + std::to_string(c.h) + "x" + std::to_string(c.w) +

@@ -30,6 +30,9 @@ struct PackedB {
 // input, each a 2x2 convolution of the input (kh = kw = 2, Ho = H, Wo = W, stride and dilation 1): rows
 // [p * phaseRows, (p + 1) * phaseRows) are phase p (phaseRows = N * H * W, a multiple of the tile's BM), whose
 // padding the kernel derives and whose B is the p-th [K][NP] matrix of the packed weights.
+// GemmProblem::batches > 1 (A_MODE 2, and the halo tile's 1x3 form, A_MODE 8, unsplit): batch b is images
+// [b * N, (b + 1) * N) of the input (m = N * Ho * Wo rows per batch) times the b-th [K][NP] matrix of the packed B
+// (coop-winograd-rows' eight products in one launch).
 struct GemmConv {
   VkDeviceAddress input = 0;
   int64_t h = 0, w = 0, cin = 0, ho = 0, wo = 0;

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Session 47, call E (issue 17; carry .gl .carry .whl after `scripts/device/pack.sh build/default/tests/ops/ops_tests
+# build/default/app/libsdgen_cudnn_reference.so` and `scripts/device/slim-tree.sh on`): coop-winograd-rows with the
+# halo3 tile (16-channel slices, a step the 3 taps: a third fewer barriers per K) beside the halo one — tests with
+# validation, the VAE's 256-channel 512^2 row tuned in two processes and its other large rows once (fresh cache per
+# process, cuDNN beside, every candidate's time), each launch's time.
+set -uo pipefail
+source scripts/device/vulkan-env.sh >/dev/null 2>&1; source scripts/device/cuda-env.sh >/dev/null 2>&1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
+SDGEN_VALIDATION=1 timeout 200 ./build/default/tests/ops/ops_tests --gtest_filter='*WinogradRows*' > "$OUT/tests.txt" 2>&1
+echo "tests rc=$?"; grep -E "FAILED|PASSED|max relative error" "$OUT/tests.txt" | sort | uniq -c | head -20
+i=0
+for s in 1,256,256,512,512,3,1 1,256,256,512,512,3,1 1,256,128,512,512,3,1 1,512,512,256,256,3,1 1,128,128,512,512,3,1; do
+  i=$((i + 1)); rm -rf /tmp/c47e
+  SDGEN_BENCH_KERNEL_TIMES=1 SDGEN_CACHE_DIR=/tmp/c47e timeout 120 ./build/default/app/sdgen --bench-conv2d --precision fp16 \
+    --algo tuned --reference cudnn --shape $s > "$OUT/row-$i.txt" 2>&1
+  echo "== $s rc=$?"; awk '$4 == "tuned" {print $5, "ms cuDNN", $15, "ratio", $16, $17, $18, $19, $20, $21, "err", $12}' "$OUT/row-$i.txt"
+  grep "^kernel" "$OUT/row-$i.txt" | grep -v "general" | tail -6
+  python3 - /tmp/c47e/conv-tune-v1.json <<'PY'
+import json, sys
+for e in json.load(open(sys.argv[1]))["entries"]:
+    best = sorted(e["ms"].items(), key=lambda kv: kv[1])
+    print("  ", ", ".join(f"{k} {v:.4f}" for k, v in best[:6]))
+PY
+done

@@ -1,0 +1,176 @@
+// Winograd F(6,3) along the rows on tensor cores (the conv algorithm "coop-winograd-rows",
+// ops/conv2d_coop_winograd_rows.cpp, shaders/conv/winograd_rows.slang): the whole pipeline (filter transform, per
+// band the input transform, the eight 1x3 GEMMs in one launch and the output transform through the sink) on software cooperative
+// matrices against float64 on every machine, with the im2col tile (gemm_coop.slang A_MODE 2) and the 1x3 halo tile
+// (A_MODE 8); output heights that leave the last tile row partial, several bands, two images, raw and staged inputs,
+// a residual sink. The real tiles on tensor-core devices; the candidates' names, tiles and refusals.
+// Suite ConvTest (conv2d_test_fixture.h).
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "engine/slang_compiler.h"
+#include "graph/expr_nodes.h"
+#include "ops/conv2d_candidates.h"
+#include "ops/conv2d_kernels.h"
+#include "ops/linear_gemm.h"
+#include "tests/ops/conv2d_test_fixture.h"
+#include "tests/ops/gemm_coop_test_support.h"
+
+namespace sdgen::conv_test {
+namespace {
+
+// One subgroup of 16 warpRows x 32: the im2col tile, or the halo tile of warpRows block rows.
+ops::GemmTile emulatedRowsTile(int warpRows, bool halo, int bk = 32) {
+  ops::GemmTile t = ops::GemmTile::coopTile(16 * warpRows, 32, bk, warpRows, 2);
+  t.coopEmulation = true;
+  t.haloConv = halo;
+  return t;
+}
+
+TEST_P(ConvTest, CoopWinogradRowsEmulated) {
+  struct RowsCase {
+    Case c;
+    ops::GemmTile tile;
+    int64_t bandRows;
+    bool staged;
+  };
+  const RowsCase cases[] = {
+      // H 13: tile rows 0-5, 6-11 and a partial 12 (its rows 13-17 computed and dropped); one tile row per band
+      // (3 bands); odd W, partial GEMM tiles (M 11 per band row and image, Cout 24)
+      {{"rows im2col", 2, 13, 11, 16, 24, k3}, emulatedRowsTile(2, false), 1, false},
+      // one band, a computed input staged into fp16 first
+      {{"rows im2col staged", 1, 8, 9, 32, 32, k3}, emulatedRowsTile(2, false), 0, true},
+      // the halo tile: 2 block rows (tile rows 0-3 of H 20, the 4th partial), W 32 (2 column blocks), 2 channel
+      // slices, 2 column tiles; bands of 2 tile rows
+      {{"rows halo", 1, 20, 32, 64, 64, k3}, emulatedRowsTile(2, true), 2, false},
+      // two images, 4 block rows (tile rows 0-3: H 19), one band
+      {{"rows halo 2 images", 2, 19, 16, 32, 32, k3}, emulatedRowsTile(4, true), 0, true},
+      // halo3: 16-channel slices, a step the 3 taps (3 slices), 2 bands
+      {{"rows halo3", 1, 20, 16, 48, 32, k3}, emulatedRowsTile(2, true, 16), 2, false}};
+  uint32_t seed = 2600;
+  for (const RowsCase& e : cases) {
+    const Case& c = e.c;
+    Layer l = layer(c.cout, c.cin, c.p, seed++);
+    Expr x = input({c.n, c.h, c.w, c.cin}, seed++), shift = input({c.cin}, seed++);
+    Expr in = e.staged ? silu(x) + shift : x;
+    const Shape os = ops::conv2dOutputShape(in.shape(), *l.gpu);
+    Expr residual = input(os, seed++);
+    TensorView out = output(os);
+    if (dt() != DType::F16) {  // fp32 weights: no fp16 gemm layout for the transforms; forcing it is an error
+      CommandSequence seq(ctx());
+      auto o = options(ConvAlgo::CoopWinogradRows);
+      expectError([&] { ops::conv2d(ctx(), seq, in, *l.gpu, bufferSink(out), o); },
+                  {"coop-winograd-rows was forced but its contract does not hold"});
+      continue;
+    }
+    auto ref = referencePlusResidual(in, l, residual);
+    ops::ConvProblem prob;
+    prob.n = c.n, prob.h = c.h, prob.w = c.w, prob.cin = c.cin, prob.ho = os[1], prob.wo = os[2], prob.cout = c.cout;
+    prob.p = c.p;
+    ops::Conv2dInfo info;
+    const std::string label = "emulated rows";
+    const Sink sink = residualAdd(bufferSink(out), residual);
+    CommandSequence seq(ctx());
+    ops::ConvCall call{ctx(), seq, prob, in, *l.gpu, sink, label, info};
+    ops::recordConvCoopWinogradRows(call, scratch_, e.tile, e.bandRows);
+    seq.run();
+    const int64_t rows = ops::winogradRowsTileRows(prob, e.tile);
+    const int64_t band = ops::winogradRowsBandRows(prob, e.tile, e.bandRows), bands = (rows + band - 1) / band;
+    // [staging,] the filter transform, then per band the input transform, one GEMM (8 batches) and the output
+    // transform
+    EXPECT_EQ(info.kernels.size(), size_t(1 + (e.staged ? 1 : 0) + bands * 3)) << c.name;
+    size_t gemms = 0;
+    for (const std::string& k : info.kernels) gemms += k.find("coop-winograd-rows gemm") != std::string::npos;
+    EXPECT_EQ(gemms, size_t(bands)) << c.name;
+    const std::string what = std::string("emulated ") + c.name + ", " + std::to_string(bands) + " bands";
+    std::printf("%s: relative error %.3g\n", what.c_str(), compareRoundedInput(read(out), ref, what));
+  }
+}
+
+// The real tiles: the im2col tile (the forced algorithm's default: 64x64 for Cout 24), the 128x128 ones by
+// candidate, the halo tile on 8 block rows (H 40: tile rows 0-6 and a padded 7th), several bands.
+TEST_P(ConvTest, CoopWinogradRowsWhereSupported) {
+  uint32_t seed = 2700;
+  const bool ran = tensorCoreCase({"rows odd", 2, 13, 11, 16, 24, k3}, ConvAlgo::CoopWinogradRows, seed, 1,
+                                  [&](const ops::Conv2dInfo& info, InputMode, const Shape&) {
+                                    EXPECT_NE(info.kernels.back().find("coop-winograd-rows output"), std::string::npos);
+                                  });
+  if (!ran) return;
+  for (int tile : {0, 1, 2}) {  // im2col, halo, halo3 (128x128)
+    ops::ConvCandidate cand{ConvAlgo::CoopWinogradRows, ops::ConvTile{128, 128, 0, 0}, 1};
+    cand.halo = tile > 0;
+    cand.haloTaps = tile == 2 ? 3 : 1;
+    for (int64_t bandRows : {0, 8}) {
+      const Case c{"rows wide", 1, 94, 32, 64, 256, k3};  // 16 tile rows: one band of 16 or two of 8
+      tensorCoreCase(c, ConvAlgo::CoopWinogradRows, seed, bandRows,
+                     [&](const ops::Conv2dInfo& info, InputMode, const Shape&) {
+                       EXPECT_EQ(info.candidate, cand.name());
+                       size_t outputs = 0;
+                       for (const std::string& k : info.kernels)
+                         outputs += k.find("coop-winograd-rows output") != std::string::npos;
+                       EXPECT_EQ(outputs, size_t(bandRows ? 2 : 1)) << cand.name();
+                     }, cand);
+    }
+  }
+}
+
+TEST_P(ConvTest, CoopWinogradRowsCandidates) {
+  ops::ConvCandidate halo{ConvAlgo::CoopWinogradRows, ops::ConvTile{128, 128, 0, 0}, 1};
+  halo.halo = true;
+  EXPECT_EQ(halo.name(), "coop-winograd-rows 128x128 halo");
+  EXPECT_EQ(ops::parseConvCandidate("coop-winograd-rows 128x128 halo"), halo);
+  EXPECT_EQ(ops::parseConvCandidate("coop-winograd-rows 64x64"),
+            (ops::ConvCandidate{ConvAlgo::CoopWinogradRows, ops::ConvTile{64, 64, 0, 0}, 1}));
+  ops::ConvCandidate halo3 = halo;
+  halo3.haloTaps = 3;
+  EXPECT_EQ(halo3.name(), "coop-winograd-rows 128x128 halo3");
+  EXPECT_EQ(ops::parseConvCandidate("coop-winograd-rows 128x128 halo3"), halo3);
+  EXPECT_EQ(ops::convCoopGemmTile(halo3).bk, 16);
+  for (const char* bad : {"coop-winograd-rows 64x64 halo", "coop-winograd-rows 256x256", "coop-winograd-rows 128x128 f16acc",
+                          "coop-winograd-rows 128x128 split 2", "coop-winograd-rows 128x128 halo-f23",
+                          "coop-winograd-rows 128x256 halo", "coop-winograd-rows 64x64 halo3"})
+    EXPECT_FALSE(ops::parseConvCandidate(bad)) << bad;
+  const ops::GemmTile t = ops::convCoopGemmTile(halo);
+  EXPECT_TRUE(t.haloConv);
+  EXPECT_FALSE(t.f16Accumulators);
+  EXPECT_EQ(t.bk, 32);
+  // Tile rows of 6 outputs, rounded up to the halo tile's 8 block rows; bands within the byte bound.
+  ops::ConvProblem p;
+  p.n = 1, p.h = p.ho = 512, p.w = p.wo = 512, p.cin = p.cout = 256, p.p = k3;
+  EXPECT_EQ(ops::winogradRowsTileRows(p, t), 88);                                    // 86 -> 88
+  EXPECT_EQ(ops::winogradRowsBandRows(p, t), 48);  // 2 MiB of V per tile row: 64 fit, 2 even bands of 48 and 40
+  EXPECT_EQ(ops::winogradRowsTileRows(p, ops::coopWinogradRowsGemmTile(p)), 86);     // the im2col tile: 1 row blocks
+  EXPECT_EQ(ops::winogradRowsBandRows(p, t, 5), 8);
+  // The 1x3 halo tile's contract: refused by name where the image or the channels do not fit it.
+  ops::ConvProblem narrow = p;
+  narrow.w = narrow.wo = 40;
+  if (ops::gemmCoopSupported(ctx().info()) && dt() == DType::F16) {
+    Layer l = layer(256, 256, k3, 2800);
+    const ops::ConvContext cc{ctx().info(), *l.gpu, true, {}, true};
+    EXPECT_NE(ops::candidateViolation(halo, narrow, cc).find("W % 16 == 0"), std::string::npos);
+    EXPECT_EQ(ops::candidateViolation(halo, p, cc), "");
+  }
+}
+
+// Host-only: the real 1x3 halo tiles (A_MODE 8, cooperative matrices, not their emulation) compile to SPIR-V.
+TEST(ConvWinogradRowsCompile, HaloTilesCompileToSpirv) {
+  const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-gemm-rows-compile-test";
+  std::filesystem::remove_all(cache);
+  SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
+  for (int taps : {1, 3}) {
+    ops::ConvCandidate c{ConvAlgo::CoopWinogradRows, ops::ConvTile{128, 128, 0, 0}, 1};
+    c.halo = true;
+    c.haloTaps = taps;
+    const ops::GemmTile tile = ops::convCoopGemmTile(c);
+    ASSERT_TRUE(tile.haloConv) << c.name();
+    KernelSource src;
+    src.generated = ops::gemmWrapperSource(test::coopGemmInfo(8), tile, false);
+    src.label = "gemm coop rows halo " + tile.describe();
+    test::expectCompiles(compiler, src);
+  }
+  std::filesystem::remove_all(cache);
+}
+
+}  // namespace
+}  // namespace sdgen::conv_test
