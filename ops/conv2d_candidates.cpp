@@ -539,18 +539,16 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     // Winograd F(6,3) along the rows (session 47; SDGEN_CONV_WINOGRAD_ROWS=0 leaves it out): 4/9 of the implicit
     // GEMM's MMAs as eight 1x3 convolutions of K = 3 Cin, for V and M through memory (each 4/3 of the input / the
     // output). Where the rows are many and Cout fills the 128-wide tiles.
-    // One tile: halo3 (16-channel slices, a step the 1x3 window's 3 taps), else the halo one (32-deep one-tap
-    // steps), else im2col, the first whose contract holds. Session 47, H100, 256 channels at 512^2: 0.830, 0.855
-    // and 0.890 ms (halo3 the fastest on each of four VAE rows by 2-5 %); the tuner's ties (5 %) go by name, so the
-    // slower ones are not offered beside it.
+    // One tile: halo3 (16-channel slices, a step the 1x3 window's 3 taps) where it runs, else im2col. Session 47,
+    // H100, 256 channels at 512^2: 0.830 ms, against 0.855 for the halo tile (32-deep one-tap steps; halo3 the
+    // fastest on each of four VAE rows by 2-5 %) and 0.890 for im2col; the tuner's ties (5 %) go by name, so the
+    // slower ones are not offered beside it (`coop-winograd-rows 128x128 halo` runs when forced).
     if (candidateFamilyOn("SDGEN_CONV_WINOGRAD_ROWS") && prob.m() >= 16384 && prob.cout % 128 == 0 && prob.cin >= 128) {
+      ConvCandidate halo3{ConvAlgo::CoopWinogradRows, ConvTile{128, 128, 0, 0}, 1};
+      halo3.halo = true;
+      halo3.haloTaps = 3;
       const size_t before = out.size();
-      for (int taps : {3, 1}) {
-        ConvCandidate halo{ConvAlgo::CoopWinogradRows, ConvTile{128, 128, 0, 0}, 1};
-        halo.halo = true;
-        halo.haloTaps = taps;
-        if (out.size() == before) add(halo);
-      }
+      add(halo3);
       if (out.size() == before) add(ConvCandidate{ConvAlgo::CoopWinogradRows, ConvTile{128, 128, 0, 0}, 1});
     }
     // 64x64 tiles split K where few tiles walk a deep K (docs/dispatch.md "Split-K"): at most 16 parts, each
