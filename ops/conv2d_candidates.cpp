@@ -264,10 +264,11 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
     if (!t.bm) return "no coop-winograd-rows tile " + c.tile.str() + " (128x128 [halo|halo3] or 64x64)";
     if (std::string p = coopTileProblem(t, d); !p.empty()) return "coop tile " + t.describe() + ": " + p;
     // As coop-winograd's: an upsampled input runs faster by coop's output phases than staged for the transform.
-    if (cc.weights.hasUpsamplePhases()) return "the convolution reads a 2x upsampling, which coop runs by output phases";
+    if (cc.weights.hasUpsamplePhases())
+      return "the convolution reads a 2x upsampling, which coop runs by output phases";
     if (t.haloConv && (prob.w % 16 || prob.cin % t.bk || prob.cout % t.bn))
-      return "the halo tile " + c.tile.str() + " of coop-winograd-rows needs W % 16 == 0, Cin % " + std::to_string(t.bk) +
-             " == 0 and Cout % " + std::to_string(t.bn) + " == 0";
+      return "the halo tile " + c.tile.str() + " of coop-winograd-rows needs W % 16 == 0, Cin % " +
+             std::to_string(t.bk) + " == 0 and Cout % " + std::to_string(t.bn) + " == 0";
     const int64_t band = winogradRowsBandRows(prob, t);
     if ((prob.cout + t.bn - 1) / t.bn > d.maxWorkgroupCount[0] ||
         (prob.n * band * prob.w + t.bm - 1) / t.bm > d.maxWorkgroupCount[1])

@@ -58,17 +58,18 @@ void recordConvCoopWinogradRows(const ConvCall& c, Conv2dScratch& scratch, const
   const MemRange gemmRange{c.weights.gemm().address(), c.weights.gemm().size()};
   const MemRange biasRange{c.weights.bias().address(), c.weights.bias().size()};
   auto header = [&](uint32_t gridRow) {
-    ParamBlock params = convHeader(p, c.weights.gemm().address(), c.weights.bias().address(), u, m, gridRow, 6);
-    return params;
+    return convHeader(p, c.weights.gemm().address(), c.weights.bias().address(), u, m, gridRow, kWinogradRowsOut);
   };
   {
     const auto grid = convGrid1d(c, p.cin * p.cout / 4);  // winogradRowsFilterMain: a thread per (ci, 4 co)
     ParamBlock params = header(grid[0]);
     params.u32(0).u32(0);
-    dispatchConvKernel(c, convWrapper({"conv.winograd_rows"}, "", "winogradRowsFilterMain(winogradRowsItem(group, local));"),
-                       "coop-winograd-rows filter", grid, params, {gemmRange}, {uRange});
+    const std::string entry = "winogradRowsFilterMain(winogradRowsItem(group, local));";
+    dispatchConvKernel(c, convWrapper({"conv.winograd_rows"}, "", entry), "coop-winograd-rows filter", grid, params,
+                       {gemmRange}, {uRange});
   }
-  const std::string tileText = std::to_string(tile.bm) + "x" + std::to_string(tile.bn) + (tile.haloConv ? " halo" : "");
+  const std::string tileText = std::to_string(tile.bm) + "x" + std::to_string(tile.bn) +
+                               (!tile.haloConv ? "" : tile.bk == 16 ? " halo3" : " halo");
   const std::vector<MemRange> inputRanges = rangesOf(tensorsRead(in));
   for (int64_t first = 0; first < rows; first += band) {
     const int64_t tb = std::min(band, rows - first);
@@ -77,8 +78,9 @@ void recordConvCoopWinogradRows(const ConvCall& c, Conv2dScratch& scratch, const
       const auto grid = convGrid1d(c, p.n * tb * p.w * p.cin / 4);
       ParamBlock params = header(grid[0]);
       params.u32(uint32_t(first)).u32(uint32_t(tb)).address(in.node().tensor.address).address(v);
-      dispatchConvKernel(c, convWrapper({"conv.winograd_rows"}, "", "winogradRowsInputMain(winogradRowsItem(group, local));"),
-                         "coop-winograd-rows input transform", grid, params, inputRanges, {MemRange{v, E * vPart}});
+      const std::string entry = "winogradRowsInputMain(winogradRowsItem(group, local));";
+      dispatchConvKernel(c, convWrapper({"conv.winograd_rows"}, "", entry), "coop-winograd-rows input transform", grid,
+                         params, inputRanges, {MemRange{v, E * vPart}});
     }
     {  // the eight products in one launch: batch e is images [e N, (e + 1) N) of V times U_e
       GemmProblem g;

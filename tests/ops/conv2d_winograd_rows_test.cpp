@@ -1,10 +1,10 @@
 // Winograd F(6,3) along the rows on tensor cores (the conv algorithm "coop-winograd-rows",
 // ops/conv2d_coop_winograd_rows.cpp, shaders/conv/winograd_rows.slang): the whole pipeline (filter transform, per
-// band the input transform, the eight 1x3 GEMMs in one launch and the output transform through the sink) on software cooperative
-// matrices against float64 on every machine, with the im2col tile (gemm_coop.slang A_MODE 2) and the 1x3 halo tile
-// (A_MODE 8); output heights that leave the last tile row partial, several bands, two images, raw and staged inputs,
-// a residual sink. The real tiles on tensor-core devices; the candidates' names, tiles and refusals.
-// Suite ConvTest (conv2d_test_fixture.h).
+// band the input transform, the eight 1x3 GEMMs in one launch and the output transform through the sink) on software
+// cooperative matrices against float64 on every machine, with the im2col tile (gemm_coop.slang A_MODE 2) and the 1x3
+// halo tiles (A_MODE 8: halo, halo3); output heights that leave the last tile row partial, several bands, two images,
+// raw and staged inputs, a residual sink. The real tiles on tensor-core devices; the candidates' names, tiles and
+// refusals; the real halo tiles' SPIR-V. Suite ConvTest (conv2d_test_fixture.h).
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -127,9 +127,10 @@ TEST_P(ConvTest, CoopWinogradRowsCandidates) {
   EXPECT_EQ(halo3.name(), "coop-winograd-rows 128x128 halo3");
   EXPECT_EQ(ops::parseConvCandidate("coop-winograd-rows 128x128 halo3"), halo3);
   EXPECT_EQ(ops::convCoopGemmTile(halo3).bk, 16);
-  for (const char* bad : {"coop-winograd-rows 64x64 halo", "coop-winograd-rows 256x256", "coop-winograd-rows 128x128 f16acc",
-                          "coop-winograd-rows 128x128 split 2", "coop-winograd-rows 128x128 halo-f23",
-                          "coop-winograd-rows 128x256 halo", "coop-winograd-rows 64x64 halo3"})
+  for (const char* bad : {"coop-winograd-rows 64x64 halo", "coop-winograd-rows 256x256",
+                          "coop-winograd-rows 128x128 f16acc", "coop-winograd-rows 128x128 split 2",
+                          "coop-winograd-rows 128x128 halo-f23", "coop-winograd-rows 128x256 halo",
+                          "coop-winograd-rows 64x64 halo3"})
     EXPECT_FALSE(ops::parseConvCandidate(bad)) << bad;
   const ops::GemmTile t = ops::convCoopGemmTile(halo);
   EXPECT_TRUE(t.haloConv);
