@@ -269,7 +269,9 @@ std::string candidateViolation(const ConvCandidate& c, const ConvProblem& prob, 
     if (t.haloConv && (prob.w % 16 || prob.cin % t.bk || prob.cout % t.bn))
       return "the halo tile " + c.tile.str() + " of coop-winograd-rows needs W % 16 == 0, Cin % " +
              std::to_string(t.bk) + " == 0 and Cout % " + std::to_string(t.bn) + " == 0";
-    const int64_t band = winogradRowsBandRows(prob, t);
+    const int64_t band = winogradRowsBandRows(prob, t);  // this tile's band (the halo's: whole blocks of 8 rows)
+    if (int64_t(kWinogradRowsProducts) * prob.n * band * prob.w * std::max(prob.cin, prob.cout) >= kInt32Limit)
+      return "the transformed input or products of a band of tile " + t.describe() + " have 2^31 elements or more";
     if ((prob.cout + t.bn - 1) / t.bn > d.maxWorkgroupCount[0] ||
         (prob.n * band * prob.w + t.bm - 1) / t.bm > d.maxWorkgroupCount[1])
       return "the grid of tile " + t.describe() + " exceeds the device's workgroup count limits";

@@ -422,8 +422,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     if (c.kh != kh || c.kw != 3 || c.strideH != 1 || c.strideW != 1 || c.padH != kh / 2 || c.padW != 1 ||
         c.dilationH != 1 || c.dilationW != 1 || c.ho != c.h || c.wo != c.w || c.w % 16 || c.h % (tile.bm / 16) ||
         c.cin % tile.bk || p.k != 3 * kh * c.cin || (p.batches != 1 && (kh != 1 || splits > 1)) || info.edgeChecks ||
-        p.geglu ||
-        splits > c.cin / tile.bk || (kh == 1 && ((tile.bk != 32 && tile.bk != 16) || tile.flushK > 0)))
+        p.geglu || splits > c.cin / tile.bk || (kh == 1 && ((tile.bk != 32 && tile.bk != 16) || tile.flushK > 0)))
       throw Error(p.label + ": the halo tile " + tile.describe() + " needs a 3x3 convolution with stride 1, padding 1 "
                   "(or 1x3 with padding (0, 1), BK 16 or 32 and no fp16 flush), "
                   "W % 16 == 0, H % " + std::to_string(tile.bm / 16) + " == 0, Cin % " + std::to_string(tile.bk) +

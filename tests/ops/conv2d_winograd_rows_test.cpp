@@ -143,15 +143,40 @@ TEST_P(ConvTest, CoopWinogradRowsCandidates) {
   EXPECT_EQ(ops::winogradRowsBandRows(p, t), 48);  // 2 MiB of V per tile row: 64 fit, 2 even bands of 48 and 40
   EXPECT_EQ(ops::winogradRowsTileRows(p, ops::coopWinogradRowsGemmTile(p)), 86);     // the im2col tile: 1 row blocks
   EXPECT_EQ(ops::winogradRowsBandRows(p, t, 5), 8);
-  // The 1x3 halo tile's contract: refused by name where the image or the channels do not fit it.
+  // The 1x3 halo tile's contract on an H100-like device (every machine): refused by name where the image or the
+  // channels do not fit it.
+  if (dt() != DType::F16) return;
+  ops::Conv2dWeightsOptions o;
+  o.storage = DType::F16;
+  auto w = ops::Conv2dWeights::allocate(ctx(), 256, 256, k3, o);
+  const DeviceInfo d = test::h100LikeWithHalfAccumulators();
+  const ops::ConvContext cc{d, w, true, {}, true};
+  EXPECT_EQ(ops::candidateViolation(halo, p, cc), "");
+  EXPECT_EQ(ops::candidateViolation(halo3, p, cc), "");
   ops::ConvProblem narrow = p;
   narrow.w = narrow.wo = 40;
-  if (ops::gemmCoopSupported(ctx().info()) && dt() == DType::F16) {
-    Layer l = layer(256, 256, k3, 2800);
-    const ops::ConvContext cc{ctx().info(), *l.gpu, true, {}, true};
-    EXPECT_NE(ops::candidateViolation(halo, narrow, cc).find("W % 16 == 0"), std::string::npos);
-    EXPECT_EQ(ops::candidateViolation(halo, p, cc), "");
-  }
+  EXPECT_NE(ops::candidateViolation(halo3, narrow, cc).find("W % 16 == 0"), std::string::npos);
+  ops::ConvProblem odd = p;
+  odd.cin = 200;
+  EXPECT_NE(ops::candidateViolation(halo3, odd, cc).find("Cin % 16 == 0"), std::string::npos);
+  // The halo tile's band of whole 8-row blocks past 2^31 elements of V where the input is not (6 rows of 2^17
+  // pixels x 256 channels: one tile row, padded to 8, x 8 products = 2^31) is refused by name.
+  ops::ConvProblem wide = p;
+  wide.h = wide.ho = 6;
+  wide.w = wide.wo = int64_t(1) << 17;
+  EXPECT_EQ(ops::contractViolation(ConvAlgo::CoopWinogradRows, wide, cc), "");
+  EXPECT_NE(ops::candidateViolation(halo3, wide, cc).find("of tile"), std::string::npos);
+  // The default candidate: halo3, else im2col; none with SDGEN_CONV_WINOGRAD_ROWS=0.
+  auto rows = [&](const ops::ConvProblem& prob) {
+    std::vector<std::string> names;
+    for (const ops::ConvCandidate& c : ops::convCandidates(prob, cc))
+      if (c.algo == ConvAlgo::CoopWinogradRows) names.push_back(c.name());
+    return names;
+  };
+  EXPECT_EQ(rows(p), (std::vector<std::string>{"coop-winograd-rows 128x128 halo3"}));
+  EXPECT_EQ(rows(narrow), (std::vector<std::string>{"coop-winograd-rows 128x128"}));
+  test::ScopedEnv off("SDGEN_CONV_WINOGRAD_ROWS", "0");
+  EXPECT_TRUE(rows(p).empty());
 }
 
 // Host-only: the real 1x3 halo tiles (A_MODE 8, cooperative matrices, not their emulation) compile to SPIR-V.
