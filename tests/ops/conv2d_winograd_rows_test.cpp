@@ -88,8 +88,9 @@ TEST_P(ConvTest, CoopWinogradRowsEmulated) {
   }
 }
 
-// The real tiles: the im2col tile (the forced algorithm's default: 64x64 for Cout 24), the 128x128 ones by
-// candidate, the halo tile on 8 block rows (H 40: tile rows 0-6 and a padded 7th), several bands.
+// The real tiles: the im2col tile (the forced algorithm's default: 64x64 for Cout 24; three bands of one tile row),
+// then the 128x128 im2col, halo and halo3 tiles by candidate on 16 tile rows (H 94, the last partial) in one band
+// and in two; raw, staged and group-norm inputs (tensorCoreCase).
 TEST_P(ConvTest, CoopWinogradRowsWhereSupported) {
   uint32_t seed = 2700;
   const bool ran = tensorCoreCase({"rows odd", 2, 13, 11, 16, 24, k3}, ConvAlgo::CoopWinogradRows, seed, 1,
