@@ -92,15 +92,20 @@ double sampledCpuCheck(const ConvBenchShape& s, const Geometry& g, const std::ve
   return worst;
 }
 
-// Records the conv once, replays it warmup + reps times; per replay, the sum of its kernels' GPU times (ms), or
-// the host time of the submission on a device without timestamps.
+// Records the conv once, replays it warmup times (and for at least warmupMs), then reps times; per replay, the sum
+// of its kernels' GPU times (ms), or the host time of the submission on a device without timestamps.
 std::vector<double> timeConv(Context& ctx, const ConvBenchSettings& st, const graph::Expr& in,
                              const ops::Conv2dWeights& weights, const graph::Sink& out, const ops::Conv2dOptions& o,
                              ops::Conv2dInfo& info) {
   CommandSequence seq(ctx, {.timestamps = ctx.info().timestampsSupported});
   info = ops::conv2d(ctx, seq, in, weights, out, o);
   seq.end();
-  for (int i = 0; i < st.warmup; ++i) seq.run();
+  const auto warm0 = std::chrono::steady_clock::now();
+  auto warmMs = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - warm0).count();
+  };
+  constexpr int kMaxWarmupReplays = 100000;
+  for (int i = 0; i < st.warmup || (i < kMaxWarmupReplays && warmMs() < st.warmupMs); ++i) seq.run();
   std::vector<double> ms;
   std::vector<std::vector<double>> perKernel;  // SDGEN_BENCH_KERNEL_TIMES=1: each launch's times (stderr)
   for (int i = 0; i < st.reps; ++i) {
@@ -334,6 +339,7 @@ ConvBenchSettings benchSettings(const CliOptions& o) {
     st.shapes = o.quick ? quickConvShapes() : sdConvShapes();
   }
   st.warmup = o.warmup.value_or(o.quick ? 1 : 3);
+  st.warmupMs = o.quick || st.warmup == 0 ? 0 : 300;
   st.reps = o.reps.value_or(o.quick ? 3 : 20);
   st.cudnn = o.reference == "cudnn";
   return st;
@@ -343,12 +349,14 @@ ConvBenchReport runConvBench(Context& ctx, const ConvBenchSettings& st, std::FIL
   ConvBenchReport report;
   report.device = ctx.info().name + " (" + ctx.info().driverInfo + ")";
   report.warmup = st.warmup;
+  report.warmupMs = st.warmupMs;
   report.reps = st.reps;
   std::unique_ptr<CudnnReference> cudnn;
   if (st.cudnn) cudnn = CudnnReference::open();  // fails before any row when the plugin or device is missing
 
-  std::fprintf(out, "device: %s\n%d warm-up + %d timed replays per row; time = sum of the conv's kernels (%s)\n",
-               report.device.c_str(), st.warmup, st.reps,
+  std::fprintf(out, "device: %s\n%d warm-up (and at least %d ms of them) + %d timed replays per row; time = sum of "
+               "the conv's kernels (%s)\n",
+               report.device.c_str(), st.warmup, st.warmupMs, st.reps,
                ctx.info().timestampsSupported ? "GPU timestamps" : "host time: the device has no timestamps");
   if (cudnn) std::fprintf(out, "reference: cuDNN's fastest forward algorithm (%s), bias not timed\n", cudnn->pluginPath().c_str());
   printHeader(out, cudnn != nullptr);
@@ -414,7 +422,8 @@ std::string convBenchJson(const ConvBenchReport& report) {
     }
     rows.push_back(std::move(j));
   }
-  json root{{"device", report.device}, {"warmup", report.warmup}, {"reps", report.reps}, {"rows", rows}};
+  json root{{"device", report.device}, {"warmup", report.warmup}, {"warmup_ms", report.warmupMs}, {"reps", report.reps},
+            {"rows", rows}};
   if (!report.referenceDevice.empty()) root["reference_device"] = report.referenceDevice;
   if (!report.geomeanBest.empty()) {
     json gm = json::object();

@@ -53,7 +53,7 @@ struct ConvBenchRow {
 
 struct ConvBenchReport {
   std::string device, referenceDevice;
-  int warmup = 0, reps = 0;
+  int warmup = 0, warmupMs = 0, reps = 0;
   std::vector<ConvBenchRow> rows;
   // Geometric mean of ratio over the rows with a reference, per precision ("fp32"/"fp16"), of the best
   // algorithm per shape and of every row.
@@ -65,6 +65,10 @@ struct ConvBenchSettings {
   std::vector<ops::ConvAlgo> algos;
   std::vector<ConvBenchShape> shapes;
   int warmup = 3, reps = 20;
+  // The warm-up replays go on until this much wall time has passed too: an H100 left idle while the host checked
+  // the previous row (or at the process's start) runs its first ~100 ms of replays at low clocks (session 48: 3.7
+  // against 0.91 ms). 0 with --quick or --warmup 0.
+  int warmupMs = 300;
   bool cudnn = false;
   // A "tuned" row per shape (--algo all or tuned): the autotune's plan, with these settings (measured afresh unless
   // --no-autotune; the rule where tuning is off, as on CPU devices).

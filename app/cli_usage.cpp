@@ -99,7 +99,8 @@ std::string usageText() {
   s += "                              candidate; all has it)\n";
   s += "      --shape N,Cin,Cout,H,W,K,S  one conv problem (padding K/2) instead of the table\n";
   s += "      --quick                 the three quick rows (or --shape), 1 warm-up, 3 timed repetitions\n";
-  s += "      --reps N, --warmup N    timed repetitions (default 20) and warm-up runs (default 3)\n";
+  s += "      --reps N, --warmup N    timed repetitions (default 20) and warm-up runs (default 3, and at\n";
+  s += "                              least 300 ms of them unless --quick or --warmup 0)\n";
   s += "      --reference cudnn       also time cuDNN's fastest algorithm (needs the CUDA plugin and device)\n";
   s += "      --json FILE             write the report as JSON too\n";
   s += "      --version               print the version\n";

@@ -140,6 +140,19 @@ static std::string checkGrid(int64_t gx, int64_t gy, int64_t gz, const DeviceInf
   return {};
 }
 
+// What both Winograd-on-tensor-core algorithms (coop-winograd, coop-winograd-rows) ask before their own checks.
+static std::string coopWinogradCommonViolation(const ConvProblem& prob, const Conv2dWeights& w, const ConvContext& cc,
+                                               const DeviceInfo& d) {
+  if (!gemmCoopSupported(d)) return "the device has no 16x16x16 f16 x f16 -> f32 subgroup matrices with 32-wide subgroups";
+  if (!w.hasGemm()) return "weights '" + w.name() + "' were packed without the gemm layout";
+  if (w.storage() != DType::F16) return "weights '" + w.name() + "' are not stored in fp16";
+  if (!isWinogradGeometry(prob.p)) return "the kernel geometry " + prob.p.str() + " is not 3x3 s1 p1 d1";
+  if (prob.cin % 8) return "Cin = " + std::to_string(prob.cin) + " is not a multiple of 8";
+  if (prob.cout % 8) return "Cout = " + std::to_string(prob.cout) + " is not a multiple of 8";
+  if (!cc.haveScratch) return "no scratch memory was given (Conv2dOptions::scratch) for its filters and products";
+  return {};
+}
+
 std::string contractViolation(ConvAlgo algo, const ConvProblem& prob, const ConvContext& cc) {
   const Conv2dWeights& w = cc.weights;
   const DeviceInfo& d = cc.device;
@@ -165,27 +178,14 @@ std::string contractViolation(ConvAlgo algo, const ConvProblem& prob, const Conv
     return checkGrid((prob.wo + kDirectConvTile - 1) / kDirectConvTile, (prob.ho + kDirectConvTile - 1) / kDirectConvTile,
                      prob.n, d);
   }
+  if (algo == ConvAlgo::CoopWinograd || algo == ConvAlgo::CoopWinogradRows) {
+    if (std::string v = coopWinogradCommonViolation(prob, w, cc, d); !v.empty()) return v;
+  }
   if (algo == ConvAlgo::CoopWinograd) {
-    if (!gemmCoopSupported(d))
-      return "the device has no 16x16x16 f16 x f16 -> f32 subgroup matrices with 32-wide subgroups";
-    if (!w.hasGemm()) return "weights '" + w.name() + "' were packed without the gemm layout";
-    if (w.storage() != DType::F16) return "weights '" + w.name() + "' are not stored in fp16";
-    if (!isWinogradGeometry(prob.p)) return "the kernel geometry " + prob.p.str() + " is not 3x3 s1 p1 d1";
-    if (prob.cin % 8) return "Cin = " + std::to_string(prob.cin) + " is not a multiple of 8";
-    if (prob.cout % 8) return "Cout = " + std::to_string(prob.cout) + " is not a multiple of 8";
-    if (!cc.haveScratch) return "no scratch memory was given (Conv2dOptions::scratch) for its filters and products";
     if (16 * prob.cin * prob.cout >= kInt32Limit) return "the transformed filters have 2^31 elements or more";
     return checkGrid((prob.cout + 63) / 64, (coopWinogradBandTiles(prob, 64) + 63) / 64, 16, d);
   }
   if (algo == ConvAlgo::CoopWinogradRows) {
-    if (!gemmCoopSupported(d))
-      return "the device has no 16x16x16 f16 x f16 -> f32 subgroup matrices with 32-wide subgroups";
-    if (!w.hasGemm()) return "weights '" + w.name() + "' were packed without the gemm layout";
-    if (w.storage() != DType::F16) return "weights '" + w.name() + "' are not stored in fp16";
-    if (!isWinogradGeometry(prob.p)) return "the kernel geometry " + prob.p.str() + " is not 3x3 s1 p1 d1";
-    if (prob.cin % 8) return "Cin = " + std::to_string(prob.cin) + " is not a multiple of 8";
-    if (prob.cout % 8) return "Cout = " + std::to_string(prob.cout) + " is not a multiple of 8";
-    if (!cc.haveScratch) return "no scratch memory was given (Conv2dOptions::scratch) for its filters and products";
     if (int64_t(kWinogradRowsProducts) * 3 * prob.cin * prob.cout >= kInt32Limit)
       return "the transformed filters have 2^31 elements or more";
     const GemmTile t = coopWinogradRowsGemmTile(prob);

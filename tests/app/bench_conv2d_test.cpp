@@ -32,6 +32,7 @@ TEST(BenchConv2dSettings, FromTheCommandLine) {
   EXPECT_FALSE(rule.autotune.retune);
   EXPECT_EQ(table.reps, 20);
   EXPECT_EQ(table.warmup, 3);
+  EXPECT_EQ(table.warmupMs, 300);  // and at least 300 ms of warm-up replays per row (cold clocks)
   EXPECT_FALSE(table.cudnn);
   ConvBenchSettings quick =
       benchSettings(parseCommandLine({"--bench-conv2d", "--quick", "--precision", "fp16", "--algo", "gemm_v2"}));
@@ -43,12 +44,14 @@ TEST(BenchConv2dSettings, FromTheCommandLine) {
   EXPECT_EQ(quick.algos[0], ops::ConvAlgo::GemmV2);
   EXPECT_FALSE(quick.tuned);
   EXPECT_LT(quick.reps, 20);
+  EXPECT_EQ(quick.warmupMs, 0);
   ConvBenchSettings one = benchSettings(parseCommandLine(
       {"--bench-conv2d", "--shape", "2,320,640,32,32,1,1", "--reps", "25", "--warmup", "0", "--reference", "cudnn"}));
   ASSERT_EQ(one.shapes.size(), 1u);
   EXPECT_EQ(one.shapes[0].str(), "[2,320,640,32,32,1,1]");
   EXPECT_EQ(one.reps, 25);
   EXPECT_EQ(one.warmup, 0);
+  EXPECT_EQ(one.warmupMs, 0);  // --warmup 0: none at all
   EXPECT_TRUE(one.cudnn);
   // The table is the anchors' (shared/anchors/h100-pytorch.json): 17 UNet and 9 VAE rows.
   EXPECT_EQ(sdConvShapes().size(), 26u);
