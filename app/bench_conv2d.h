@@ -65,9 +65,9 @@ struct ConvBenchSettings {
   std::vector<ops::ConvAlgo> algos;
   std::vector<ConvBenchShape> shapes;
   int warmup = 3, reps = 20;
-  // The warm-up replays go on until this much wall time has passed too: an H100 left idle while the host checked
-  // the previous row (or at the process's start) runs its first ~100 ms of replays at low clocks (session 48: 3.7
-  // against 0.91 ms). 0 with --quick or --warmup 0.
+  // The warm-up replays go on until this much wall time has passed too: an idle H100 ran whole rows of replays at
+  // low clocks (session 48: the first two processes of a call 3.7 and 2.4 ms, the third 0.91), and the GPU idles
+  // while the host checks the previous row. 0 with --quick or --warmup 0.
   int warmupMs = 300;
   bool cudnn = false;
   // A "tuned" row per shape (--algo all or tuned): the autotune's plan, with these settings (measured afresh unless
