@@ -57,6 +57,9 @@ Conv2dInfo conv2d(Context& ctx, CommandSequence& seq, const graph::Expr& input, 
 // its fp16 gemm layout (ops/conv2d_coop_upsample.cpp): run once after the weights are packed, and again whenever
 // the gemm layout changes (a LoRA re-merge), so that the recorded steps read them without a launch of their own.
 void packUpsamplePhaseFilters(Context& ctx, CommandSequence& seq, const Conv2dWeights& weights);
+// Records the launch that makes `weights`' coop-winograd-rows filters (Conv2dWeightsOptions::packWinogradRows) from
+// its fp16 gemm layout (ops/conv2d_coop_winograd_rows.cpp), at the same times as packUpsamplePhaseFilters.
+void packWinogradRowsFilters(Context& ctx, CommandSequence& seq, const Conv2dWeights& weights);
 // The phases of an upsampling conv on tensor cores are on unless SDGEN_CONV_UPSAMPLE_PHASES=0 (measurements).
 bool upsamplePhasesEnabled();
 

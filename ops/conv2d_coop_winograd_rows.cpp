@@ -6,6 +6,8 @@
 // 16/4 (F(2,3)) or 36/16 (F(4,3)); the VAE's 256-channel 512^2 convs are where the saved MMAs outweigh the traffic
 // (docs/perf.md, session 47). Contract: docs/kernels-conv.md; selection: docs/dispatch-conv.md.
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "engine/error.h"
@@ -38,7 +40,35 @@ int64_t winogradRowsBandRows(const ConvProblem& p, const GemmTile& tile, int64_t
   return std::min(rows, (even + block - 1) / block * block);
 }
 
-void recordConvCoopWinogradRows(const ConvCall& c, Conv2dScratch& scratch, const GemmTile& tile, int64_t bandRows) {
+// The filter launch from `w`'s gemm layout into u (fp16 [8][3 Cin][Cout]): a thread per (ci, 4 co).
+static void dispatchWinogradRowsFilters(Context& ctx, CommandSequence& seq, const Conv2dWeights& w, VkDeviceAddress u,
+                                        const std::string& label) {
+  if (!winogradRowsLayoutViolation(w.cout(), w.cin(), w.params(), w.storage()).empty())
+    throw Error(label + ": internal error: coop-winograd-rows filters need fp16 3x3 weights, Cin and Cout % 8 == 0");
+  ConvProblem p;  // what the kernel's header carries: Cin and Cout
+  p.n = 1, p.h = p.ho = 1, p.w = p.wo = 1, p.cin = w.cin(), p.cout = w.cout(), p.p = w.params();
+  const std::array<uint32_t, 3> grid = convGrid1d(ctx.info(), int64_t(w.cin()) * w.cout() / 4);
+  ParamBlock params = convHeader(p, w.gemm().address(), w.bias().address(), u, 0, grid[0], kWinogradRowsOut);
+  params.u32(0).u32(0);
+  KernelSource src;
+  src.generated = convWrapper({"conv.winograd_rows"}, "", "winogradRowsFilterMain(winogradRowsItem(group, local));");
+  src.label = "conv2d coop-winograd-rows filter";
+  seq.dispatch(ctx.kernels().request(src), grid, params, {{MemRange{w.gemm().address(), w.gemm().size()}}},
+               {{MemRange{u, uint64_t(24) * w.cin() * w.cout() * 2}}}, label);
+}
+
+void packWinogradRowsFilters(Context& ctx, CommandSequence& seq, const Conv2dWeights& weights) {
+  dispatchWinogradRowsFilters(ctx, seq, weights, weights.winogradRows().address(),
+                              weights.name() + " coop-winograd-rows filters");
+}
+
+bool winogradRowsFusedOutputDefault() {
+  const char* v = std::getenv("SDGEN_WINOGRAD_ROWS_FUSED");  // "0": the output transform as its own launch (A/B)
+  return !(v && std::string(v) == "0");
+}
+
+void recordConvCoopWinogradRows(const ConvCall& c, Conv2dScratch& scratch, const GemmTile& tile, int64_t bandRows,
+                                std::optional<bool> fusedOutput) {
   const ConvProblem& p = c.prob;
   if (p.ho != p.h || p.wo != p.w || !tile.isCoop() || tile.f16Accumulators || tile.splitK > 1)
     throw Error(c.label + ": internal error: coop-winograd-rows needs a 3x3 stride-1 convolution and an unsplit "
@@ -46,27 +76,30 @@ void recordConvCoopWinogradRows(const ConvCall& c, Conv2dScratch& scratch, const
   const Expr in = coopConvInput(c, &scratch, "coop-winograd-rows");
   const int64_t rows = winogradRowsTileRows(p, tile), band = winogradRowsBandRows(p, tile, bandRows);
   constexpr int64_t E = kWinogradRowsProducts;
+  static_assert(E == kRowsFusedProducts);
+  // The halo tile applies the output transform in the products GEMM (A_MODE 9, gemm_coop_rows.slang): no output
+  // launch reads M back from memory.
+  const bool fused = tile.haloConv && fusedOutput.value_or(winogradRowsFusedOutputDefault());
 
-  // Scratch (the split-K slot: a staged input holds the primary one): U fp16 [8][3 Cin][Cout], then one band's V
-  // fp16 [8][N][Tb][W][Cin] and M fp16 [8][N][Tb][W][Cout].
-  const uint64_t uBytes = (uint64_t(E) * 3 * p.cin * p.cout * 2 + 255) / 256 * 256;
+  // Scratch (the split-K slot: a staged input holds the primary one): U fp16 [8][3 Cin][Cout] unless the weights
+  // hold it (packWinogradRowsFilters), then one band's V fp16 [8][N][Tb][W][Cin] and M fp16 [8][N][Tb][W][Cout].
+  const bool packedU = c.weights.hasWinogradRows();
+  const uint64_t uLayout = uint64_t(E) * 3 * p.cin * p.cout * 2;
+  const uint64_t uBytes = packedU ? 0 : (uLayout + 255) / 256 * 256;
   const uint64_t vBytes = (uint64_t(E) * p.n * band * p.w * p.cin * 2 + 255) / 256 * 256;
   const uint64_t mBytes = uint64_t(E) * p.n * band * p.w * p.cout * 2;
   const Allocation& mem = scratch.acquire(uBytes + vBytes + mBytes, Conv2dScratch::Slot::Partials);
-  const VkDeviceAddress u = mem.address(), v = u + uBytes, m = v + vBytes;
-  const MemRange uRange{u, uBytes};
-  const MemRange gemmRange{c.weights.gemm().address(), c.weights.gemm().size()};
+  const VkDeviceAddress u = packedU ? c.weights.winogradRows().address() : mem.address();
+  const VkDeviceAddress v = mem.address() + uBytes, m = v + vBytes;
+  const MemRange uRange{u, uLayout};
   const MemRange biasRange{c.weights.bias().address(), c.weights.bias().size()};
   auto header = [&](uint32_t gridRow) {
     return convHeader(p, c.weights.gemm().address(), c.weights.bias().address(), u, m, gridRow, kWinogradRowsOut);
   };
-  {
-    const auto grid = convGrid1d(c, p.cin * p.cout / 4);  // winogradRowsFilterMain: a thread per (ci, 4 co)
-    ParamBlock params = header(grid[0]);
-    params.u32(0).u32(0);
-    const std::string entry = "winogradRowsFilterMain(winogradRowsItem(group, local));";
-    dispatchConvKernel(c, convWrapper({"conv.winograd_rows"}, "", entry), "coop-winograd-rows filter", grid, params,
-                       {gemmRange}, {uRange});
+  if (!packedU) {  // the filters per call (weights packed without them)
+    const std::string label = c.label + " coop-winograd-rows filter";
+    dispatchWinogradRowsFilters(c.ctx, c.seq, c.weights, u, label);
+    c.info.kernels.push_back(label);
   }
   const std::string tileText = std::to_string(tile.bm) + "x" + std::to_string(tile.bn) +
                                (!tile.haloConv ? "" : tile.bk == 16 ? " halo3" : " halo");
@@ -89,6 +122,14 @@ void recordConvCoopWinogradRows(const ConvCall& c, Conv2dScratch& scratch, const
       g.packed = PackedB{u, 0, p.cout, DType::F16, {uRange}};
       g.conv = GemmConv{vb.address, tb, p.w, p.cin, tb, p.w, 1, 3, 1, 1, 0, 1, 1, 1};
       g.out = bufferSink(view(mem, DType::F16, {E * p.n, tb, p.w, p.cout}, uBytes + vBytes));
+      if (fused) {
+        const uint64_t blocks = uint64_t((p.n * tb * p.w + tile.bm - 1) / tile.bm) * uint64_t((p.cout + tile.bn - 1) / tile.bn);
+        const Allocation& counters = scratch.counters(blocks);
+        g.out = c.out;
+        g.packed->bias = c.weights.bias().address();
+        g.packed->ranges.push_back(biasRange);
+        g.rowsOutput = GemmRowsOutput{m, counters.address(), E * mPart, blocks, first, p.ho};
+      }
       g.m = p.n * tb * p.w;
       g.n = p.cout;
       g.k = 3 * p.cin;
@@ -96,11 +137,12 @@ void recordConvCoopWinogradRows(const ConvCall& c, Conv2dScratch& scratch, const
       g.d1 = tb;  // row g = e * m + r sits at (e * N + n, row, column) of M's [8 N, Tb, W, Cout]
       g.d2 = p.w;
       g.tile = tile;
-      g.label = c.label + " coop-winograd-rows gemm " + tileText;
+      g.label = c.label + " coop-winograd-rows gemm " + tileText + (fused ? " fused-output" : "");
       GemmInfo info = recordGemm(c.ctx, c.seq, g);
       c.info.kernels.push_back(g.label);
       c.info.scalarWrappedNodes += info.scalarWrappedNodes;
     }
+    if (fused) continue;
     const auto grid = convGrid1d(c, p.n * tb * p.wo * p.cout / 4);
     ParamBlock params = header(grid[0]);
     params.u32(uint32_t(first)).u32(uint32_t(tb));

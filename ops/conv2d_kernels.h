@@ -4,6 +4,7 @@
 // the parameter block (shaders/conv/conv_common.slang header, then expression and sink parameters) and
 // declares the memory each dispatch reads and writes.
 #include <array>
+#include <optional>
 #include <utility>
 #include <string>
 #include <vector>
@@ -61,10 +62,13 @@ bool convInputRawHalf(const graph::Expr& input);
 void recordConvCoopWinograd(const ConvCall& call, Conv2dScratch& scratch, const ConvCandidate* candidate,
                             int64_t bandTiles = 0);
 // ops/conv2d_coop_winograd_rows.cpp: Winograd F(6,3) along the rows on `tile` (an unsplit fp32-accumulator coop
-// tile; the halo form runs gemm_coop.slang A_MODE 8); filters, V and the products in `scratch`, a computed input
-// staged there too. `bandRows` > 0 (tests): tile rows per band instead of winogradRowsBandRows' choice.
+// tile; the halo form runs gemm_coop.slang A_MODE 8, or A_MODE 9 with the output transform in the products GEMM);
+// filters, V and the products in `scratch`, a computed input staged there too. `bandRows` > 0 (tests): tile rows per
+// band instead of winogradRowsBandRows' choice. `fusedOutput` (tests; halo tiles only): A_MODE 9 or not; unset: yes
+// unless SDGEN_WINOGRAD_ROWS_FUSED=0 (winogradRowsFusedOutputDefault).
 void recordConvCoopWinogradRows(const ConvCall& call, Conv2dScratch& scratch, const GemmTile& tile,
-                                int64_t bandRows = 0);
+                                int64_t bandRows = 0, std::optional<bool> fusedOutput = std::nullopt);
+bool winogradRowsFusedOutputDefault();
 // coop-winograd's explicit input transform (its fp16-accumulator tiles): V fp16 [16][count][Cin] = B^T d B of the
 // 4x4 patches of tiles [first, first + count) of a raw fp16 NHWC input [N, H, W, Cin] at `input` (Cin % 4 == 0),
 // one launch labelled "<label> coop-winograd input transform"; returns that label.

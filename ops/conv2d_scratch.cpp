@@ -1,5 +1,10 @@
 #include "ops/conv2d_scratch.h"
 
+#include <algorithm>
+#include <vector>
+
+#include "engine/tensor_io.h"
+
 namespace sdgen::ops {
 
 const Allocation& Conv2dScratch::acquire(uint64_t bytes, Slot slot) {
@@ -12,6 +17,15 @@ const Allocation& Conv2dScratch::acquire(uint64_t bytes, Slot slot) {
   return current;
 }
 
+const Allocation& Conv2dScratch::counters(uint64_t count) {
+  const uint64_t bytes = std::max<uint64_t>(count, 64) * 4;
+  if (counters_ && counters_.size() >= bytes) return counters_;
+  if (counters_) retired_.push_back(std::move(counters_));
+  counters_ = ctx_.allocate(bytes, name_ + " (counters)");
+  writeFloats(ctx_, counters_, std::vector<float>(bytes / 4, 0.0f), DType::F32);  // +0.0f: all bits zero
+  return counters_;
+}
+
 Conv2dScratch& Conv2dScratch::side() {
   if (!side_) side_ = std::make_unique<Conv2dScratch>(ctx_, name_ + " (side)");
   return *side_;
@@ -20,6 +34,7 @@ Conv2dScratch& Conv2dScratch::side() {
 uint64_t Conv2dScratch::bytesHeld() const {
   uint64_t n = side_ ? side_->bytesHeld() : 0;
   for (auto& a : current_) n += a ? a.size() : 0;
+  n += counters_ ? counters_.size() : 0;
   for (auto& a : retired_) n += a.size();
   return n;
 }

@@ -27,6 +27,9 @@ class Conv2dScratch {
   enum class Slot { Primary, Partials, Filters };
   // At least `bytes` of device memory, valid until this object is destroyed. The slots never overlap.
   const Allocation& acquire(uint64_t bytes, Slot slot = Slot::Primary);
+  // At least `count` uint32 counters, zero: every kernel that counts on them leaves them zero when it ends (the
+  // fused Winograd-rows output, gemm_coop_rows.slang), so they are made zero once, when allocated.
+  const Allocation& counters(uint64_t count);
   Context& context() const { return ctx_; }  // the device the memory lives on (nn::Builder asks what it can run)
   // Device memory held (current plus retired allocations, and the side scratch's).
   uint64_t bytesHeld() const;
@@ -39,6 +42,7 @@ class Conv2dScratch {
   Context& ctx_;
   std::string name_;
   Allocation current_[3];  // by Slot
+  Allocation counters_;
   std::vector<Allocation> retired_;
   std::unique_ptr<Conv2dScratch> side_;
 };

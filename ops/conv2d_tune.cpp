@@ -131,8 +131,12 @@ Conv2dWeights ConvTuner::tuningLayouts(const ConvProblem& prob, const DeviceInfo
   candidates = convCandidates(prob, ConvContext{device, layouts, true, ConvTile{}, storage == DType::F16});
   const bool coop = std::any_of(candidates.begin(), candidates.end(),
                                 [](const ConvCandidate& c) { return c.algo == ConvAlgo::Coop; });
-  if (!coop && isWinogradGeometry(prob.p)) {
-    options.packWinograd = true;
+  // coop-winograd-rows timed as the layers run it, on its filters packed at load (contents left undefined: timing)
+  const bool rows = std::any_of(candidates.begin(), candidates.end(),
+                                [](const ConvCandidate& c) { return c.algo == ConvAlgo::CoopWinogradRows; });
+  options.packWinogradRows = rows && winogradRowsLayoutViolation(int(prob.cout), int(prob.cin), prob.p, storage).empty();
+  if (!coop && isWinogradGeometry(prob.p)) options.packWinograd = true;
+  if (options.packWinograd || options.packWinogradRows) {
     layouts = allocate();
     candidates = convCandidates(prob, ConvContext{device, layouts, true, ConvTile{}, storage == DType::F16});
   }
@@ -184,18 +188,17 @@ ConvPlan ConvTuner::plan(const ConvProblem& prob, const ConvContext& cc, const s
   return p;
 }
 
-bool ConvTuner::packWinogradFilters(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage,
-                                    bool ruleWants) const {
-  if (!enabled_ || !isWinogradGeometry(p)) return ruleWants;
+bool ConvTuner::familyMayChoose(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage, ConvAlgo algo,
+                                bool& seen) const {
   std::lock_guard lock(mutex_);
   const std::string family = convTuneFamily(cin, cout, p, storage);
-  bool seen = false;
+  seen = false;
   for (const auto& [key, entry] : cache_.entries()) {
     if (entry.family != family || entry.ms.empty()) continue;
     seen = true;
-    if (!entry.chosen.empty()) {  // the tuning run's first: filters exactly where that is Winograd
+    if (!entry.chosen.empty()) {  // the tuning run's first: filters exactly where that is `algo`
       std::optional<ConvCandidate> c = parseConvCandidate(entry.chosen);
-      if (c && c->algo == ConvAlgo::Winograd) return true;
+      if (c && c->algo == algo) return true;
       continue;
     }
     const double fastest = std::min_element(entry.ms.begin(), entry.ms.end(), [](const auto& a, const auto& b) {
@@ -203,10 +206,23 @@ bool ConvTuner::packWinogradFilters(int64_t cin, int64_t cout, const Conv2dParam
                            })->second;
     for (const auto& [name, ms] : entry.ms) {
       std::optional<ConvCandidate> c = parseConvCandidate(name);
-      if (c && c->algo == ConvAlgo::Winograd && ms <= fastest * (1 + kConvTuneTieMargin)) return true;
+      if (c && c->algo == algo && ms <= fastest * (1 + kConvTuneTieMargin)) return true;
     }
   }
+  return false;
+}
+
+bool ConvTuner::packWinogradFilters(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage,
+                                    bool ruleWants) const {
+  if (!enabled_ || !isWinogradGeometry(p)) return ruleWants;
+  bool seen = false;
+  if (familyMayChoose(cin, cout, p, storage, ConvAlgo::Winograd, seen)) return true;
   return seen ? false : ruleWants;
+}
+
+bool ConvTuner::packWinogradRowsFilters(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage) const {
+  bool seen = false;
+  return enabled_ && isWinogradGeometry(p) && familyMayChoose(cin, cout, p, storage, ConvAlgo::CoopWinogradRows, seen);
 }
 
 ConvTuneStats ConvTuner::stats() const {

@@ -100,6 +100,9 @@ class ConvTuner {
   // of earlier files without that, whether a Winograd candidate was the fastest or tied with it
   // (kConvTuneTieMargin): wherever plan() may choose Winograd, its filters exist.
   bool packWinogradFilters(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage, bool ruleWants) const;
+  // At load: whether to pack coop-winograd-rows' filters (Conv2dWeightsOptions::packWinogradRows) — as
+  // packWinogradFilters for that algorithm, false without a measurement (the per-call filter launch then).
+  bool packWinogradRowsFilters(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage) const;
 
   ConvTuneStats stats() const;
   std::map<std::string, ConvChoice> choices() const;
@@ -110,9 +113,13 @@ class ConvTuner {
   // The problem's entry: from memory, the cache, or measured now (nullopt when nothing could be timed).
   std::optional<ConvTuneEntry> entryFor(const ConvProblem& prob, const ConvContext& cc, bool& measured);
   // Scratch weights of the problem in the layouts its candidates read (the Winograd layout only where a
-  // Winograd candidate is timed, i.e. where no coop candidate runs), and those candidates.
+  // Winograd candidate is timed, i.e. where no coop candidate runs; coop-winograd-rows' filters where it is timed),
+  // and those candidates.
   Conv2dWeights tuningLayouts(const ConvProblem& prob, const DeviceInfo& device, DType storage,
                               std::vector<ConvCandidate>& candidates);
+  // Whether a measured problem of this family ranked `algo` first (or, entries without that, had it the fastest
+  // or tied with it); `seen`: whether the family has measurements at all.
+  bool familyMayChoose(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage, ConvAlgo algo, bool& seen) const;
 
   Context& ctx_;
   ConvTuneSettings settings_;

@@ -56,6 +56,12 @@ Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams
     if (!options.packGemm) throw Error(who + ": the upsample phase filters are made from the gemm layout (packGemm)");
     phases_ = ctx.allocate(size_t(16) * cin * cout * 2, name_ + " (upsample phases)");
   }
+  if (options.packWinogradRows) {
+    if (std::string why = winogradRowsLayoutViolation(cout, cin, p, storage_); !why.empty())
+      throw Error(who + ": no coop-winograd-rows filters: " + why);
+    if (!options.packGemm) throw Error(who + ": the coop-winograd-rows filters are made from the gemm layout (packGemm)");
+    rows_ = ctx.allocate(size_t(24) * cin * cout * 2, name_ + " (winograd rows U)");
+  }
   bias_ = ctx.allocate(size_t(cout) * 4, name_ + " (bias)");
 }
 
@@ -79,6 +85,7 @@ Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams
   if (gemm_) writeFloats(ctx, gemm_, packGemmLayout(weights, cout, cin, p.kh, p.kw), storage_);
   if (winograd_) writeFloats(ctx, winograd_, winograd::packFilters(weights, cout, cin), DType::F32);
   if (phases_) writeFloats(ctx, phases_, packUpsamplePhaseLayout(weights, cout, cin), DType::F16);
+  if (rows_) writeFloats(ctx, rows_, packWinogradRowsLayout(weights, cout, cin), DType::F16);
   std::vector<float> b(bias.begin(), bias.end());
   if (b.empty()) b.assign(cout, 0.0f);
   writeFloats(ctx, bias_, b, DType::F32);
@@ -93,6 +100,36 @@ const Allocation& Conv2dWeights::upsamplePhases() const {
   if (!phases_)
     throw Error(name_ + ": the upsample phase filters were not packed (Conv2dWeightsOptions::packUpsamplePhases)");
   return phases_;
+}
+
+const Allocation& Conv2dWeights::winogradRows() const {
+  if (!rows_)
+    throw Error(name_ + ": the coop-winograd-rows filters were not packed (Conv2dWeightsOptions::packWinogradRows)");
+  return rows_;
+}
+
+std::string winogradRowsLayoutViolation(int cout, int cin, const Conv2dParams& p, DType storage) {
+  return upsamplePhasesLayoutViolation(cout, cin, p, storage);  // the same conditions
+}
+
+std::vector<float> packWinogradRowsLayout(std::span<const float> weights, int cout, int cin) {
+  // As winogradRowsFilterMain (shaders/conv/winograd_rows.slang; G there: shaders/conv/winograd_rows_matrices.slang):
+  // U_e(kx)[ci][co] = sum_ky G[e][ky] g(ky, kx) of the fp16 taps in fp32, at row (e * 3 + kx) * Cin + ci.
+  static constexpr float kG[8][3] = {{-1.0f, 0.0f, 0.0f}, {-1.0f, -1.0f, -1.0f}, {-1.0f, 1.0f, -1.0f},
+                                     {0.25f, 0.5f, 1.0f},  {0.25f, -0.5f, 1.0f},  {1.0f, 0.5f, 0.25f},
+                                     {1.0f, -0.5f, 0.25f}, {0.0f, 0.0f, 1.0f}};
+  std::vector<float> out(size_t(24) * cin * cout);
+  for (int ci = 0; ci < cin; ++ci)
+    for (int co = 0; co < cout; ++co) {
+      float g[3][3];
+      for (int ky = 0; ky < 3; ++ky)
+        for (int kx = 0; kx < 3; ++kx)
+          g[ky][kx] = roundToStorage(DType::F16, weights[((size_t(co) * cin + ci) * 3 + ky) * 3 + kx]);
+      for (int e = 0; e < 8; ++e)
+        for (int kx = 0; kx < 3; ++kx)
+          out[((size_t(e) * 3 + kx) * cin + ci) * cout + co] = kG[e][0] * g[0][kx] + kG[e][1] * g[1][kx] + kG[e][2] * g[2][kx];
+    }
+  return out;
 }
 
 std::string upsamplePhasesLayoutViolation(int cout, int cin, const Conv2dParams& p, DType storage) {

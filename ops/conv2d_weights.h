@@ -12,6 +12,10 @@
 //             VAE decoder's upsamplers) P[4 phases][4 taps * Cin][Cout]: each output phase of conv3x3(up2x(x)) as a
 //             2x2 convolution of x (ops/conv2d_coop_upsample.cpp), made once from the gemm layout
 //             (packUpsamplePhaseFilters) instead of by a launch in every recorded step.
+//   winograd rows  (fp16 3x3 s1 p1 d1 convolutions that coop-winograd-rows runs) U[8 products][3 Cin][Cout] =
+//             G g per tap column, Winograd F(6,3) along the rows (shaders/conv/winograd_rows.slang; 8/3 of the gemm
+//             layout's bytes), made once from the gemm layout (packWinogradRowsFilters) instead of by a launch per
+//             call.
 // The gemm layout is stored in fp32 or fp16 (`storage`); the bias is always fp32 [Cout] (zeros when absent).
 #include <cstdint>
 #include <span>
@@ -49,6 +53,9 @@ struct Conv2dWeightsOptions {
   // The upsample phase filters (16/9 of the gemm layout's bytes), beside the gemm layout they are made from: fp16
   // storage, 3x3 s1 p1 d1, Cin and Cout multiples of 8. allocate() leaves them to packUpsamplePhaseFilters.
   bool packUpsamplePhases = false;
+  // coop-winograd-rows' filters (8/3 of the gemm layout's bytes), beside the gemm layout they are made from: fp16
+  // storage, 3x3 s1 p1 d1, Cin and Cout multiples of 8. allocate() leaves them to packWinogradRowsFilters.
+  bool packWinogradRows = false;
   std::string name = "conv2d weights";  // names the allocations and appears in errors
   // The autotune that decided these layouts at load (ops/conv2d_tune.h): ConvAlgo::Auto convolutions with
   // these weights take its measured choice. Null: the rule (docs/dispatch-conv.md).
@@ -78,6 +85,8 @@ class Conv2dWeights {
   const Allocation& winograd() const;  // throws sdgen::Error when not packed; always fp32
   bool hasUpsamplePhases() const { return static_cast<bool>(phases_); }
   const Allocation& upsamplePhases() const;  // throws sdgen::Error when not packed; fp16
+  bool hasWinogradRows() const { return static_cast<bool>(rows_); }
+  const Allocation& winogradRows() const;  // throws sdgen::Error when not packed; fp16
   const Allocation& bias() const { return bias_; }
   ConvTuner* tuner() const { return tuner_; }
 
@@ -88,7 +97,7 @@ class Conv2dWeights {
   DType storage_;
   std::string name_;
   ConvTuner* tuner_ = nullptr;
-  Allocation gemm_, winograd_, phases_, bias_;
+  Allocation gemm_, winograd_, phases_, rows_, bias_;
 };
 
 // Host packing (exposed for tests): the gemm layout of [Cout, Cin, kh, kw] weights.
@@ -98,5 +107,10 @@ std::vector<float> packGemmLayout(std::span<const float> weights, int cout, int 
 std::vector<float> packUpsamplePhaseLayout(std::span<const float> weights, int cout, int cin);
 // Why weights of this shape, geometry and storage cannot hold upsample phase filters (empty: they can).
 std::string upsamplePhasesLayoutViolation(int cout, int cin, const Conv2dParams& p, DType storage);
+// coop-winograd-rows' filters of [Cout, Cin, 3, 3] weights as the device makes them from the fp16 gemm layout (each
+// tap rounded to fp16, the kernel's fp32 sums; the values before their rounding to fp16).
+std::vector<float> packWinogradRowsLayout(std::span<const float> weights, int cout, int cin);
+// Why weights of this shape, geometry and storage cannot hold coop-winograd-rows' filters (empty: they can).
+std::string winogradRowsLayoutViolation(int cout, int cin, const Conv2dParams& p, DType storage);
 
 }  // namespace sdgen::ops

@@ -350,6 +350,8 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
                       (!p.packed || p.packed->np >= p.n));
   info.groups = {uint32_t((p.n + tile.bn - 1) / tile.bn), uint32_t((p.m + tile.bm - 1) / tile.bm),
                  uint32_t(p.batches * splits)};
+  if (p.rowsOutput)  // A_MODE 9: group.x = 8 * column tile + product (a block's products are consecutive)
+    info.groups = {uint32_t(p.batches * ((p.n + tile.bn - 1) / tile.bn)), uint32_t((p.m + tile.bm - 1) / tile.bm), 1};
   if (tail) {  // one row of workgroups: the whole-K tiles, then every part of every tail tile
     const int64_t rowTiles = (p.m + tile.bm - 1) / tile.bm, wholeCols = tile.tailStart / tile.bn;
     const int64_t tailCols = (p.n + tile.bn - 1) / tile.bn - wholeCols;
@@ -409,7 +411,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   info.aMode = p.winograd                ? 4
                : p.conv                  ? (p.conv->phaseRows     ? 5
                                             : tile.haloWinograd ? 7
-                                            : tile.haloConv     ? (p.conv->kh == 1 ? 8 : 6)
+                                            : tile.haloConv     ? (p.conv->kh == 1 ? (p.rowsOutput ? 9 : 8) : 6)
                                                                 : 2)
                : p.norm                  ? 3
                : info.rawA               ? 1
@@ -418,7 +420,7 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     throw Error(p.label + ": internal error: the halo tile " + tile.describe() + " takes a plain convolution input");
   if (info.aMode >= 6) {  // the halo's contract (gemm_coop.slang A_MODE 6, 7, 8); whole tiles
     const GemmConv& c = *p.conv;
-    const int kh = info.aMode == 8 ? 1 : 3;  // A_MODE 8: a 1x3 convolution (no padding along y), not Winograd
+    const int kh = info.aMode >= 8 ? 1 : 3;  // A_MODE 8, 9: a 1x3 convolution (no padding along y), not Winograd
     if (c.kh != kh || c.kw != 3 || c.strideH != 1 || c.strideW != 1 || c.padH != kh / 2 || c.padW != 1 ||
         c.dilationH != 1 || c.dilationW != 1 || c.ho != c.h || c.wo != c.w || c.w % 16 || c.h % (tile.bm / 16) ||
         c.cin % tile.bk || p.k != 3 * kh * c.cin || (p.batches != 1 && (kh != 1 || splits > 1)) || info.edgeChecks ||
@@ -429,10 +431,16 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
                   " == 0, Cout % " + std::to_string(tile.bn) + " == 0 and at most one split-K part per " +
                   std::to_string(tile.bk) + " input channels (got " + std::to_string(c.h) + "x" + std::to_string(c.w) +
                   ", " + std::to_string(c.cin) + " -> " + std::to_string(p.n) + ", " + std::to_string(splits) + " parts)");
+    if (info.aMode == 9 && (p.batches != kRowsFusedProducts || splits > 1 || tile.flushK > 0 || p.n % 4 ||
+                            !p.packed || p.rowsOutput->counterCount < uint64_t(info.groups[0] / kRowsFusedProducts) * info.groups[1]))
+      throw Error(p.label + ": internal error: the fused Winograd-rows output needs 8 batches, one K part, packed B, "
+                  "Cout % 4 == 0 and a counter per block");
     if (info.aMode == 7 && tile.f16Accumulators && 3 * c.cin > kHaloWinogradMaxProductK)
       throw Error(p.label + ": the halo tile " + tile.describe() + " sums its products in fp16 over 3 x Cin <= " +
                   std::to_string(kHaloWinogradMaxProductK) + " (got Cin " + std::to_string(c.cin) + ")");
   }
+  if (p.rowsOutput && info.aMode != 9)
+    throw Error(p.label + ": internal error: the fused Winograd-rows output needs the 1x3 halo tile");
   if (p.conv && p.conv->phaseRows &&
       (p.m != 4 * p.conv->phaseRows || p.conv->phaseRows % tile.bm || p.conv->kh != 2 || p.conv->kw != 2 ||
        p.conv->ho != p.conv->h || p.conv->wo != p.conv->w || p.batches != 1))
@@ -459,10 +467,10 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   } else {  // words 16-23: the tail split's first column at 16, B's batch stride at 22
     for (int i = 0; i < 8; ++i) params.u32(i == 0 && tail ? uint32_t(tile.tailStart) : i == 6 ? uint32_t(p.bBatchStride) : 0);
   }
-  params.address(partials.address);
+  params.address(p.rowsOutput ? p.rowsOutput->products : partials.address);  // A_MODE 9: the products
   // Whole tiles on fp32 accumulators: a residual add is loaded into them (the sink keeps the rest).
   std::optional<TensorView> residual;
-  if (tile.isCoop() && !info.edgeChecks && !tile.f16Accumulators && residualPreloadEnabled())
+  if (tile.isCoop() && !info.edgeChecks && !tile.f16Accumulators && !p.rowsOutput && residualPreloadEnabled())
     residual = residualOperand(p);
   const Sink out = residual ? p.out.node().children[0] : p.out;
   params.address(residual ? residual->address : 0);
@@ -472,6 +480,8 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   }
   if (params.size() != kHeaderWords) throw Error("gemm: header layout mismatch");
   if (tile.isCoop() && tile.fixedShape) fixHeaderWords(info, params);
+  if (info.aMode == 9)  // words 32-35 (gemm_coop.slang A_MODE 9)
+    params.address(p.rowsOutput->counters).u32(uint32_t(p.rowsOutput->firstTileRow)).u32(uint32_t(p.rowsOutput->ho));
 
   // Each operand gets its own vector decision: A along K, B and the output along N.
   ExprCodegen genA(params, {info.vectorA, false});
@@ -506,6 +516,14 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   src.optimize = tile.spirvOpt;
   if (splits == 1 && !tail) {
     reads.insert(reads.end(), sinkReads.begin(), sinkReads.end());
+    if (p.rowsOutput) {  // the products and the counters are written, then read by the blocks' last workgroups
+      const MemRange products{p.rowsOutput->products, p.rowsOutput->productsBytes},
+          counters{p.rowsOutput->counters, p.rowsOutput->counterCount * 4};
+      for (const MemRange& r : {products, counters}) {
+        reads.push_back(r);
+        sinkWrites.push_back(r);
+      }
+    }
     if (flushing) {  // the running total is written and read back by the same workgroup
       reads.push_back(partials);
       sinkWrites.push_back(partials);

@@ -49,6 +49,17 @@ struct GemmWinograd {
   int64_t h = 0, w = 0, cin = 0, tilesH = 0, tilesW = 0, firstTile = 0, bBatchStride = 0;
 };
 
+// coop-winograd-rows' products GEMM applying the output transform itself (A_MODE 9, gemm_coop_rows.slang; the 1x3
+// halo tile, 8 batches): the products M_e go to `products` (fp16 [8][m][n], no bias), and the last of the eight
+// workgroups of a block of pixels and channels stores y = A^T M + bias (packed B's bias) through GemmProblem::out,
+// a 4-d [images, ho, W, n] sink; `counters` hold one zero uint per block (zero again after the launch).
+constexpr int kRowsFusedProducts = 8;  // gemm_coop_rows.slang
+struct GemmRowsOutput {
+  VkDeviceAddress products = 0, counters = 0;
+  uint64_t productsBytes = 0, counterCount = 0;
+  int64_t firstTileRow = 0, ho = 0;
+};
+
 struct GemmProblem {
   graph::Expr a;                           // rank 4: rows in the leading axes, K innermost (conv: the input)
   std::optional<PackedB> packed;           // packed B (linear, conv), or
@@ -56,6 +67,7 @@ struct GemmProblem {
   graph::Expr b;                           // B as [1, batches, K, N] (matmul)
   std::optional<GemmConv> conv;            // tensor cores only: A is the convolution's im2col matrix
   std::optional<GemmWinograd> winograd;    // tensor cores only: A is Winograd F(2,3)'s V (batches = 16)
+  std::optional<GemmRowsOutput> rowsOutput;  // with `conv` on the 1x3 halo tile: the output transform too
   graph::Sink out;                         // rank 4: rows like a, N innermost
   int64_t m = 0, n = 0, k = 0, batches = 1;
   int64_t d1 = 1, d2 = 1;  // row g = batch * m + r sits at (g / (d1 * d2), (g / d2) % d1, g % d2)

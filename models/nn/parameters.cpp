@@ -52,9 +52,10 @@ void ParameterStore::flush() {
 void ParameterStore::deriveLayouts(size_t from) {
   std::unique_ptr<CommandSequence> seq;
   for (size_t i = from; i < convs_.size(); ++i) {
-    if (!convs_[i]->hasUpsamplePhases()) continue;
+    if (!convs_[i]->hasUpsamplePhases() && !convs_[i]->hasWinogradRows()) continue;
     if (!seq) seq = std::make_unique<CommandSequence>(ctx_);
-    ops::packUpsamplePhaseFilters(ctx_, *seq, *convs_[i]);
+    if (convs_[i]->hasUpsamplePhases()) ops::packUpsamplePhaseFilters(ctx_, *seq, *convs_[i]);
+    if (convs_[i]->hasWinogradRows()) ops::packWinogradRowsFilters(ctx_, *seq, *convs_[i]);
   }
   if (seq) seq->run();
   derivedConvs_ = convs_.size();
@@ -119,6 +120,11 @@ const ops::Conv2dWeights& ParameterStore::conv(const models::ScopedWeights& w, i
   // With the autotune, its measurements decide (Winograd packed where it won, docs/dispatch-conv.md).
   const bool ruleWantsWinograd = !ops::coopConvChosen(ctx_.info(), storage_, cin, cout);
   o.packWinograd = tuner_ ? tuner_->packWinogradFilters(cin, cout, p, storage_, ruleWantsWinograd) : ruleWantsWinograd;
+  // coop-winograd-rows' filters where the autotune chose it for this conv's shape (a cached measurement; the
+  // first, tuning run makes them per call): 8/3 of the gemm layout.
+  o.packWinogradRows = !upsampledInput && tuner_ && ops::gemmCoopSupported(ctx_.info()) &&
+                       ops::winogradRowsLayoutViolation(cout, cin, p, storage_).empty() &&
+                       tuner_->packWinogradRowsFilters(cin, cout, p, storage_);
   o.tuner = tuner_;
   auto& c = *convs_.emplace_back(
       std::make_unique<ops::Conv2dWeights>(ops::Conv2dWeights::allocate(ctx_, cout, cin, p, o)));
@@ -158,6 +164,7 @@ const ops::Conv2dWeights& ParameterStore::conv(const models::ScopedWeights& w, i
   count(c.gemm());
   if (c.hasWinograd()) count(c.winograd());
   if (c.hasUpsamplePhases()) count(c.upsamplePhases());
+  if (c.hasWinogradRows()) count(c.winogradRows());
   count(c.bias());
   return c;
 }

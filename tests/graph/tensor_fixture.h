@@ -62,6 +62,12 @@ class TensorTest : public VulkanTest, public ::testing::WithParamInterface<DType
     VulkanTest::TearDown();
   }
 
+  // Poisons an output again (NaN), so that a second run of a recorded sequence must write every element anew.
+  void repoison(const graph::TensorView& t) {
+    auto it = std::find_if(keep_.begin(), keep_.end(), [&](auto& a) { return a.address() == t.address; });
+    ASSERT_NE(it, keep_.end());
+    poison(ctx(), *it);
+  }
   std::vector<float> read(const graph::TensorView& t) {
     auto it = std::find_if(keep_.begin(), keep_.end(), [&](auto& a) { return a.address() == t.address; });
     return downloadFloats(ctx(), *it, graph::numel(t.shape), t.dtype);

@@ -5,12 +5,15 @@
 // halo tiles (A_MODE 8: halo, halo3); output heights that leave the last tile row partial, several bands, two images,
 // raw and staged inputs, a residual sink. The real tiles on tensor-core devices; the candidates' names, tiles and
 // refusals; the real halo tiles' SPIR-V. Suite ConvTest (conv2d_test_fixture.h).
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
 #include "engine/slang_compiler.h"
 #include "graph/expr_nodes.h"
+#include "ops/conv2d.h"
 #include "ops/conv2d_candidates.h"
 #include "ops/conv2d_kernels.h"
 #include "ops/linear_gemm.h"
@@ -68,24 +71,106 @@ TEST_P(ConvTest, CoopWinogradRowsEmulated) {
     ops::ConvProblem prob;
     prob.n = c.n, prob.h = c.h, prob.w = c.w, prob.cin = c.cin, prob.ho = os[1], prob.wo = os[2], prob.cout = c.cout;
     prob.p = c.p;
-    ops::Conv2dInfo info;
-    const std::string label = "emulated rows";
-    const Sink sink = residualAdd(bufferSink(out), residual);
-    CommandSequence seq(ctx());
-    ops::ConvCall call{ctx(), seq, prob, in, *l.gpu, sink, label, info};
-    ops::recordConvCoopWinogradRows(call, scratch_, e.tile, e.bandRows);
-    seq.run();
-    const int64_t rows = ops::winogradRowsTileRows(prob, e.tile);
-    const int64_t band = ops::winogradRowsBandRows(prob, e.tile, e.bandRows), bands = (rows + band - 1) / band;
-    // [staging,] the filter transform, then per band the input transform, one GEMM (8 batches) and the output
-    // transform
-    EXPECT_EQ(info.kernels.size(), size_t(1 + (e.staged ? 1 : 0) + bands * 3)) << c.name;
-    size_t gemms = 0;
-    for (const std::string& k : info.kernels) gemms += k.find("coop-winograd-rows gemm") != std::string::npos;
-    EXPECT_EQ(gemms, size_t(bands)) << c.name;
-    const std::string what = std::string("emulated ") + c.name + ", " + std::to_string(bands) + " bands";
-    std::printf("%s: relative error %.3g\n", what.c_str(), compareRoundedInput(read(out), ref, what));
+    // The halo tiles twice: the output transform as its own launch (A_MODE 8), then in the products GEMM (A_MODE 9:
+    // the last of a block's eight workgroups applies it; two runs, so the counters must come back to zero).
+    for (int fused = 0; fused <= (e.tile.haloConv ? 1 : 0); ++fused) {
+      ops::Conv2dInfo info;
+      const std::string label = "emulated rows";
+      const Sink sink = residualAdd(bufferSink(out), residual);
+      CommandSequence seq(ctx());
+      ops::ConvCall call{ctx(), seq, prob, in, *l.gpu, sink, label, info};
+      ops::recordConvCoopWinogradRows(call, scratch_, e.tile, e.bandRows, fused == 1);
+      const int64_t rows = ops::winogradRowsTileRows(prob, e.tile);
+      const int64_t band = ops::winogradRowsBandRows(prob, e.tile, e.bandRows), bands = (rows + band - 1) / band;
+      // [staging,] the filter transform, then per band the input transform, one GEMM (8 batches) and the output
+      // transform (fused: in the GEMM)
+      EXPECT_EQ(info.kernels.size(), size_t(1 + (e.staged ? 1 : 0) + bands * (fused ? 2 : 3))) << c.name;
+      size_t gemms = 0, fusedGemms = 0;
+      for (const std::string& k : info.kernels) {
+        gemms += k.find("coop-winograd-rows gemm") != std::string::npos;
+        fusedGemms += k.find("fused-output") != std::string::npos;
+      }
+      EXPECT_EQ(gemms, size_t(bands)) << c.name;
+      EXPECT_EQ(fusedGemms, size_t(fused ? bands : 0)) << c.name;
+      for (int run = 0; run < 1 + fused; ++run) {
+        repoison(out);  // nothing of an earlier run or form left to pass for this one's
+        seq.run();
+        const std::string what = std::string("emulated ") + c.name + ", " + std::to_string(bands) + " bands" +
+                                 (fused ? ", fused output, run " + std::to_string(run + 1) : "");
+        std::printf("%s: relative error %.3g\n", what.c_str(), compareRoundedInput(read(out), ref, what));
+      }
+    }
   }
+}
+
+// coop-winograd-rows' filters made once (Conv2dWeightsOptions::packWinogradRows, as nn::ParameterStore packs them
+// where the autotune chose the algorithm): the host's packing and the kernel's (packWinogradRowsFilters) agree bit
+// for bit and hold float64's G g within one fp16 rounding; a conv on them records no filter launch and matches
+// float64 (the halo3 tile, output transform in the GEMM); layouts that cannot hold them are refused by name.
+TEST_P(ConvTest, CoopWinogradRowsFiltersMadeOnce) {
+  const int cin = 32, cout = 64;  // two column tiles of the emulated halo tile
+  Layer l = layer(cout, cin, k3, 2700);
+  ops::Conv2dWeightsOptions o;
+  o.storage = DType::F16;
+  o.packWinogradRows = true;
+  o.name = "rows conv";
+  if (dt() != DType::F16) {
+    o.storage = DType::F32;
+    expectError([&] { ops::Conv2dWeights::allocate(ctx(), cout, cin, k3, o); }, {"rows conv", "fp16 storage"});
+    o.storage = DType::F16;
+    expectError([&] { ops::Conv2dWeights::allocate(ctx(), 36, cin, k3, o); }, {"rows conv", "multiples of 8"});
+    expectError([&] { ops::Conv2dWeights::allocate(ctx(), cout, cin, Conv2dParams::square(3, 2), o); },
+                {"rows conv", "3x3 s1 p1 d1"});
+    ops::Conv2dWeights plain = ops::Conv2dWeights::allocate(ctx(), cout, cin, k3, {.storage = DType::F16});
+    EXPECT_FALSE(plain.hasWinogradRows());
+    expectError([&] { (void)plain.winogradRows(); }, {"packWinogradRows"});
+    return;
+  }
+  ops::Conv2dWeights w(ctx(), cout, cin, k3, l.w, l.b, o);
+  ASSERT_TRUE(w.hasWinogradRows());
+  const int64_t count = int64_t(24) * cin * cout;
+  const std::vector<float> host = test::downloadFloats(ctx(), w.winogradRows(), count, DType::F16);
+  {
+    CommandSequence seq(ctx());
+    ops::packWinogradRowsFilters(ctx(), seq, w);
+    seq.run();
+  }
+  const std::vector<float> device = test::downloadFloats(ctx(), w.winogradRows(), count, DType::F16);
+  ASSERT_EQ(host.size(), device.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < host.size(); ++i) differ += host[i] != device[i];
+  EXPECT_EQ(differ, 0u) << "of " << host.size() << " filter values";
+  // float64: U_e(kx)[ci][co] = sum_ky G[e][ky] g(ky, kx) with G's rows scaled to a largest entry of 1
+  // (winograd_rows_matrices.slang)
+  static const double G[8][3] = {{-1, 0, 0},       {-1, -1, -1},     {-1, 1, -1}, {0.25, 0.5, 1},
+                                 {0.25, -0.5, 1}, {1, 0.5, 0.25}, {1, -0.5, 0.25}, {0, 0, 1}};
+  double worst = 0;
+  for (int e = 0; e < 8; ++e)
+    for (int kx = 0; kx < 3; ++kx)
+      for (int ci = 0; ci < cin; ++ci)
+        for (int co = 0; co < cout; ++co) {
+          double ref = 0;
+          for (int ky = 0; ky < 3; ++ky) ref += G[e][ky] * l.w[((size_t(co) * cin + ci) * 3 + ky) * 3 + kx];
+          const double got = device[((size_t(e) * 3 + kx) * cin + ci) * cout + co];
+          worst = std::max(worst, std::abs(got - ref) / std::max(1.0, std::abs(ref)));
+        }
+  EXPECT_LE(worst, 1e-3);  // one fp16 rounding of a sum of three fp16 taps
+  // A conv on the packed filters: no filter launch; H 14 (tile rows 0-2, the last partial), one band, halo3.
+  const Case c{"rows packed filters", 1, 14, 16, cin, cout, k3};
+  Expr x = input({c.n, c.h, c.w, c.cin}, 2701);
+  const Shape os = ops::conv2dOutputShape(x.shape(), w);
+  TensorView out = output(os);
+  ops::ConvProblem prob;
+  prob.n = c.n, prob.h = c.h, prob.w = c.w, prob.cin = c.cin, prob.ho = os[1], prob.wo = os[2], prob.cout = c.cout;
+  prob.p = c.p;
+  ops::Conv2dInfo info;
+  CommandSequence seq(ctx());
+  ops::ConvCall call{ctx(), seq, prob, x, w, bufferSink(out), "packed rows", info};
+  ops::recordConvCoopWinogradRows(call, scratch_, emulatedRowsTile(2, true, 16), 0, true);
+  seq.run();
+  for (const std::string& k : info.kernels) EXPECT_EQ(k.find("filter"), std::string::npos) << k;
+  EXPECT_EQ(info.kernels.size(), 2u);  // the input transform and the GEMM with the output transform
+  std::printf("packed filters: relative error %.3g\n", compareRoundedInput(read(out), reference(x, l), c.name));
 }
 
 // The real tiles: the im2col tile (the forced algorithm's default: 64x64 for Cout 24; three bands of one tile row),
