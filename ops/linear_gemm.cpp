@@ -514,6 +514,14 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   if (tile.isCoop() && tile.coopEmulation) src.defines = {{"SDGEN_COOP_EMULATION", "1"}};
   else if (tile.isCoop()) src.capabilities = {"spvCooperativeMatrixKHR"};
   src.optimize = tile.spirvOpt;
+  if (info.aMode == 9)
+    if (const char* v = std::getenv("SDGEN_ROWS_OUT"); v && *v) {  // "OC,OI": gemm_coop_rows.slang's items (A/B)
+      int oc = 0, oi = 0;
+      if (std::sscanf(v, "%d,%d", &oc, &oi) != 2 || (oc != 4 && oc != 8) || oi < 1 || oi > 4)
+        throw Error("SDGEN_ROWS_OUT must be 'OC,OI' with OC 4 or 8 and OI 1..4, got '" + std::string(v).substr(0, 32) + "'");
+      src.defines.push_back({"SDGEN_ROWS_OUT_CHANNELS", std::to_string(oc)});
+      src.defines.push_back({"SDGEN_ROWS_OUT_ITEMS", std::to_string(oi)});
+    }
   if (splits == 1 && !tail) {
     reads.insert(reads.end(), sinkReads.begin(), sinkReads.end());
     if (p.rowsOutput) {  // the products and the counters are written, then read by the blocks' last workgroups
