@@ -268,7 +268,8 @@ TEST_P(ConvTest, CoopWinogradRowsCandidates) {
   EXPECT_TRUE(rows(p).empty());
 }
 
-// Host-only: the real 1x3 halo tiles (A_MODE 8, cooperative matrices, not their emulation) compile to SPIR-V.
+// Host-only: the real 1x3 halo tiles (A_MODE 8, and 9 with the output transform, cooperative matrices, not their
+// emulation) compile to SPIR-V.
 TEST(ConvWinogradRowsCompile, HaloTilesCompileToSpirv) {
   const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-gemm-rows-compile-test";
   std::filesystem::remove_all(cache);
@@ -279,10 +280,12 @@ TEST(ConvWinogradRowsCompile, HaloTilesCompileToSpirv) {
     c.haloTaps = taps;
     const ops::GemmTile tile = ops::convCoopGemmTile(c);
     ASSERT_TRUE(tile.haloConv) << c.name();
-    KernelSource src;
-    src.generated = ops::gemmWrapperSource(test::coopGemmInfo(8), tile, false);
-    src.label = "gemm coop rows halo " + tile.describe();
-    test::expectCompiles(compiler, src);
+    for (int aMode : {8, 9}) {
+      KernelSource src;
+      src.generated = ops::gemmWrapperSource(test::coopGemmInfo(aMode), tile, aMode == 9);
+      src.label = "gemm coop rows halo " + tile.describe() + " A_MODE " + std::to_string(aMode);
+      test::expectCompiles(compiler, src);
+    }
   }
   std::filesystem::remove_all(cache);
 }
