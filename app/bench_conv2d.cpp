@@ -172,8 +172,9 @@ void benchShape(Context& ctx, const ConvBenchSettings& st, const ConvBenchShape&
   wopt.storage = dt;
   wopt.name = s.layer;
   // coop-winograd-rows' filters as a model packs them where the autotune chose it (made once, not per call)
-  wopt.packWinogradRows = ops::gemmCoopSupported(ctx.info()) &&
-                          ops::winogradRowsLayoutViolation(s.cout, s.cin, ops::Conv2dParams::square(s.k, s.stride), dt).empty();
+  wopt.packWinogradRows =
+      ops::gemmCoopSupported(ctx.info()) &&
+      ops::winogradRowsLayoutViolation(s.cout, s.cin, ops::Conv2dParams::square(s.k, s.stride), dt).empty();
   ops::Conv2dWeights weights(ctx, s.cout, s.cin, ops::Conv2dParams::square(s.k, s.stride), w, b, wopt);
   Allocation general = ctx.allocate(g.outCount * dtypeSize(dt), "bench general output");
   Allocation result = ctx.allocate(g.outCount * dtypeSize(dt), "bench output");

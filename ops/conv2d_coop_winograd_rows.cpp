@@ -123,7 +123,8 @@ void recordConvCoopWinogradRows(const ConvCall& c, Conv2dScratch& scratch, const
       g.conv = GemmConv{vb.address, tb, p.w, p.cin, tb, p.w, 1, 3, 1, 1, 0, 1, 1, 1};
       g.out = bufferSink(view(mem, DType::F16, {E * p.n, tb, p.w, p.cout}, uBytes + vBytes));
       if (fused) {
-        const uint64_t blocks = uint64_t((p.n * tb * p.w + tile.bm - 1) / tile.bm) * uint64_t((p.cout + tile.bn - 1) / tile.bn);
+        const uint64_t blocks =
+            uint64_t((p.n * tb * p.w + tile.bm - 1) / tile.bm) * uint64_t((p.cout + tile.bn - 1) / tile.bn);
         const Allocation& counters = scratch.counters(blocks);
         g.out = c.out;
         g.packed->bias = c.weights.bias().address();

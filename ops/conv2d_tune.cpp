@@ -134,7 +134,8 @@ Conv2dWeights ConvTuner::tuningLayouts(const ConvProblem& prob, const DeviceInfo
   // coop-winograd-rows timed as the layers run it, on its filters packed at load (contents left undefined: timing)
   const bool rows = std::any_of(candidates.begin(), candidates.end(),
                                 [](const ConvCandidate& c) { return c.algo == ConvAlgo::CoopWinogradRows; });
-  options.packWinogradRows = rows && winogradRowsLayoutViolation(int(prob.cout), int(prob.cin), prob.p, storage).empty();
+  options.packWinogradRows =
+      rows && winogradRowsLayoutViolation(int(prob.cout), int(prob.cin), prob.p, storage).empty();
   if (!coop && isWinogradGeometry(prob.p)) options.packWinograd = true;
   if (options.packWinograd || options.packWinogradRows) {
     layouts = allocate();

@@ -119,7 +119,8 @@ class ConvTuner {
                               std::vector<ConvCandidate>& candidates);
   // Whether a measured problem of this family ranked `algo` first (or, entries without that, had it the fastest
   // or tied with it); `seen`: whether the family has measurements at all.
-  bool familyMayChoose(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage, ConvAlgo algo, bool& seen) const;
+  bool familyMayChoose(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage, ConvAlgo algo,
+                       bool& seen) const;
 
   Context& ctx_;
   ConvTuneSettings settings_;

@@ -59,7 +59,8 @@ Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams
   if (options.packWinogradRows) {
     if (std::string why = winogradRowsLayoutViolation(cout, cin, p, storage_); !why.empty())
       throw Error(who + ": no coop-winograd-rows filters: " + why);
-    if (!options.packGemm) throw Error(who + ": the coop-winograd-rows filters are made from the gemm layout (packGemm)");
+    if (!options.packGemm)
+      throw Error(who + ": the coop-winograd-rows filters are made from the gemm layout (packGemm)");
     rows_ = ctx.allocate(size_t(24) * cin * cout * 2, name_ + " (winograd rows U)");
   }
   bias_ = ctx.allocate(size_t(cout) * 4, name_ + " (bias)");
@@ -127,7 +128,8 @@ std::vector<float> packWinogradRowsLayout(std::span<const float> weights, int co
           g[ky][kx] = roundToStorage(DType::F16, weights[((size_t(co) * cin + ci) * 3 + ky) * 3 + kx]);
       for (int e = 0; e < 8; ++e)
         for (int kx = 0; kx < 3; ++kx)
-          out[((size_t(e) * 3 + kx) * cin + ci) * cout + co] = kG[e][0] * g[0][kx] + kG[e][1] * g[1][kx] + kG[e][2] * g[2][kx];
+          out[((size_t(e) * 3 + kx) * cin + ci) * cout + co] =
+              kG[e][0] * g[0][kx] + kG[e][1] * g[1][kx] + kG[e][2] * g[2][kx];
     }
   return out;
 }

@@ -431,8 +431,9 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
                   " == 0, Cout % " + std::to_string(tile.bn) + " == 0 and at most one split-K part per " +
                   std::to_string(tile.bk) + " input channels (got " + std::to_string(c.h) + "x" + std::to_string(c.w) +
                   ", " + std::to_string(c.cin) + " -> " + std::to_string(p.n) + ", " + std::to_string(splits) + " parts)");
-    if (info.aMode == 9 && (p.batches != kRowsFusedProducts || splits > 1 || tile.flushK > 0 || p.n % 4 ||
-                            !p.packed || p.rowsOutput->counterCount < uint64_t(info.groups[0] / kRowsFusedProducts) * info.groups[1]))
+    if (info.aMode == 9 &&
+        (p.batches != kRowsFusedProducts || splits > 1 || tile.flushK > 0 || p.n % 4 || !p.packed ||
+         p.rowsOutput->counterCount < uint64_t(info.groups[0] / kRowsFusedProducts) * info.groups[1]))
       throw Error(p.label + ": internal error: the fused Winograd-rows output needs 8 batches, one K part, packed B, "
                   "Cout % 4 == 0 and a counter per block");
     if (info.aMode == 7 && tile.f16Accumulators && 3 * c.cin > kHaloWinogradMaxProductK)
