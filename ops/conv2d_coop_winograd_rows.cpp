@@ -62,7 +62,7 @@ void packWinogradRowsFilters(Context& ctx, CommandSequence& seq, const Conv2dWei
                               weights.name() + " coop-winograd-rows filters");
 }
 
-bool winogradRowsFusedOutputDefault() {
+static bool winogradRowsFusedOutputDefault() {
   const char* v = std::getenv("SDGEN_WINOGRAD_ROWS_FUSED");  // "0": the output transform as its own launch (A/B)
   return !(v && std::string(v) == "0");
 }

@@ -65,10 +65,9 @@ void recordConvCoopWinograd(const ConvCall& call, Conv2dScratch& scratch, const 
 // tile; the halo form runs gemm_coop.slang A_MODE 8, or A_MODE 9 with the output transform in the products GEMM);
 // filters, V and the products in `scratch`, a computed input staged there too. `bandRows` > 0 (tests): tile rows per
 // band instead of winogradRowsBandRows' choice. `fusedOutput` (tests; halo tiles only): A_MODE 9 or not; unset: yes
-// unless SDGEN_WINOGRAD_ROWS_FUSED=0 (winogradRowsFusedOutputDefault).
+// unless SDGEN_WINOGRAD_ROWS_FUSED=0 (measurements).
 void recordConvCoopWinogradRows(const ConvCall& call, Conv2dScratch& scratch, const GemmTile& tile,
                                 int64_t bandRows = 0, std::optional<bool> fusedOutput = std::nullopt);
-bool winogradRowsFusedOutputDefault();
 // coop-winograd's explicit input transform (its fp16-accumulator tiles): V fp16 [16][count][Cin] = B^T d B of the
 // 4x4 patches of tiles [first, first + count) of a raw fp16 NHWC input [N, H, W, Cin] at `input` (Cin % 4 == 0),
 // one launch labelled "<label> coop-winograd input transform"; returns that label.
