@@ -32,10 +32,10 @@ int64_t winogradRowsTileRows(const ConvProblem& p, const GemmTile& tile) {
 int64_t winogradRowsBandRows(const ConvProblem& p, const GemmTile& tile, int64_t forced) {
   const int64_t rows = winogradRowsTileRows(p, tile), block = winogradRowsBlockRows(tile);
   if (forced > 0) return std::min(rows, (forced + block - 1) / block * block);
-  // V [8][N][Tb][W][Cin] and M [8][N][Tb][W][Cout] each within kCoopWinogradBandBytes
+  // V [8][N][Tb][W][Cin] and M [8][N][Tb][W][Cout] each within kWinogradRowsBandBytes
   const uint64_t perRow = uint64_t(kWinogradRowsProducts) * 2 * uint64_t(p.n) * uint64_t(p.w) *
                           uint64_t(std::max(p.cin, p.cout));
-  const int64_t fit = std::max(block, int64_t(kCoopWinogradBandBytes / std::max<uint64_t>(perRow, 1)) / block * block);
+  const int64_t fit = std::max(block, int64_t(kWinogradRowsBandBytes / std::max<uint64_t>(perRow, 1)) / block * block);
   const int64_t bands = (rows + fit - 1) / fit, even = (rows + bands - 1) / bands;  // bands of even size
   return std::min(rows, (even + block - 1) / block * block);
 }
