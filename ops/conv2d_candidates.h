@@ -56,7 +56,7 @@ int64_t winogradRowsTileRows(const ConvProblem& prob, const GemmTile& tile);
 // of even size, a multiple of the block rows; `forced` > 0 (tests): that many, rounded up to the block rows.
 // 192 MiB (session 50): a 512^2 layer of 256 channels (176 MiB each) in one band — on the H100 0.776 ms against
 // 0.808 in two of 48 + 40 tile rows (each band's GEMM ends in a partial wave and waits for its input transform),
-// for 152 MiB more scratch; 1024^2 layers run in bands of 88 (128 channels) or 48 (256) tile rows.
+// for 160 MiB more scratch; 1024^2 layers run in bands of 88 (128 channels) or 48 (256) tile rows.
 constexpr uint64_t kWinogradRowsBandBytes = uint64_t(192) << 20;
 int64_t winogradRowsBandRows(const ConvProblem& prob, const GemmTile& tile, int64_t forced = 0);
 
