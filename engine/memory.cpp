@@ -1,6 +1,7 @@
 #include "engine/memory.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 
 #include "engine/device.h"
@@ -85,6 +86,7 @@ static constexpr VkBufferUsageFlags kBlockUsage = VK_BUFFER_USAGE_STORAGE_BUFFER
 
 MemoryPool::MemoryPool(Device& device, MemoryKind kind, uint64_t blockSize)
     : device_(device), kind_(kind), blockSize_(std::min<uint64_t>(blockSize, device.info().maxBufferSize)) {
+  if (kind == MemoryKind::Device && MemoryPeakLog::requested()) peakLog_ = std::make_unique<MemoryPeakLog>();
   // Learn which memory types a block buffer may live in.
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = 4096;
@@ -105,6 +107,7 @@ MemoryPool::MemoryPool(Device& device, MemoryKind kind, uint64_t blockSize)
 }
 
 MemoryPool::~MemoryPool() {
+  if (peakLog_) std::fputs(peakLog_->report(memoryKindName(kind_)).c_str(), stderr);
   for (auto& b : blocks_) destroyBlock(b.get());
 }
 
@@ -221,12 +224,14 @@ Allocation MemoryPool::allocate(uint64_t size, const std::string& what, uint64_t
   }
   stats_.bytesInUse += size;
   stats_.peakBytesInUse = std::max(stats_.peakBytesInUse, stats_.bytesInUse);
+  if (peakLog_) peakLog_->allocated(chosen, *offset, what, size, stats_.bytesInUse);
   return Allocation(this, chosen, *offset, requested, size);
 }
 
 void MemoryPool::release(MemoryBlock* block, uint64_t offset, uint64_t size) {
   std::lock_guard lock(mutex_);
   stats_.bytesInUse -= size;
+  if (peakLog_) peakLog_->released(block, offset);
   if (block->dedicated) {
     auto it = std::find_if(blocks_.begin(), blocks_.end(), [&](auto& b) { return b.get() == block; });
     stats_.bytesReserved -= block->size;

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/memory_peak_log.h"
+
 namespace sdgen {
 
 class Device;
@@ -106,6 +108,7 @@ class MemoryPool {
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<MemoryBlock>> blocks_;
   MemoryStats stats_;
+  std::unique_ptr<MemoryPeakLog> peakLog_;  // SDGEN_MEMORY_PEAK_LOG (device memory only)
 };
 
 // One pool per memory kind.

@@ -1,5 +1,6 @@
 #include "engine/command_sequence.h"
 #include "engine/memory.h"
+#include "engine/memory_peak_log.h"
 
 #include <cstring>
 #include <set>
@@ -97,6 +98,37 @@ TEST_F(MemoryTest, UploadsLargerThanTheStagingChunkStream) {
   std::vector<float> values = test::randomFloats((40u << 20) / 4, 11);  // 40 MiB > 32 MiB staging chunk
   Allocation dev = test::uploadFloats(ctx(), values, DType::F32);
   EXPECT_EQ(test::downloadFloats(ctx(), dev, values.size(), DType::F32), values);
+}
+
+// SDGEN_MEMORY_PEAK_LOG's summary: what was live at the largest recorded peak, by kind (the name's last
+// parentheses) and by name; a release before the peak is not in it, one after the peak still is.
+TEST(MemoryPeakLogTest, ReportsWhatWasLiveAtThePeak) {
+  MemoryPeakLog log;
+  EXPECT_EQ(log.report("device"), "");
+  const int block = 0;
+  const uint64_t mib = 1 << 20;
+  uint64_t inUse = 0;
+  auto alloc = [&](uint64_t offset, const std::string& name, uint64_t size) {
+    inUse += size;
+    log.allocated(&block, offset, name, size, inUse);
+  };
+  alloc(0, "conv1.weight (gemm layout)", 10 * mib);
+  alloc(1, "scratch early", 30 * mib);
+  log.released(&block, 1);
+  inUse -= 30 * mib;
+  alloc(2, "conv2.weight (gemm layout)", 12 * mib);
+  alloc(3, "conv2.weight (winograd U)", 40 * mib);  // the peak: 62 MiB
+  log.released(&block, 3);
+  inUse -= 40 * mib;
+  alloc(4, "late", 2 * mib);  // below the peak: not recorded
+  const std::string r = log.report("device");
+  EXPECT_NE(r.find("device pool: 62.0 MiB in use"), std::string::npos) << r;
+  EXPECT_NE(r.find("kind      40.0 MiB  winograd U"), std::string::npos) << r;
+  EXPECT_NE(r.find("kind      22.0 MiB  gemm layout"), std::string::npos) << r;
+  EXPECT_NE(r.find("name      40.0 MiB  conv2.weight (winograd U)"), std::string::npos) << r;
+  EXPECT_EQ(r.find("scratch early"), std::string::npos) << r;
+  EXPECT_EQ(r.find("late"), std::string::npos) << r;
+  EXPECT_LT(r.find("winograd U"), r.find("gemm layout")) << "largest first\n" << r;
 }
 
 }  // namespace
