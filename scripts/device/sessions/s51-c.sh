@@ -3,8 +3,7 @@
 # `scripts/device/pack.sh` of sdgen and `scripts/device/slim-tree.sh on`): where SD 1.5's peak device memory goes
 # (3626 MiB in call A/B's residency bench against the 3 GB bar; 2609 in session 15). The random SD 1.5 folder
 # (make_sd15_random.py), then 20-step 512^2 fp16 images with -v and SDGEN_MEMORY_PEAK_LOG=1 (what was live at the
-# device pool's peak, by kind and name): a fresh cache (cold: tuning at load), the same cache again (warm), and a
-# fresh cache without coop-winograd-rows (SDGEN_CONV_WINOGRAD_ROWS=0) cold then warm.
+# device pool's peak, by kind and name): a fresh cache (cold: tuning at load), then the same cache again (warm).
 set -uo pipefail
 source scripts/device/python-env.sh; source scripts/device/vulkan-env.sh >/dev/null 2>&1
 mkdir -p /tmp/s51c
@@ -23,5 +22,3 @@ run() {  # name, cache dir, env...
 rm -rf /tmp/c51c /tmp/c51c-norows
 run cold /tmp/c51c
 run warm /tmp/c51c
-run norows-cold /tmp/c51c-norows SDGEN_CONV_WINOGRAD_ROWS=0
-run norows-warm /tmp/c51c-norows SDGEN_CONV_WINOGRAD_ROWS=0
