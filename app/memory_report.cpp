@@ -17,8 +17,11 @@ std::string formatMemoryReport(const pipeline::MemoryReport& r) {
     buffers += c.bufferBytes;
   }
   // The planned arenas share one allocation (the largest plan): its size, not their sum, is what is held.
-  std::snprintf(buf, sizeof buf, "  %-15s weights %9.1f   shared arena  %8.1f   buffers %6.1f   conv scratch %.1f\n",
-                "total", mib(weights), mib(r.sharedArenaBytes), mib(buffers), mib(r.convScratchBytes));
+  // The conv scratch beside its largest need: the difference is growth steps kept for recorded graphs.
+  std::snprintf(buf, sizeof buf,
+                "  %-15s weights %9.1f   shared arena  %8.1f   buffers %6.1f   conv scratch %.1f (largest need %.1f)\n",
+                "total", mib(weights), mib(r.sharedArenaBytes), mib(buffers), mib(r.convScratchBytes),
+                mib(r.convScratchNeedBytes));
   s += buf;
   std::snprintf(buf, sizeof buf,
                 "  weight stream   %.1f MiB in %llu batches, %llu tensors packed in place by the host, %.1f ms "

@@ -8,6 +8,7 @@
 #include <exception>
 #include <thread>
 
+#include "engine/compile_log.h"
 #include "engine/device.h"
 #include "engine/error.h"
 #include "engine/fault_injection.h"
@@ -60,6 +61,7 @@ KernelRegistry::KernelRegistry(Device& device, SlangCompiler& compiler) : device
   // One slangc per core; SDGEN_COMPILE_THREADS overrides (1: the serial order, for debugging).
   maxWorkers_ = int(std::clamp(std::thread::hardware_concurrency(), 1u, 64u));
   if (const char* v = std::getenv("SDGEN_COMPILE_THREADS"); v && std::atoi(v) > 0) maxWorkers_ = std::min(std::atoi(v), 64);
+  if (CompileLog::requested()) compileLog_ = std::make_unique<CompileLog>();
   pushWords_ = pushParamWords(device.info().maxPushConstantsSize);
   // SDGEN_PUSH_PARAM_WORDS=N pushes at most N parameter words (0: every word from memory, as before session 25).
   if (const char* v = std::getenv("SDGEN_PUSH_PARAM_WORDS"); v && *v)
@@ -108,6 +110,7 @@ KernelRegistry::~KernelRegistry() {
       }
     }
   }
+  if (compileLog_) std::fputs(compileLog_->report().c_str(), stderr);
   pipelines_.clear();
   vkDestroyPipelineCache(device_.handle(), cache_, nullptr);
   vkDestroyPipelineLayout(device_.handle(), layout_, nullptr);
@@ -170,8 +173,14 @@ KernelRef KernelRegistry::request(const KernelSource& source) {
     try {
       KernelSource compiled = source;
       compiled.defines.emplace_back("SDGEN_PUSH_WORDS", std::to_string(pushWords_));
+      const auto t0 = std::chrono::steady_clock::now();
       auto spirv = compiler_.compile(compiled);
+      const auto t1 = std::chrono::steady_clock::now();
       auto pipeline = std::make_unique<ComputePipeline>(device_, cache_, layout_, spirv, source);
+      if (compileLog_) {
+        using Ms = std::chrono::duration<double, std::milli>;
+        compileLog_->add(source.displayName(), Ms(t1 - t0).count(), Ms(std::chrono::steady_clock::now() - t1).count());
+      }
       std::lock_guard lock(mutex_);
       ready = pipelines_.emplace(key, std::move(pipeline)).first->second.get();
     } catch (...) {

@@ -22,6 +22,7 @@
 namespace sdgen {
 
 class Device;
+class CompileLog;
 
 // Every sdgen kernel receives one push-constant block: the address of its parameter block and of the
 // sequence's uniform slots (runtime scalars such as the timestep, changeable between replays), then a copy of
@@ -140,6 +141,7 @@ class KernelRegistry {
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   uint32_t pushWords_ = 0;
   VkPipelineCache cache_ = VK_NULL_HANDLE;
+  std::unique_ptr<CompileLog> compileLog_;  // SDGEN_COMPILE_LOG=1: each compile's time, printed when destroyed
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<ComputePipeline>> pipelines_;
   struct Pending {

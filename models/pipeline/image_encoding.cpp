@@ -27,10 +27,12 @@ ImageEncoder::SizeStage& ImageEncoder::stage(int height, int width) {
   const graph::TensorView in = graph::view(st.pixels, DType::F32, {1, height, width, 3});
   graph::Value image{in.shape, {}, [in](const graph::Resolver&) { return graph::buffer(in); }, 0};
   encoder_.build(b, image, out);
-  st.graph = std::make_unique<graph::CompiledGraph>(
-      ctx_, g,
-      std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.moments, DType::F32, {1, h, w, 2 * lc})}},
-      false, arena_);
+  st.graph = ops::recordWithinPass(scratch_, [&] {
+    return std::make_unique<graph::CompiledGraph>(
+        ctx_, g,
+        std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.moments, DType::F32, {1, h, w, 2 * lc})}},
+        false, arena_);
+  });
   return stages_.emplace(key, std::move(st)).first->second;
 }
 

@@ -25,9 +25,8 @@ graph::TensorId LatentDecoding::buildFull(graph::Graph& g, const Allocation& lat
   return out;
 }
 
-graph::CompiledGraph& LatentDecoding::full(const Allocation& latents, int64_t h, int64_t w) {
-  Full& f = full_[{h, w}];
-  if (f.graph) return *f.graph;
+std::map<graph::TensorId, graph::TensorView> LatentDecoding::fullBindings(Full& f, graph::TensorId out, int64_t h,
+                                                                          int64_t w) {
   const int64_t s = vae_.upscale(), oc = vae_.config().outChannels;
   // The host reads the pixels from host-visible memory without a download submission (the sequence ends with
   // a barrier to host reads). On a discrete GPU the last kernel writes them to device memory and one copy in
@@ -35,16 +34,20 @@ graph::CompiledGraph& LatentDecoding::full(const Allocation& latents, int64_t h,
   // memory made the 512^2 decode 1.3 ms slower on the H200 (16.9 -> 15.6 ms; docs/perf.md, session 19).
   // Where device memory is the host's (integrated GPUs, lavapipe) the graph writes the host-visible image.
   const uint64_t bytes = uint64_t(h) * s * w * s * oc * 4;
-  f.image = ctx_.memory().allocate(MemoryKind::Readback, bytes, "decoded image");
-  if (throughDevice_) f.deviceImage = ctx_.allocate(bytes, "decoded image (device)");
+  if (!f.image) f.image = ctx_.memory().allocate(MemoryKind::Readback, bytes, "decoded image");
+  if (throughDevice_ && !f.deviceImage) f.deviceImage = ctx_.allocate(bytes, "decoded image (device)");
+  return {{out, graph::view(throughDevice_ ? f.deviceImage : f.image, DType::F32, {1, h * s, w * s, oc})}};
+}
+
+graph::CompiledGraph& LatentDecoding::full(const Allocation& latents, int64_t h, int64_t w) {
+  Full& f = full_[{h, w}];
+  if (f.graph) return *f.graph;
   graph::Graph g;
   graph::TensorId out = buildFull(g, latents, h, w);
-  f.graph = std::make_unique<graph::CompiledGraph>(
-      ctx_, g,
-      std::map<graph::TensorId, graph::TensorView>{
-          {out, graph::view(throughDevice_ ? f.deviceImage : f.image, DType::F32, {1, h * s, w * s, oc})}},
-      false, arena_);
-  if (throughDevice_) f.graph->appendCopy(f.deviceImage, f.image, bytes, "decoded image download");
+  const std::map<graph::TensorId, graph::TensorView> bindings = fullBindings(f, out, h, w);
+  f.graph = ops::recordWithinPass(
+      scratch_, [&] { return std::make_unique<graph::CompiledGraph>(ctx_, g, bindings, false, arena_); });
+  if (throughDevice_) f.graph->appendCopy(f.deviceImage, f.image, f.image.size(), "decoded image download");
   return *f.graph;
 }
 
@@ -67,11 +70,21 @@ uint64_t LatentDecoding::plannedFull(Full& f, const Allocation& latents, int64_t
   return *f.arena;
 }
 
-void LatentDecoding::reserveArena(ImageDecoder decoder, VaeTilingMode tiling, const Allocation& latents, int64_t h,
-                                  int64_t w) {
-  if (!arena_ || decoder != ImageDecoder::Vae || useTiling(tiling, latents, h, w)) return;
+void LatentDecoding::reserve(ImageDecoder decoder, VaeTilingMode tiling, const Allocation& latents, int64_t h,
+                             int64_t w) {
+  if (decoder != ImageDecoder::Vae || useTiling(tiling, latents, h, w)) return;
   Full& f = full_[{h, w}];
-  if (!f.graph) arena_->reserve(plannedFull(f, latents, h, w));
+  if (f.graph) return;
+  if (arena_) arena_->reserve(plannedFull(f, latents, h, w));
+  if (f.scratchSized) return;
+  // Recorded on an arena of its own (freed here), not the shared one: that one is allocated by the first graph
+  // recorded after every plan of the generation is reserved.
+  graph::Graph g;
+  graph::TensorId out = buildFull(g, latents, h, w);
+  const std::map<graph::TensorId, graph::TensorView> bindings = fullBindings(f, out, h, w);
+  ops::Conv2dScratch::RecordingPass pass(scratch_);
+  graph::CompiledGraph sizing(ctx_, g, bindings, false, nullptr);
+  f.scratchSized = true;
 }
 
 TiledVaeDecoder& LatentDecoding::tiled() {

@@ -49,8 +49,10 @@ class LatentDecoding {
   uint64_t arenaBytes() const;  // the VAE decode graphs' planned intermediates (untiled and tiled)
   // Before a generation records any graph: reserves in the shared arena what prepare() with the same arguments
   // will record for the untiled decode (its plan, without recording), so that one allocation serves every graph
-  // of the generation. Tiled decodes and TAESD reserve nothing (their graphs are small).
-  void reserveArena(ImageDecoder decoder, VaeTilingMode tiling, const Allocation& latents, int64_t h, int64_t w);
+  // of the generation; and sizes the conv scratch for that decode, whose convs need more of it than any other
+  // graph's (a recording on an arena of its own, discarded), so that graphs recorded before the decode do not
+  // keep smaller scratch allocations it would outgrow. Tiled decodes and TAESD reserve nothing (small graphs).
+  void reserve(ImageDecoder decoder, VaeTilingMode tiling, const Allocation& latents, int64_t h, int64_t w);
 
  private:
   struct Full {
@@ -58,7 +60,9 @@ class LatentDecoding {
     Allocation deviceImage;  // discrete GPUs: where the graph writes them (copied into `image` after it)
     std::unique_ptr<graph::CompiledGraph> graph;
     std::optional<uint64_t> arena;  // the untiled decode's planned intermediates (auto tiling)
+    bool scratchSized = false;      // reserve() recorded it once on the scratch
   };
+  std::map<graph::TensorId, graph::TensorView> fullBindings(Full& f, graph::TensorId out, int64_t h, int64_t w);
   graph::TensorId buildFull(graph::Graph& g, const Allocation& latents, int64_t h, int64_t w);
   uint64_t plannedFull(Full& f, const Allocation& latents, int64_t h, int64_t w);
   graph::CompiledGraph& full(const Allocation& latents, int64_t h, int64_t w);

@@ -70,10 +70,12 @@ void TaesdCoding::prepareDecode(const Allocation& latents, int64_t h, int64_t w)
   Value z = b.map(external(graph::view(latents, DType::F32, {1, h, w, c})),
                   [scale](const Expr& e) { return scale == 1.f ? e : e * graph::constant(scale); });
   decoder_->build(b, z, out);
-  st.graph = std::make_unique<graph::CompiledGraph>(
-      ctx_, g,
-      std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.output, DType::F32, {1, h * s, w * s, oc})}},
-      false, arena_);
+  st.graph = ops::recordWithinPass(scratch_, [&] {
+    return std::make_unique<graph::CompiledGraph>(
+        ctx_, g,
+        std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.output, DType::F32, {1, h * s, w * s, oc})}},
+        false, arena_);
+  });
   st.graph->finishRecording();
   decodes_.emplace(key, std::move(st));
 }
@@ -103,10 +105,12 @@ std::vector<float> TaesdCoding::encode(const std::vector<float>& pixels, int hei
     graph::TensorId out = g.output("taesd latents", {1, h, w, lc}, DType::F32);
     nn::Builder b(g, dtype_, &scratch_);
     encoder_->build(b, external(graph::view(st.input, DType::F32, {1, height, width, 3})), out);
-    st.graph = std::make_unique<graph::CompiledGraph>(
-        ctx_, g,
-        std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.output, DType::F32, {1, h, w, lc})}},
-        false, arena_);
+    st.graph = ops::recordWithinPass(scratch_, [&] {
+      return std::make_unique<graph::CompiledGraph>(
+          ctx_, g,
+          std::map<graph::TensorId, graph::TensorView>{{out, graph::view(st.output, DType::F32, {1, h, w, lc})}},
+          false, arena_);
+    });
     it = encodes_.emplace(std::make_pair(int64_t(height), int64_t(width)), std::move(st)).first;
   }
   ctx_.upload(it->second.input, 0, {reinterpret_cast<const uint8_t*>(pixels.data()), pixels.size() * 4});

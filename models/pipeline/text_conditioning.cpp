@@ -76,7 +76,8 @@ graph::CompiledGraph& TextConditioning::encoder(const Windows& w, int clipSkip) 
   } else {
     text_->build(b, graph::indexView(st.ids, {batch, seq}), clipSkip, out);
   }
-  auto compiled = std::make_unique<graph::CompiledGraph>(ctx_, g, bindings, false, arena_);
+  auto compiled = ops::recordWithinPass(
+      scratch_, [&] { return std::make_unique<graph::CompiledGraph>(ctx_, g, bindings, false, arena_); });
   return *st.encoders.emplace(clipSkip, std::move(compiled)).first->second;
 }
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <map>
 #include <optional>
@@ -181,6 +182,7 @@ struct TextToImage::Impl {
     r.components[2].arenaBytes += decoding->arenaBytes();
     if (taesd) r.components.back().arenaBytes += taesd->arenaBytes();
     r.convScratchBytes = scratch.bytesHeld();
+    r.convScratchNeedBytes = scratch.largestNeedBytes();
     r.sharedArenaBytes = arena.bytesHeld();
     MemoryPool& pool = ctx.memory().pool(MemoryKind::Device);
     pool.sampleHeapUsage();
@@ -236,11 +238,17 @@ struct TextToImage::Impl {
     return linear ? linear->registerCount() : 0;
   }
 
-  StepGraphs& stepGraph(SizeStage& st, const sampling::Sampler& sampler, bool guided, const graph::TensorView& context) {
+  // `beforeRecording` runs once the step's graphs are built (their conv problems handed to the tuner, whose
+  // candidates then compile) and their plans reserved, before they record; also where they exist already.
+  StepGraphs& stepGraph(SizeStage& st, const sampling::Sampler& sampler, bool guided, const graph::TensorView& context,
+                        const std::function<void()>& beforeRecording) {
     auto key = std::make_tuple(guided, static_cast<int>(sampler.kind()), sampler.karras(), context.shape[1],
                                savedTensorCount(sampler));
     auto it = st.steps.find(key);
-    if (it != st.steps.end()) return it->second;
+    if (it != st.steps.end()) {
+      beforeRecording();
+      return it->second;
+    }
     const int64_t h = st.h, w = st.w, c = latentChannels(), batch = guided ? 2 : 1;
     const uint64_t latentBytes = uint64_t(h) * w * c * 4;
     while (st.registers.size() < size_t(savedTensorCount(sampler))) {
@@ -312,9 +320,14 @@ struct TextToImage::Impl {
     // graph's acquire makes the one allocation that every graph of the generation fits in.
     for (const graph::Graph* planned : {&contextGraph, &g})
       arena.reserve(graph::planIntermediates(*planned, graph::topologicalOrder(*planned)).peakBytes);
-    sg.context = std::make_unique<graph::CompiledGraph>(ctx, contextGraph, contextBindings, false, &arena);
-    sg.step = std::make_unique<graph::CompiledGraph>(ctx, g, std::map<graph::TensorId, graph::TensorView>{}, false,
-                                                     &arena);
+    beforeRecording();
+    // One recording pass for both (they share the scratch): recorded again where the pass outgrew its scratch.
+    std::tie(sg.context, sg.step) = ops::recordWithinPass(scratch, [&] {
+      auto context = std::make_unique<graph::CompiledGraph>(ctx, contextGraph, contextBindings, false, &arena);
+      auto step = std::make_unique<graph::CompiledGraph>(ctx, g, std::map<graph::TensorId, graph::TensorView>{},
+                                                         false, &arena);
+      return std::make_pair(std::move(context), std::move(step));
+    });
     return st.steps.emplace(key, std::move(sg)).first->second;
   }
 
@@ -460,9 +473,6 @@ struct TextToImage::Impl {
 
     auto compileStart = std::chrono::steady_clock::now();
     SizeStage& ss = sizeStage(height / scale, width / scale);
-    // The graph arena: the decode's plan reserved first, the step's next (stepGraph), so that the first graph
-    // recorded allocates what the largest needs and the rest fit in it.
-    decoding->reserveArena(req.decoder, req.vaeTiling, ss.latents, ss.h, ss.w);
     // The scheduler file read as diffusers' from_config reads it for this sampler's class; Karras sigmas when
     // asked for, or when that config turns them on (only Euler's and DPM++'s classes take use_karras_sigmas).
     models::SchedulerConfig schedule =
@@ -483,8 +493,13 @@ struct TextToImage::Impl {
     sampler->beginAt(firstStep);
     // The windows' embeddings [batch * chunks, 77, d] are, in memory, the context [batch, chunks * 77, d].
     const int64_t contextLength = int64_t(windows.contextLength());
+    // The graph arena: the step's plans and the decode's reserved before any graph records, so that the first
+    // graph recorded allocates what the largest needs and the rest fit in it. The conv scratch: sized by the
+    // decode (LatentDecoding::reserve), whose needs are the largest, before the step and text graphs record on
+    // it; after the step's graphs are built, so that their conv candidates compile while the decode's are tuned.
     StepGraphs& stepGraphs =
-        stepGraph(ss, *sampler, guided, graph::view(textConditioning->context(tokens), dtype, {batch, contextLength, d}));
+        stepGraph(ss, *sampler, guided, graph::view(textConditioning->context(tokens), dtype, {batch, contextLength, d}),
+                  [&] { decoding->reserve(req.decoder, req.vaeTiling, ss.latents, ss.h, ss.w); });
     graph::CompiledGraph& step = *stepGraphs.step;
     graph::CompiledGraph& encoder = textConditioning->encoder(tokens, req.clipSkip);
     encoder.finishRecording();  // the graphs' kernels compile together (KernelRegistry's workers)

@@ -152,6 +152,7 @@ struct MemoryReport {
   std::vector<ComponentMemory> components;  // text encoder, UNet, VAE decoder
   uint64_t sharedArenaBytes = 0;            // the one arena every graph's intermediates live in (held)
   uint64_t convScratchBytes = 0;            // the conv scratch the networks share
+  uint64_t convScratchNeedBytes = 0;        // its largest request per slot (ops::Conv2dScratch::largestNeedBytes)
   uint64_t peakAllocatedBytes = 0;          // the engine's own counter: peak of device memory blocks held
   uint64_t peakProcessBytes = 0;            // VK_EXT_memory_budget's heap usage, peak sampled; 0 without it
   uint64_t streamedBytes = 0, streamBatches = 0;  // the weight stream (nn::WeightStream)

@@ -53,9 +53,11 @@ graph::CompiledGraph& TiledVaeDecoder::graphFor(int64_t th, int64_t tw) {
   const graph::TensorView in = graph::view(tileLatents_, DType::F32, {1, th, tw, int64_t(c.latentChannels)});
   Value latents{in.shape, {}, [in](const graph::Resolver&) { return graph::buffer(in); }, 0};
   vae_.build(b, decoderInput(b, latents, c), out);
-  auto compiled = std::make_unique<graph::CompiledGraph>(
-      ctx_, g, std::map<graph::TensorId, graph::TensorView>{{out, graph::view(tileImage_, DType::F32, imageShape)}},
-      false, arena_);
+  auto compiled = ops::recordWithinPass(scratch_, [&] {
+    return std::make_unique<graph::CompiledGraph>(
+        ctx_, g, std::map<graph::TensorId, graph::TensorView>{{out, graph::view(tileImage_, DType::F32, imageShape)}},
+        false, arena_);
+  });
   return *graphs_.emplace(key, std::move(compiled)).first->second;
 }
 

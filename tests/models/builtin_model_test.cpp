@@ -51,5 +51,24 @@ TEST_F(BuiltinModel, MatchesDiffusersForTheSameSeedAndScheduler) {
   }
 }
 
+// The conv scratch that every graph of a generation shares ends at its largest need: the VAE decode's convs grow
+// it level by level, and a graph recorded before the decode (the step, the text encoder) would keep the smaller
+// allocations it outgrew (session 51: a few hundred MiB at 512^2 on the H100). Recording passes free what a pass
+// outgrew of its own, and the decode sizes the scratch before the other graphs record (LatentDecoding::reserve).
+TEST_F(BuiltinModel, TheConvScratchHoldsOnlyItsLargestNeed) {
+  pipeline::TextToImage t2i(ctx(), {.modelPath = models::resourcePath("models/builtin/sdgen-tiny")});
+  pipeline::GenerationRequest req;
+  req.prompt = "a red circle";
+  req.steps = 2;
+  req.width = req.height = 128;
+  t2i.generate(req);
+  const pipeline::MemoryReport first = t2i.memoryReport();
+  EXPECT_GT(first.convScratchNeedBytes, 0u);
+  EXPECT_EQ(first.convScratchBytes, first.convScratchNeedBytes);
+  req.seed = 7;
+  t2i.generate(req);  // the same graphs again: nothing recorded, nothing grows
+  EXPECT_EQ(t2i.memoryReport().convScratchBytes, first.convScratchBytes);
+}
+
 }  // namespace
 }  // namespace sdgen

@@ -1,4 +1,5 @@
 #include "engine/command_sequence.h"
+#include "engine/compile_log.h"
 #include "engine/memory.h"
 #include "engine/memory_peak_log.h"
 
@@ -129,6 +130,23 @@ TEST(MemoryPeakLogTest, ReportsWhatWasLiveAtThePeak) {
   EXPECT_EQ(r.find("scratch early"), std::string::npos) << r;
   EXPECT_EQ(r.find("late"), std::string::npos) << r;
   EXPECT_LT(r.find("winograd U"), r.find("gemm layout")) << "largest first\n" << r;
+}
+
+// SDGEN_COMPILE_LOG's summary: the totals, counts by the name's first word, every kernel slowest first, long
+// names cut (a label may quote a generated name).
+TEST(CompileLogTest, ReportsTotalsAndTheSlowestFirst) {
+  CompileLog log;
+  log.add("conv2d coop 128x128", 400, 100);
+  log.add("text layer 0 attention", 2000, 150);
+  log.add("conv2d winograd input", 300, 20);
+  log.add(std::string(500, 'x'), 1, 1);
+  const std::string r = log.report();
+  EXPECT_NE(r.find("4 kernels, Slang 2.7 s, pipelines 0.3 s"), std::string::npos) << r;
+  EXPECT_NE(r.find("2 kernels      0.8 s  conv2d"), std::string::npos) << r;
+  EXPECT_LT(r.find("text layer 0 attention"), r.find("conv2d coop")) << r;
+  EXPECT_LT(r.find("conv2d coop"), r.find("conv2d winograd")) << r;
+  EXPECT_EQ(r.find(std::string(161, 'x')), std::string::npos) << "bounded names";
+  EXPECT_NE(r.find(std::string(160, 'x')), std::string::npos);
 }
 
 }  // namespace
