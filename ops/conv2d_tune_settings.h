@@ -11,7 +11,7 @@ struct ConvTuneSettings {
   Mode mode = Mode::Auto;
   bool retune = false;   // ignore the cache's entries for this device: measure again and rewrite them
   std::string cacheDir;  // empty: the kernel cache's directory (SDGEN_CACHE_DIR, else ~/.cache/sdgen)
-  // Timed repetitions per candidate (after one untimed run of them all), their median taken. 15 since session
+  // Timed repetitions per candidate (after one untimed launch of each), their median taken. 15 since session
   // 27: with 5, two tunings on the H200 chose split 8 and split 4 for one problem whose layers take 115 and 103
   // µs in the step (docs/perf.md).
   int reps = 15;

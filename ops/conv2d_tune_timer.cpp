@@ -107,6 +107,15 @@ class GpuConvTimer final : public ConvCandidateTimer {
     compileSeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
     probes.clear();
     if (runnable.empty()) return result;
+    // One untimed run of each candidate first (first-submission effects, clocks ramping up; session 52: a whole
+    // untimed run of every repetition, as before, doubled the tuning's GPU time, ~1.5 s of a cold SD 1.5 start).
+    {
+      CommandSequence warm(ctx_);
+      for (size_t i : runnable) record(warm, candidates[i]);
+      warm.end();
+      warm.run();
+      launches += warm.dispatchCount();
+    }
     // Repetitions interleave the candidates, so a clock change mid-run biases none of them.
     CommandSequence seq(ctx_, {.timestamps = true});
     std::vector<std::vector<std::pair<size_t, size_t>>> spans(candidates.size());  // command ranges per rep
@@ -117,9 +126,8 @@ class GpuConvTimer final : public ConvCandidateTimer {
         spans[i].push_back({first, seq.commandCount()});
       }
     seq.end();
-    seq.run();  // untimed: clocks ramp up, first-submission effects
     seq.run();
-    launches += 2 * seq.dispatchCount();
+    launches += seq.dispatchCount();
     const std::vector<CommandTiming> t = seq.timings();
     for (size_t i : runnable) {
       std::vector<double> ms;

@@ -6,7 +6,7 @@
 # and SDGEN_MEMORY_PEAK_LOG=1 (what was live at the device pool's peak, by kind and name), each binary with a
 # fresh cache (cold: tuning at load) and then the same cache again (warm). sdgen-head: d392481; sdgen: the
 # working tree (conv scratch recording passes, the decode sizing it first; SDGEN_COMPILE_LOG, which d392481
-# ignores).
+# ignores; the autotune's untimed run one launch per candidate).
 set -uo pipefail
 source scripts/device/python-env.sh; source scripts/device/vulkan-env.sh >/dev/null 2>&1
 mkdir -p /tmp/s52a
@@ -25,8 +25,8 @@ run() {  # name, binary, cache dir
   grep -A14 "compile log:" "$OUT/$name.txt"
 }
 run head-cold ./build/default/app/sdgen-head /tmp/c52-head
-run head-warm ./build/default/app/sdgen-head /tmp/c52-head
+# run head-warm ./build/default/app/sdgen-head /tmp/c52-head
 run new-cold ./build/default/app/sdgen /tmp/c52-new
 run new-warm ./build/default/app/sdgen /tmp/c52-new
-cp /tmp/c52-new/conv-tune-v*.json "$OUT/" 2>/dev/null
+for v in head new; do for f in /tmp/c52-$v/conv-tune-v*.json; do cp "$f" "$OUT/$v-$(basename "$f")"; done; done
 ls -la /tmp/c52-new > "$OUT/cache-dir.txt"
