@@ -54,10 +54,12 @@ int64_t winogradRowsBlockRows(const GemmTile& tile);
 int64_t winogradRowsTileRows(const ConvProblem& prob, const GemmTile& tile);
 // Tile rows per band: V [8][N][Tb][W][Cin] and M [8][N][Tb][W][Cout] each within kWinogradRowsBandBytes, in bands
 // of even size, a multiple of the block rows; `forced` > 0 (tests): that many, rounded up to the block rows.
-// 192 MiB (session 50): a 512^2 layer of 256 channels (176 MiB each) in one band — on the H100 0.776 ms against
-// 0.808 in two of 48 + 40 tile rows (each band's GEMM ends in a partial wave and waits for its input transform),
-// for 160 MiB more scratch; 1024^2 layers run in bands of 88 (128 channels) or 48 (256) tile rows.
-constexpr uint64_t kWinogradRowsBandBytes = uint64_t(192) << 20;
+// 96 MiB (session 52; 192 in sessions 50-51): a 512^2 layer of 256 channels runs in two bands of 48 + 40 tile rows
+// (V 96 MiB): on the H100 0.808 ms against 0.776 in one band (each band's GEMM ends in a partial wave), but 120 MiB
+// less scratch at SD 1.5's peak, which one band had taken over issue 18's 3 GB bar (3114 MiB with 264 MiB of
+// rows V + M); the 256^2 layers (512 channels in: 2 MiB per tile row, 44 rows) still run in one band; 1024^2
+// layers in bands of 48 (128 channels) or 24 (256).
+constexpr uint64_t kWinogradRowsBandBytes = uint64_t(96) << 20;
 int64_t winogradRowsBandRows(const ConvProblem& prob, const GemmTile& tile, int64_t forced = 0);
 
 // Empty when `candidate` can run the problem in context `cc`; otherwise the first failing condition.

@@ -1,6 +1,7 @@
 // The autotune's measurement on the device (ops/conv2d_tune.h makeGpuConvTimer).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <optional>
 
@@ -107,14 +108,29 @@ class GpuConvTimer final : public ConvCandidateTimer {
     compileSeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
     probes.clear();
     if (runnable.empty()) return result;
-    // One untimed run of each candidate first (first-submission effects, clocks ramping up; session 52: a whole
-    // untimed run of every repetition, as before, doubled the tuning's GPU time, ~1.5 s of a cold SD 1.5 start).
+    // Untimed launches of each candidate first: first-submission effects, and clocks. Session 52 (H100): the
+    // first problem a cold process tuned measured 4-5x slow on every candidate (clocks still low after idling),
+    // with one untimed run of every repetition as before (it doubled the tuning's GPU time) or one launch each,
+    // and picked a tile 7 % off the best. So after the GPU idled (the first problem, or a second without
+    // timing), the candidates run until kClockRampMs has passed and two runs agree; otherwise once.
     {
-      CommandSequence warm(ctx_);
+      CommandSequence warm(ctx_, {.timestamps = true});
       for (size_t i : runnable) record(warm, candidates[i]);
       warm.end();
-      warm.run();
-      launches += warm.dispatchCount();
+      using Clock = std::chrono::steady_clock;
+      const auto start = Clock::now();
+      const bool ramp = !lastTimed_ || start - *lastTimed_ > std::chrono::seconds(1);
+      double previous = 0;
+      for (int run = 0; run < kMaxWarmRuns; ++run) {
+        warm.run();
+        launches += warm.dispatchCount();
+        if (!ramp) break;
+        double ns = 0;
+        for (const CommandTiming& t : warm.timings()) ns += t.ns;
+        const bool steady = run > 0 && std::abs(ns - previous) <= 0.03 * previous;
+        previous = ns;
+        if (steady && std::chrono::duration<double, std::milli>(Clock::now() - start).count() >= kClockRampMs) break;
+      }
     }
     // Repetitions interleave the candidates, so a clock change mid-run biases none of them.
     CommandSequence seq(ctx_, {.timestamps = true});
@@ -128,6 +144,7 @@ class GpuConvTimer final : public ConvCandidateTimer {
     seq.end();
     seq.run();
     launches += seq.dispatchCount();
+    lastTimed_ = std::chrono::steady_clock::now();
     const std::vector<CommandTiming> t = seq.timings();
     for (size_t i : runnable) {
       std::vector<double> ms;
@@ -145,9 +162,12 @@ class GpuConvTimer final : public ConvCandidateTimer {
   double compileSeconds() const override { return compileSeconds_; }
 
  private:
+  static constexpr double kClockRampMs = 100;
+  static constexpr int kMaxWarmRuns = 400;
   Context& ctx_;
   int reps_;
   double compileSeconds_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> lastTimed_;  // the last timed run's end
 };
 
 }  // namespace

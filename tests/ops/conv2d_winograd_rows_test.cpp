@@ -229,12 +229,12 @@ TEST_P(ConvTest, CoopWinogradRowsCandidates) {
   ops::ConvProblem p;
   p.n = 1, p.h = p.ho = 512, p.w = p.wo = 512, p.cin = p.cout = 256, p.p = k3;
   EXPECT_EQ(ops::winogradRowsTileRows(p, t), 88);                                    // 86 -> 88
-  EXPECT_EQ(ops::winogradRowsBandRows(p, t), 88);  // 2 MiB of V per tile row: 96 fit, one band
-  ops::ConvProblem big = p;  // 1024^2: 176 tile rows; 4 MiB per row (48 fit) -> 4 even bands of 44 -> 48
+  EXPECT_EQ(ops::winogradRowsBandRows(p, t), 48);  // 2 MiB of V per tile row: 48 fit, 2 even bands of 44 -> 48
+  ops::ConvProblem big = p;  // 1024^2: 176 tile rows; 4 MiB per row (24 fit) -> 8 even bands of 22 -> 24
   big.h = big.ho = big.w = big.wo = 1024;
+  EXPECT_EQ(ops::winogradRowsBandRows(big, t), 24);
+  big.cin = big.cout = 128;  // 2 MiB per row: 4 bands of 44 -> 48
   EXPECT_EQ(ops::winogradRowsBandRows(big, t), 48);
-  big.cin = big.cout = 128;  // 2 MiB per row: 2 bands of 88
-  EXPECT_EQ(ops::winogradRowsBandRows(big, t), 88);
   EXPECT_EQ(ops::winogradRowsTileRows(p, ops::coopWinogradRowsGemmTile(p)), 86);     // the im2col tile: 1 row blocks
   EXPECT_EQ(ops::winogradRowsBandRows(p, t, 5), 8);
   // The 1x3 halo tile's contract on an H100-like device (every machine): refused by name where the image or the
