@@ -1,6 +1,7 @@
 #include "engine/compile_log.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,10 +14,19 @@ bool CompileLog::requested() {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
+CompileLog::CompileLog() : id_([] {
+  static std::atomic<uint64_t> next{1};
+  return next++;
+}()) {}
+
 void CompileLog::add(std::string name, double slangMs, double pipelineMs) {
   if (name.size() > 160) name.resize(160);  // labels quote generated names: keep lines bounded
+  // The logs this thread has added to (a registry's workers serve one log; tests make several).
+  thread_local std::vector<uint64_t> seenBy;
+  const bool first = std::find(seenBy.begin(), seenBy.end(), id_) == seenBy.end();
+  if (first) seenBy.push_back(id_);
   std::lock_guard lock(mutex_);
-  entries_.push_back({std::move(name), slangMs, pipelineMs});
+  entries_.push_back({std::move(name), slangMs, pipelineMs, entries_.size() + 1, first});
 }
 
 std::string CompileLog::report() const {
@@ -45,8 +55,8 @@ std::string CompileLog::report() const {
     out += line;
   }
   for (const Entry& e : sorted) {
-    std::snprintf(line, sizeof line, "  kernel  slang %7.1f ms  pipeline %7.1f ms  %s\n", e.slangMs, e.pipelineMs,
-                  e.name.c_str());
+    std::snprintf(line, sizeof line, "  kernel  slang %7.1f ms  pipeline %7.1f ms  #%-4zu %-5s  %s\n", e.slangMs,
+                  e.pipelineMs, e.order, e.threadFirst ? "first" : "", e.name.c_str());
     out += line;
   }
   return out;

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <set>
+#include <thread>
 
 #include "tests/test_support.h"
 
@@ -147,6 +148,11 @@ TEST(CompileLogTest, ReportsTotalsAndTheSlowestFirst) {
   EXPECT_LT(r.find("conv2d coop"), r.find("conv2d winograd")) << r;
   EXPECT_EQ(r.find(std::string(161, 'x')), std::string::npos) << "bounded names";
   EXPECT_NE(r.find(std::string(160, 'x')), std::string::npos);
+  // Completion order, and the first compile this log saw on a thread (this one; another thread's first too).
+  EXPECT_NE(r.find("#1    first  conv2d coop 128x128"), std::string::npos) << r;
+  EXPECT_NE(r.find("#2           text layer 0 attention"), std::string::npos) << r;
+  std::thread([&] { log.add("on another thread", 1, 1); }).join();
+  EXPECT_NE(log.report().find("#5    first  on another thread"), std::string::npos) << log.report();
 }
 
 }  // namespace
