@@ -15,6 +15,7 @@
 #include "engine/file_util.h"
 #include "engine/process.h"
 #include "engine/slang_library.h"
+#include "engine/slang_modules.h"
 
 namespace sdgen {
 
@@ -57,7 +58,11 @@ static const char* forcedOptLevel() {
   return nullptr;
 }
 
-SlangCompiler::SlangCompiler(std::string slangc, std::string shaderDir, std::string cacheDir)
+// The flags of kFlags that apply to a module (no target or stage: a module is Slang's IR, not SPIR-V).
+static const std::vector<std::string> kModuleFlags = {"-fvk-use-scalar-layout", "-matrix-layout-row-major"};
+
+SlangCompiler::SlangCompiler(std::string slangc, std::string shaderDir, std::string cacheDir,
+                             bool precompiledModules)
     : slangc_(std::move(slangc)), shaderDir_(std::move(shaderDir)), cacheDir_(std::move(cacheDir)) {
   if (!fs::exists(slangc_))
     throw Error("Slang compiler not found at '" + slangc_ + "' (run scripts/setup.sh, or set SDGEN_SLANGC)");
@@ -73,14 +78,46 @@ SlangCompiler::SlangCompiler(std::string slangc, std::string shaderDir, std::str
   else library_ = SlangLibrary::open(dir, &subprocessReason_);
   if (library_) {
     version_ = library_->version();  // the same text as `slangc -v`: cache keys do not depend on the mode
-    if (!version_.empty()) return;
-    library_.reset();
-    subprocessReason_ = "the library reports no version";
+    if (version_.empty()) {
+      library_.reset();
+      subprocessReason_ = "the library reports no version";
+    }
   }
-  auto r = runProcess({slangc_, "-v"});
-  if (r.exitCode != 0) throw Error("'" + slangc_ + " -v' failed: " + r.output);
-  version_ = r.output;
-  while (!version_.empty() && (version_.back() == '\n' || version_.back() == '\r')) version_.pop_back();
+  if (!library_) {
+    auto r = runProcess({slangc_, "-v"});
+    if (r.exitCode != 0) throw Error("'" + slangc_ + " -v' failed: " + r.output);
+    version_ = r.output;
+    while (!version_.empty() && (version_.back() == '\n' || version_.back() == '\r')) version_.pop_back();
+  }
+  const char* modules = std::getenv("SDGEN_SLANG_MODULES");
+  if (precompiledModules && !(modules && std::string(modules) == "0"))
+    modules_ = std::make_unique<SlangModuleCache>(shaderDir_, cacheDir_, version_, kModuleFlags,
+                                                  [this](const std::vector<std::string>& args) {
+                                                    return compileModule(args);
+                                                  });
+}
+
+size_t SlangCompiler::modulesCompiled() const { return modules_ ? modules_->compiled() : 0; }
+
+std::optional<std::string> SlangCompiler::compileModule(const std::vector<std::string>& args) {
+  if (library_) {
+    SlangLibrary::Result r = library_->compile(args, SlangLibrary::Output::Module);
+    if (!r.ok) return std::nullopt;
+    return std::move(r.code);
+  }
+  static std::atomic<uint64_t> serial{0};
+  const std::string tmp = cacheDir_ + "/slang-modules/module.tmp" + std::to_string(::getpid()) + "_" +
+                          std::to_string(serial++) + ".slang-module";
+  fs::create_directories(cacheDir_ + "/slang-modules");
+  std::vector<std::string> command = {slangc_};
+  command.insert(command.end(), args.begin(), args.end());
+  command.insert(command.end(), {"-o", tmp});
+  auto r = runProcess(command);
+  std::optional<std::string> code = readFile(tmp);
+  std::error_code ec;
+  fs::remove(tmp, ec);
+  if (r.exitCode != 0) return std::nullopt;
+  return code;
 }
 
 SlangCompiler::~SlangCompiler() = default;
@@ -172,14 +209,23 @@ std::vector<uint32_t> SlangCompiler::compile(const KernelSource& source) {
   }
 
   std::string input;
+  std::optional<std::string> text;
   if (!source.generated.empty()) {
     input = cacheDir_ + "/generated/" + key + ".slang";
     writeFileAtomic(input, source.generated);
+    text = source.generated;
   } else {
     input = shaderDir_ + "/" + source.module;
     if (!fs::exists(input)) throw Error("kernel source not found: " + input);
+    text = readFile(input);
   }
-  std::vector<std::string> args = {input, "-entry", source.entry, "-I", shaderDir_};
+  std::vector<std::string> args = {input, "-entry", source.entry};
+  // The precompiled imports first, where they could be made (else Slang reads the sources, as before).
+  if (modules_ && text)
+    if (std::optional<std::string> folder =
+            modules_->prepare(*text, fs::path(input).parent_path().string(), source.defines, source.capabilities))
+      args.insert(args.end(), {"-I", *folder});
+  args.insert(args.end(), {"-I", shaderDir_});
   args.insert(args.end(), kFlags.begin(), kFlags.end());
   args.push_back(level);
   for (auto& [k, v] : source.defines) args.push_back("-D" + k + (v.empty() ? "" : "=" + v));

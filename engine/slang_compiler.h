@@ -3,10 +3,12 @@
 // runs in-process (SlangLibrary: slangc's library and command line, no process per kernel) unless
 // SDGEN_SLANG_IN_PROCESS=0 or the library does not load; then slangc runs as a process per kernel.
 // A cache entry is valid when the compiler version, the request, and the content of every source file the
-// compiler read (from its depfile) are unchanged, so a second run compiles nothing.
+// compiler read (from its depfile) are unchanged, so a second run compiles nothing. The modules kernels import
+// are compiled once into the same cache (engine/slang_modules.h), not parsed again by every kernel.
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,10 +41,13 @@ struct CompileStats {
 };
 
 class SlangLibrary;
+class SlangModuleCache;
 
 class SlangCompiler {
  public:
-  SlangCompiler(std::string slangc, std::string shaderDir, std::string cacheDir);
+  // precompiledModules: kernels import modules compiled once (engine/slang_modules.h); off, or with
+  // SDGEN_SLANG_MODULES=0, every compile parses its imports' sources (the reference the tests compare with).
+  SlangCompiler(std::string slangc, std::string shaderDir, std::string cacheDir, bool precompiledModules = true);
   ~SlangCompiler();
 
   std::vector<uint32_t> compile(const KernelSource& source);
@@ -50,6 +55,9 @@ class SlangCompiler {
   const std::string& cacheDir() const { return cacheDir_; }
   const std::string& shaderDir() const { return shaderDir_; }
   const CompileStats& stats() const { return stats_; }
+  // Modules this compiler compiled (not found in the cache); 0 without precompiled modules.
+  size_t modulesCompiled() const;
+  bool precompiledModules() const { return modules_ != nullptr; }
   // Whether -O2 requests can be honoured (the slang-glslang library sits beside slangc).
   bool optimizerAvailable() const { return optimizer_; }
   // Whether kernels compile in-process (else one slangc process each), and why not where they do not.
@@ -60,8 +68,11 @@ class SlangCompiler {
 
  private:
   bool tryCache(const std::string& key, std::vector<uint32_t>* spirv);
+  // A module's serialized form (slangc's -o x.slang-module), in-process or through slangc.
+  std::optional<std::string> compileModule(const std::vector<std::string>& args);
   std::string slangc_, shaderDir_, cacheDir_, version_, subprocessReason_;
   std::unique_ptr<SlangLibrary> library_;
+  std::unique_ptr<SlangModuleCache> modules_;
   bool optimizer_ = false;
   std::atomic<bool> warnedNoOptimizer_{false};
   CompileStats stats_;

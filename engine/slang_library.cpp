@@ -37,6 +37,7 @@ struct SlangLibrary::Api {
   int32_t (*compile)(void*) = nullptr;
   const char* (*diagnostics)(void*) = nullptr;
   int32_t (*targetCode)(void*, int, SlangBlob**) = nullptr;
+  int32_t (*containerCode)(void*, SlangBlob**) = nullptr;
   int (*dependencyCount)(void*) = nullptr;
   const char* (*dependencyPath)(void*, int) = nullptr;
   const char* (*buildTag)() = nullptr;
@@ -76,6 +77,7 @@ std::unique_ptr<SlangLibrary> SlangLibrary::open(const std::string& slangcDir, s
   bind(api->compile, "spCompile");
   bind(api->diagnostics, "spGetDiagnosticOutput");
   bind(api->targetCode, "spGetTargetCodeBlob");
+  bind(api->containerCode, "spGetContainerCode");
   bind(api->dependencyCount, "spGetDependencyFileCount");
   bind(api->dependencyPath, "spGetDependencyFilePath");
   bind(api->buildTag, "spGetBuildTagString");
@@ -128,7 +130,7 @@ size_t SlangLibrary::idleSessions() const {
   return idle_.size();
 }
 
-SlangLibrary::Result SlangLibrary::compile(const std::vector<std::string>& args) {
+SlangLibrary::Result SlangLibrary::compile(const std::vector<std::string>& args, Output output) {
   Result result;
   void* session = takeSession();
   if (!session) {
@@ -143,12 +145,21 @@ SlangLibrary::Result SlangLibrary::compile(const std::vector<std::string>& args)
   }
   std::vector<const char*> argv;
   for (const std::string& a : args) argv.push_back(a.c_str());
+  // slangc's `-o x.slang-module` asks for the module container (spGetContainerCode); slangc writes it, the
+  // library only keeps it: the path is never written here.
+  const std::string modulePath = "sdgen-module.slang-module";
+  if (output == Output::Module) {
+    argv.push_back("-o");
+    argv.push_back(modulePath.c_str());
+  }
   const bool parsed = api_->processArguments(request, argv.data(), int(argv.size())) >= 0;
   const bool compiled = parsed && api_->compile(request) >= 0;
   if (const char* d = api_->diagnostics(request)) result.diagnostics = d;
   if (compiled) {
     SlangBlob* blob = nullptr;
-    if (api_->targetCode(request, 0, &blob) >= 0 && blob) {
+    const int32_t got =
+        output == Output::Module ? api_->containerCode(request, &blob) : api_->targetCode(request, 0, &blob);
+    if (got >= 0 && blob) {
       result.code.assign(static_cast<const char*>(blobData(blob)), blobSize(blob));
       blobRelease(blob);
     }

@@ -30,12 +30,15 @@ class SlangLibrary {
 
   struct Result {
     bool ok = false;
-    std::string code;                // the first target's code (SPIR-V words)
+    std::string code;                // the first target's code (SPIR-V words), or the module (Output::Module)
     std::vector<std::string> deps;   // every source file the compile read, as slangc's -depfile lists them
     std::string diagnostics;         // warnings and errors, as slangc prints them
   };
+  // What a compile returns: the first target's code, or the serialized module slangc writes for
+  // `-o name.slang-module` (the arguments then name no target; engine/slang_modules.h).
+  enum class Output { Target, Module };
   // Compiles one request given as slangc's arguments (without the program name, -o or -depfile).
-  Result compile(const std::vector<std::string>& args);
+  Result compile(const std::vector<std::string>& args, Output output = Output::Target);
   // Destroys the sessions no compile is using (their memory back to the system).
   void trimIdleSessions();
   size_t idleSessions() const;

@@ -82,7 +82,15 @@ void recordConvCoopWinogradRows(const ConvCall& c, Conv2dScratch& scratch, const
   const bool fused = tile.haloConv && fusedOutput.value_or(winogradRowsFusedOutputDefault());
 
   // Scratch (the split-K slot: a staged input holds the primary one): U fp16 [8][3 Cin][Cout] unless the weights
-  // hold it (packWinogradRowsFilters), then one band's V fp16 [8][N][Tb][W][Cin] and M fp16 [8][N][Tb][W][Cout].
+  // hold it (packWinogradRowsFilters, makeWinogradRows), then one band's V fp16 [8][N][Tb][W][Cin] and M fp16 [8][N][Tb][W][Cout].
+  // Weights that take the filters on first use get them now, on their own submission: recorded into c.seq they
+  // would run again in every replay.
+  if (!c.weights.hasWinogradRows() && c.weights.winogradRowsOnUse())
+    c.weights.makeWinogradRows(c.ctx, [&](const Allocation& u) {
+      CommandSequence seq(c.ctx);
+      dispatchWinogradRowsFilters(c.ctx, seq, c.weights, u.address(), c.weights.name() + " coop-winograd-rows filters");
+      seq.run();
+    });
   const bool packedU = c.weights.hasWinogradRows();
   const uint64_t uLayout = uint64_t(E) * 3 * p.cin * p.cout * 2;
   const uint64_t uBytes = packedU ? 0 : (uLayout + 255) / 256 * 256;

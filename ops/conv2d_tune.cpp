@@ -221,11 +221,6 @@ bool ConvTuner::packWinogradFilters(int64_t cin, int64_t cout, const Conv2dParam
   return seen ? false : ruleWants;
 }
 
-bool ConvTuner::packWinogradRowsFilters(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage) const {
-  bool seen = false;
-  return enabled_ && isWinogradGeometry(p) && familyMayChoose(cin, cout, p, storage, ConvAlgo::CoopWinogradRows, seen);
-}
-
 ConvTuneStats ConvTuner::stats() const {
   std::lock_guard lock(mutex_);
   ConvTuneStats s = stats_;

@@ -100,9 +100,6 @@ class ConvTuner {
   // of earlier files without that, whether a Winograd candidate was the fastest or tied with it
   // (kConvTuneTieMargin): wherever plan() may choose Winograd, its filters exist.
   bool packWinogradFilters(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage, bool ruleWants) const;
-  // At load: whether to pack coop-winograd-rows' filters (Conv2dWeightsOptions::packWinogradRows) — as
-  // packWinogradFilters for that algorithm, false without a measurement (the per-call filter launch then).
-  bool packWinogradRowsFilters(int64_t cin, int64_t cout, const Conv2dParams& p, DType storage) const;
 
   ConvTuneStats stats() const;
   std::map<std::string, ConvChoice> choices() const;

@@ -63,6 +63,13 @@ Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams
       throw Error(who + ": the coop-winograd-rows filters are made from the gemm layout (packGemm)");
     rows_ = ctx.allocate(size_t(24) * cin * cout * 2, name_ + " (winograd rows U)");
   }
+  if (options.winogradRowsOnUse && !rows_) {
+    if (std::string why = winogradRowsLayoutViolation(cout, cin, p, storage_); !why.empty())
+      throw Error(who + ": no coop-winograd-rows filters: " + why);
+    if (!options.packGemm)
+      throw Error(who + ": the coop-winograd-rows filters are made from the gemm layout (packGemm)");
+    rowsOnUse_ = true;
+  }
   bias_ = ctx.allocate(size_t(cout) * 4, name_ + " (bias)");
 }
 
@@ -107,6 +114,15 @@ const Allocation& Conv2dWeights::winogradRows() const {
   if (!rows_)
     throw Error(name_ + ": the coop-winograd-rows filters were not packed (Conv2dWeightsOptions::packWinogradRows)");
   return rows_;
+}
+
+bool Conv2dWeights::makeWinogradRows(Context& ctx, const std::function<void(const Allocation&)>& pack) const {
+  std::lock_guard lock(*rowsMutex_);
+  if (rows_ || !rowsOnUse_) return static_cast<bool>(rows_);
+  Allocation rows = ctx.allocate(size_t(24) * cin_ * cout_ * 2, name_ + " (winograd rows U)");
+  pack(rows);
+  rows_ = std::move(rows);
+  return true;
 }
 
 std::string winogradRowsLayoutViolation(int cout, int cin, const Conv2dParams& p, DType storage) {

@@ -15,9 +15,13 @@
 //   winograd rows  (fp16 3x3 s1 p1 d1 convolutions that coop-winograd-rows runs) U[8 products][3 Cin][Cout] =
 //             G g per tap column, Winograd F(6,3) along the rows (shaders/conv/winograd_rows.slang; 8/3 of the gemm
 //             layout's bytes), made once from the gemm layout (packWinogradRowsFilters) instead of by a launch per
-//             call.
+//             call: at allocation (packWinogradRows), or where a recording first runs the algorithm on these
+//             weights (winogradRowsOnUse: a model's loader, where only the layers the autotune gives it hold them).
 // The gemm layout is stored in fp32 or fp16 (`storage`); the bias is always fp32 [Cout] (zeros when absent).
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -56,6 +60,10 @@ struct Conv2dWeightsOptions {
   // coop-winograd-rows' filters (8/3 of the gemm layout's bytes), beside the gemm layout they are made from: fp16
   // storage, 3x3 s1 p1 d1, Cin and Cout multiples of 8. allocate() leaves them to packWinogradRowsFilters.
   bool packWinogradRows = false;
+  // The same filters made by the first recording that runs coop-winograd-rows on these weights (makeWinogradRows,
+  // ops::recordConvCoopWinogradRows) instead of at allocation or per call: what nn::ParameterStore asks for, as the
+  // algorithm is chosen per problem (a layer's spatial size) and the load knows only the layer's channels.
+  bool winogradRowsOnUse = false;
   std::string name = "conv2d weights";  // names the allocations and appears in errors
   // The autotune that decided these layouts at load (ops/conv2d_tune.h): ConvAlgo::Auto convolutions with
   // these weights take its measured choice. Null: the rule (docs/dispatch-conv.md).
@@ -87,6 +95,12 @@ class Conv2dWeights {
   const Allocation& upsamplePhases() const;  // throws sdgen::Error when not packed; fp16
   bool hasWinogradRows() const { return static_cast<bool>(rows_); }
   const Allocation& winogradRows() const;  // throws sdgen::Error when not packed; fp16
+  bool winogradRowsOnUse() const { return rowsOnUse_; }
+  // winogradRowsOnUse weights: allocates the coop-winograd-rows filters and runs `pack` to fill them, once (the
+  // call that allocates them; a throwing `pack` frees them again). Weights are const where ops read them: the
+  // filters are a cache of the gemm layout's contents. Returns whether the weights hold them afterwards.
+  bool makeWinogradRows(Context& ctx, const std::function<void(const Allocation&)>& pack) const;
+  uint64_t winogradRowsBytes() const { return rows_ ? rows_.size() : 0; }  // 0 where not (yet) made
   const Allocation& bias() const { return bias_; }
   ConvTuner* tuner() const { return tuner_; }
 
@@ -97,7 +111,10 @@ class Conv2dWeights {
   DType storage_;
   std::string name_;
   ConvTuner* tuner_ = nullptr;
-  Allocation gemm_, winograd_, phases_, rows_, bias_;
+  bool rowsOnUse_ = false;
+  Allocation gemm_, winograd_, phases_, bias_;
+  mutable Allocation rows_;                                          // see makeWinogradRows
+  std::unique_ptr<std::mutex> rowsMutex_ = std::make_unique<std::mutex>();  // (a unique_ptr keeps the weights movable)
 };
 
 // Host packing (exposed for tests): the gemm layout of [Cout, Cin, kh, kw] weights.

@@ -61,6 +61,13 @@ void ParameterStore::deriveLayouts(size_t from) {
   derivedConvs_ = convs_.size();
 }
 
+uint64_t ParameterStore::bytesMadeOnUse(size_t first, size_t end) const {
+  uint64_t total = 0;
+  for (size_t i = first; i < std::min(end, convs_.size()); ++i)
+    if (convs_[i]->winogradRowsOnUse()) total += convs_[i]->winogradRowsBytes();
+  return total;
+}
+
 void ParameterStore::remergeLoras(lora::LoraTargets targets) {
   if (stream_.pending() > 0) throw Error("LoRA re-merge with weights still queued");
   try {
@@ -120,11 +127,12 @@ const ops::Conv2dWeights& ParameterStore::conv(const models::ScopedWeights& w, i
   // With the autotune, its measurements decide (Winograd packed where it won, docs/dispatch-conv.md).
   const bool ruleWantsWinograd = !ops::coopConvChosen(ctx_.info(), storage_, cin, cout);
   o.packWinograd = tuner_ ? tuner_->packWinogradFilters(cin, cout, p, storage_, ruleWantsWinograd) : ruleWantsWinograd;
-  // coop-winograd-rows' filters where the autotune chose it for this conv's shape (a cached measurement; the
-  // first, tuning run makes them per call): 8/3 of the gemm layout.
-  o.packWinogradRows = !upsampledInput && tuner_ && ops::gemmCoopSupported(ctx_.info()) &&
-                       ops::winogradRowsLayoutViolation(cout, cin, p, storage_).empty() &&
-                       tuner_->packWinogradRowsFilters(cin, cout, p, storage_);
+  // coop-winograd-rows' filters (8/3 of the gemm layout) made by the first recording that runs the algorithm on
+  // this layer: the autotune chooses it per problem (the layer's spatial size), which the load does not know, and
+  // packing them for every layer of a shape where one size chose it held 214 MiB for SD 1.5 (docs/perf.md,
+  // session 53).
+  o.winogradRowsOnUse = !upsampledInput && ops::gemmCoopSupported(ctx_.info()) &&
+                        ops::winogradRowsLayoutViolation(cout, cin, p, storage_).empty();
   o.tuner = tuner_;
   auto& c = *convs_.emplace_back(
       std::make_unique<ops::Conv2dWeights>(ops::Conv2dWeights::allocate(ctx_, cout, cin, p, o)));

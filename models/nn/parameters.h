@@ -95,8 +95,12 @@ class ParameterStore {
   };
   const WeightStreamStats& streamStats() const { return stream_.stats(); }
 
-  // Bytes of device memory the weights hold (every packed layout, biases and vectors included).
-  uint64_t bytes() const { return bytes_; }
+  // Bytes of device memory the weights hold (every packed layout, biases and vectors included, and the filters
+  // made on first use so far: ops::Conv2dWeights::makeWinogradRows).
+  uint64_t bytes() const { return bytes_ + bytesMadeOnUse(0, convs_.size()); }
+  size_t convCount() const { return convs_.size(); }
+  // Of the convs [first, end) in load order: the bytes of their filters made on first use so far.
+  uint64_t bytesMadeOnUse(size_t first, size_t end) const;
 
  private:
   // Queues `w`'s tensor "leaf" of `shape` (also the squeezed [n, k] form of a [n, k, 1, 1] kernel) into `dst`.
@@ -110,7 +114,8 @@ class ParameterStore {
                                       LoraSite site);
   std::vector<int64_t> linearShape(const models::ScopedWeights& w, int64_t k, int64_t n) const;
   void count(const Allocation& a) { bytes_ += a ? a.size() : 0; }
-  // The upsample phase filters of convs_[from ..] (all of them after a LoRA re-merge), in one submission.
+  // The derived layouts (upsample phases, coop-winograd-rows filters) of convs_[from ..] (all of them after a LoRA
+  // re-merge: filters made on first use included), from their gemm layouts, in one submission.
   void deriveLayouts(size_t from);
   Context& ctx_;
   DType storage_;

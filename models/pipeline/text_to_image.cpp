@@ -129,6 +129,7 @@ struct TextToImage::Impl {
       vaeDtype = DType::F32;
     }
     auto bytes = [&] { return params.bytes() + (upcastVaeParams ? upcastVaeParams->bytes() : 0); };
+    auto convCounts = [&] { return ConvRange{params.convCount(), upcastVaeParams ? upcastVaeParams->convCount() : 0}; };
     const auto loadStart = std::chrono::steady_clock::now();
     const int count = 3 + (files.isSdxl() ? 1 : 0) - (files.isSdxlRefiner() ? 1 : 0) + (o.taesdPath.empty() ? 0 : 1);
     int loaded = 0;  // components loaded so far (the refiner's empty first row is not one)
@@ -136,17 +137,21 @@ struct TextToImage::Impl {
       const auto t0 = std::chrono::steady_clock::now();
       if (o.progress) o.progress({name, ++loaded, count, msSince(loadStart), false});
       const uint64_t before = bytes();
+      const ConvRange convsBefore = convCounts();
       make();
       components.push_back({name, bytes() - before, 0, 0, msSince(t0)});
+      componentConvs.push_back({convsBefore, convCounts()});
     };
     // The SDXL refiner has no first text encoder: its row of the memory report stays (empty), as memoryReport
     // indexes the first three components by position.
-    if (files.textEncoderWeights)
+    if (files.textEncoderWeights) {
       load("text encoder", [&] {
         text = std::make_unique<networks::ClipTextEncoder>(params, files.textEncoderConfig, *files.textEncoderWeights);
       });
-    else
+    } else {
       components.push_back({"text encoder (none: SDXL refiner)", 0, 0, 0, 0});
+      componentConvs.push_back({convCounts(), convCounts()});
+    }
     load("UNet", [&] { unet = std::make_unique<networks::UNet>(params, files.unetConfig, *files.unetWeights); });
     load("VAE decoder",
          [&] { vae = std::make_unique<networks::VaeDecoder>(vaeParams(), files.vaeConfig, *files.vaeWeights); });
@@ -168,10 +173,21 @@ struct TextToImage::Impl {
   }
 
   std::vector<ComponentMemory> components;  // weights and load time, filled while loading
+  // Per component: the convs it loaded, as counts of params' and upcastVaeParams' convs before and after, for
+  // the filters its convs make on first use (nn::ParameterStore::bytesMadeOnUse).
+  struct ConvRange {
+    size_t params = 0, upcastVae = 0;
+  };
+  std::vector<std::pair<ConvRange, ConvRange>> componentConvs;
 
   MemoryReport memoryReport() const {
     MemoryReport r;
     r.components = components;
+    for (size_t i = 0; i < componentConvs.size(); ++i) {
+      const auto& [from, to] = componentConvs[i];
+      r.components[i].weightBytes += params.bytesMadeOnUse(from.params, to.params);
+      if (upcastVaeParams) r.components[i].weightBytes += upcastVaeParams->bytesMadeOnUse(from.upcastVae, to.upcastVae);
+    }
     r.components[0].arenaBytes += textConditioning->arenaBytes();
     for (const auto& [size, st] : sizeStages) {
       for (const auto& [key, g] : st.steps) {

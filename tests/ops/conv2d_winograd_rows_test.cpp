@@ -176,6 +176,70 @@ TEST_P(ConvTest, CoopWinogradRowsFiltersMadeOnce) {
 // The real tiles: the im2col tile (the forced algorithm's default: 64x64 for Cout 24; three bands of one tile row),
 // then the 128x128 im2col, halo and halo3 tiles by candidate on 16 tile rows (H 94, the last partial) in one band
 // and in two; raw, staged and group-norm inputs (tensorCoreCase).
+// The filters made by the first recording that runs the algorithm (Conv2dWeightsOptions::winogradRowsOnUse, what
+// nn::ParameterStore asks for): none before it, the same bits as filters packed at allocation after it, on their
+// own submission (no filter launch in the recorded conv, whose output matches float64), made once (a second
+// recording keeps the allocation); a pack that throws leaves none; layouts that cannot hold them are refused.
+TEST_P(ConvTest, CoopWinogradRowsFiltersMadeOnFirstUse) {
+  const int cin = 32, cout = 64;
+  Layer l = layer(cout, cin, k3, 2710);
+  ops::Conv2dWeightsOptions o;
+  o.storage = DType::F16;
+  o.winogradRowsOnUse = true;
+  o.name = "rows-on-use conv";
+  if (dt() != DType::F16) {
+    o.storage = DType::F32;
+    expectError([&] { ops::Conv2dWeights::allocate(ctx(), cout, cin, k3, o); }, {"rows-on-use conv", "fp16 storage"});
+    o.storage = DType::F16;
+    expectError([&] { ops::Conv2dWeights::allocate(ctx(), cout, cin, Conv2dParams::square(3, 2), o); },
+                {"rows-on-use conv", "3x3 s1 p1 d1"});
+    ops::Conv2dWeights w = ops::Conv2dWeights::allocate(ctx(), cout, cin, k3, o);
+    expectError([&] { w.makeWinogradRows(ctx(), [](const Allocation&) { throw Error("pack failed"); }); },
+                {"pack failed"});
+    EXPECT_FALSE(w.hasWinogradRows());
+    EXPECT_EQ(w.winogradRowsBytes(), 0u);
+    return;
+  }
+  ops::Conv2dWeights w(ctx(), cout, cin, k3, l.w, l.b, o);
+  EXPECT_TRUE(w.winogradRowsOnUse());
+  EXPECT_FALSE(w.hasWinogradRows());
+  EXPECT_EQ(w.winogradRowsBytes(), 0u);
+  const Case c{"rows filters on first use", 1, 14, 16, cin, cout, k3};
+  Expr x = input({c.n, c.h, c.w, c.cin}, 2711);
+  const Shape os = ops::conv2dOutputShape(x.shape(), w);
+  ops::ConvProblem prob;
+  prob.n = c.n, prob.h = c.h, prob.w = c.w, prob.cin = c.cin, prob.ho = os[1], prob.wo = os[2], prob.cout = c.cout;
+  prob.p = c.p;
+  VkDeviceAddress first = 0;
+  for (int recording = 0; recording < 2; ++recording) {
+    TensorView out = output(os);
+    ops::Conv2dInfo info;
+    CommandSequence seq(ctx());
+    ops::ConvCall call{ctx(), seq, prob, x, w, bufferSink(out), "rows on use", info};
+    ops::recordConvCoopWinogradRows(call, scratch_, emulatedRowsTile(2, true, 16), 0, true);
+    ASSERT_TRUE(w.hasWinogradRows());
+    if (recording == 0) first = w.winogradRows().address();
+    EXPECT_EQ(w.winogradRows().address(), first) << "recording " << recording << " made the filters again";
+    EXPECT_EQ(w.winogradRowsBytes(), uint64_t(24) * cin * cout * 2);
+    seq.run();
+    for (const std::string& k : info.kernels) EXPECT_EQ(k.find("filter"), std::string::npos) << k;
+    std::printf("recording %d: relative error %.3g\n", recording,
+                compareRoundedInput(read(out), reference(x, l), c.name));
+  }
+  ops::Conv2dWeightsOptions packed = o;
+  packed.winogradRowsOnUse = false;
+  packed.packWinogradRows = true;
+  ops::Conv2dWeights atAllocation(ctx(), cout, cin, k3, l.w, l.b, packed);
+  EXPECT_FALSE(atAllocation.winogradRowsOnUse());
+  const int64_t count = int64_t(24) * cin * cout;
+  const std::vector<float> want = test::downloadFloats(ctx(), atAllocation.winogradRows(), count, DType::F16);
+  const std::vector<float> got = test::downloadFloats(ctx(), w.winogradRows(), count, DType::F16);
+  ASSERT_EQ(want.size(), got.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < want.size(); ++i) differ += want[i] != got[i];
+  EXPECT_EQ(differ, 0u) << "of " << want.size() << " filter values";
+}
+
 TEST_P(ConvTest, CoopWinogradRowsWhereSupported) {
   uint32_t seed = 2700;
   const bool ran = tensorCoreCase({"rows odd", 2, 13, 11, 16, 24, k3}, ConvAlgo::CoopWinogradRows, seed, 1,
@@ -274,11 +338,14 @@ TEST_P(ConvTest, CoopWinogradRowsCandidates) {
 }
 
 // Host-only: the real 1x3 halo tiles (A_MODE 8, and 9 with the output transform, cooperative matrices, not their
-// emulation) compile to SPIR-V.
+// emulation) compile to SPIR-V, on precompiled modules (engine/slang_modules.h) the same words as from the sources,
+// also with the output items' defines (SDGEN_ROWS_OUT, which a part gemm_coop.slang includes mentions).
 TEST(ConvWinogradRowsCompile, HaloTilesCompileToSpirv) {
   const std::filesystem::path cache = std::filesystem::temp_directory_path() / "sdgen-gemm-rows-compile-test";
   std::filesystem::remove_all(cache);
   SlangCompiler compiler(defaultSlangc(), defaultShaderDir(), cache.string());
+  SlangCompiler sources(defaultSlangc(), defaultShaderDir(), (cache / "sources").string(), false);
+  ASSERT_TRUE(compiler.precompiledModules());
   for (int taps : {1, 3}) {
     ops::ConvCandidate c{ConvAlgo::CoopWinogradRows, ops::ConvTile{128, 128, 0, 0}, 1};
     c.halo = true;
@@ -290,8 +357,18 @@ TEST(ConvWinogradRowsCompile, HaloTilesCompileToSpirv) {
       src.generated = ops::gemmWrapperSource(test::coopGemmInfo(aMode), tile, aMode == 9);
       src.label = "gemm coop rows halo " + tile.describe() + " A_MODE " + std::to_string(aMode);
       test::expectCompiles(compiler, src);
+      src.capabilities = {"spvCooperativeMatrixKHR"};
+      EXPECT_EQ(compiler.compile(src), sources.compile(src)) << src.label;
+      if (aMode == 9 && taps == 3) {
+        const std::vector<uint32_t> defaults = compiler.compile(src);
+        src.defines = {{"SDGEN_ROWS_OUT_CHANNELS", "8"}, {"SDGEN_ROWS_OUT_ITEMS", "2"}};
+        const std::vector<uint32_t> items = compiler.compile(src);
+        EXPECT_NE(items, defaults) << src.label;
+        EXPECT_EQ(items, sources.compile(src)) << src.label;
+      }
     }
   }
+  EXPECT_GT(compiler.modulesCompiled(), 0u);
   std::filesystem::remove_all(cache);
 }
 

@@ -250,13 +250,18 @@ TEST_F(DeferredCompileTest, CompileErrorsSurfaceAtEndAndGoodKernelsRun) {
 // drains, where first come, first served would make it wait for all eight. The earlier ones still compile.
 TEST_F(DeferredCompileTest, AWaitedKernelIsCompiledByTheWaitingThread) {
   ::setenv("SDGEN_COMPILE_THREADS", "1", 1);
+  // Each compile parses its imports (~0.3 s here): with precompiled modules the worker's eight take ~30 ms each
+  // and can drain before the waiting thread's one is done, which this test cannot tell from waiting in line.
+  ::setenv("SDGEN_SLANG_MODULES", "0", 1);
   ContextOptions options;
   options.cacheDir = (std::filesystem::temp_directory_path() / ("sdgen-help-" + std::to_string(::getpid()))).string();
   std::filesystem::remove_all(options.cacheDir);
   {
     Context local(options);
     ::unsetenv("SDGEN_COMPILE_THREADS");
+    ::unsetenv("SDGEN_SLANG_MODULES");
     ASSERT_EQ(local.kernels().workerCount(), 1);
+    ASSERT_FALSE(local.compiler().precompiledModules());
     std::vector<KernelRef> earlier;
     for (int i = 0; i < 8; ++i)
       earlier.push_back(local.kernels().request(
