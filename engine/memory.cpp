@@ -268,7 +268,11 @@ void MemoryPool::resetPeak() {
 }
 
 MemoryManager::MemoryManager(Device& device) {
-  pools_[0] = std::make_unique<MemoryPool>(device, MemoryKind::Device, 256ull << 20);
+  // Device blocks of 64 MiB (256 until session 53): what a process holds is whole blocks, and SD 1.5's ~2.7 GiB in
+  // use at its peak rounded to 11 or 12 blocks of 256 depending on the autotune's choices — 256 MiB of the peak
+  // decided by where the last tensor fell. Requests over half a block (the arena, the conv scratch, the largest
+  // fused weights) get dedicated memory of their own size.
+  pools_[0] = std::make_unique<MemoryPool>(device, MemoryKind::Device, 64ull << 20);
   pools_[1] = std::make_unique<MemoryPool>(device, MemoryKind::Staging, 64ull << 20);
   pools_[2] = std::make_unique<MemoryPool>(device, MemoryKind::Readback, 64ull << 20);
   pools_[3] = std::make_unique<MemoryPool>(device, MemoryKind::Params, 4ull << 20);

@@ -179,7 +179,9 @@ KernelRef KernelRegistry::request(const KernelSource& source) {
       auto pipeline = std::make_unique<ComputePipeline>(device_, cache_, layout_, spirv, source);
       if (compileLog_) {
         using Ms = std::chrono::duration<double, std::milli>;
-        compileLog_->add(source.displayName(), Ms(t1 - t0).count(), Ms(std::chrono::steady_clock::now() - t1).count());
+        const SlangCompiler::Breakdown b = SlangCompiler::lastOnThisThread();
+        compileLog_->add(source.displayName(), Ms(t1 - t0).count(), Ms(std::chrono::steady_clock::now() - t1).count(),
+                         b.sessionMs, b.modulesMs);
       }
       std::lock_guard lock(mutex_);
       ready = pipelines_.emplace(key, std::move(pipeline)).first->second.get();

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -186,7 +187,12 @@ bool SlangCompiler::tryCache(const std::string& key, std::vector<uint32_t>* spir
   return true;
 }
 
+static thread_local SlangCompiler::Breakdown tLastBreakdown;
+
+SlangCompiler::Breakdown SlangCompiler::lastOnThisThread() { return tLastBreakdown; }
+
 std::vector<uint32_t> SlangCompiler::compile(const KernelSource& source) {
+  tLastBreakdown = {};
   std::string level = source.optimize ? "-O2" : "-O0";
   if (const char* forced = forcedOptLevel()) level = std::string("-O") + forced;
   if (level != "-O0" && !optimizer_) {
@@ -221,10 +227,14 @@ std::vector<uint32_t> SlangCompiler::compile(const KernelSource& source) {
   }
   std::vector<std::string> args = {input, "-entry", source.entry};
   // The precompiled imports first, where they could be made (else Slang reads the sources, as before).
-  if (modules_ && text)
-    if (std::optional<std::string> folder =
-            modules_->prepare(*text, fs::path(input).parent_path().string(), source.defines, source.capabilities))
-      args.insert(args.end(), {"-I", *folder});
+  if (modules_ && text) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::optional<std::string> folder =
+        modules_->prepare(*text, fs::path(input).parent_path().string(), source.defines, source.capabilities);
+    tLastBreakdown.modulesMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (folder) args.insert(args.end(), {"-I", *folder});
+  }
   args.insert(args.end(), {"-I", shaderDir_});
   args.insert(args.end(), kFlags.begin(), kFlags.end());
   args.push_back(level);
@@ -235,6 +245,7 @@ std::vector<uint32_t> SlangCompiler::compile(const KernelSource& source) {
   std::vector<std::string> deps;
   if (library_) {
     SlangLibrary::Result r = library_->compile(args);
+    tLastBreakdown.sessionMs += r.sessionMs;
     if (!r.ok)
       throw Error("Slang compilation of '" + source.displayName() + "' failed (" + input + "):\n" + r.diagnostics);
     blob = std::move(r.code);

@@ -51,6 +51,13 @@ class SlangCompiler {
   ~SlangCompiler();
 
   std::vector<uint32_t> compile(const KernelSource& source);
+  // Where the calling thread's last compile() spent its time besides Slang's work on the kernel (the compile
+  // log, engine/compile_log.h): making a Slang session, and preparing the precompiled modules (compiling them,
+  // or waiting for another thread's compile of them).
+  struct Breakdown {
+    double sessionMs = 0, modulesMs = 0;
+  };
+  static Breakdown lastOnThisThread();
   const std::string& version() const { return version_; }
   const std::string& cacheDir() const { return cacheDir_; }
   const std::string& shaderDir() const { return shaderDir_; }

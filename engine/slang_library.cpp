@@ -3,7 +3,9 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <type_traits>
 
@@ -92,6 +94,7 @@ SlangLibrary::SlangLibrary(void* handle, std::string path, std::unique_ptr<Api> 
     : handle_(handle), path_(std::move(path)), api_(std::move(api)) {
   const char* tag = api_->buildTag();
   version_ = tag ? tag : "";
+  if (const char* v = std::getenv("SDGEN_SLANG_SESSION_CREATORS")) creatorLimit_ = std::clamp(std::atoi(v), 0, 64);
 }
 
 SlangLibrary::~SlangLibrary() {
@@ -99,7 +102,7 @@ SlangLibrary::~SlangLibrary() {
   dlclose(handle_);
 }
 
-void* SlangLibrary::takeSession() {
+void* SlangLibrary::takeSession(double* createdMs) {
   {
     std::lock_guard lock(mutex_);
     if (!idle_.empty()) {
@@ -108,12 +111,32 @@ void* SlangLibrary::takeSession() {
       return s;
     }
   }
-  return api_->createSession(nullptr);  // outside the lock: ~0.2 s, and sessions are independent
+  const auto t0 = std::chrono::steady_clock::now();
+  if (creatorLimit_ > 0) {
+    std::unique_lock lock(mutex_);
+    creatorFree_.wait(lock, [&] { return creating_ < creatorLimit_ || !idle_.empty(); });
+    if (!idle_.empty()) {  // one was given back while this thread waited
+      void* s = idle_.back();
+      idle_.pop_back();
+      *createdMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      return s;
+    }
+    ++creating_;
+  }
+  void* s = api_->createSession(nullptr);  // outside the lock: ~0.2 s, and sessions are independent
+  if (creatorLimit_ > 0) {
+    std::lock_guard lock(mutex_);
+    --creating_;
+    creatorFree_.notify_one();
+  }
+  *createdMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return s;
 }
 
 void SlangLibrary::giveBack(void* session) {
   std::lock_guard lock(mutex_);
   idle_.push_back(session);
+  creatorFree_.notify_one();
 }
 
 void SlangLibrary::trimIdleSessions() {
@@ -132,7 +155,7 @@ size_t SlangLibrary::idleSessions() const {
 
 SlangLibrary::Result SlangLibrary::compile(const std::vector<std::string>& args, Output output) {
   Result result;
-  void* session = takeSession();
+  void* session = takeSession(&result.sessionMs);
   if (!session) {
     result.diagnostics = "Slang could not create a session (" + path_ + ")";
     return result;

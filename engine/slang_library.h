@@ -9,6 +9,7 @@
 // Slang's sessions are not thread-safe: each concurrent compile has its own, created on demand (~0.2 s and
 // ~165 MB of host memory each) and kept for the next compile until trimIdleSessions().
 // The library is opened with RTLD_NODELETE: its static state outlives any one compiler.
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,6 +34,7 @@ class SlangLibrary {
     std::string code;                // the first target's code (SPIR-V words), or the module (Output::Module)
     std::vector<std::string> deps;   // every source file the compile read, as slangc's -depfile lists them
     std::string diagnostics;         // warnings and errors, as slangc prints them
+    double sessionMs = 0;            // making a session for it (none idle in the pool); 0 where one was reused
   };
   // What a compile returns: the first target's code, or the serialized module slangc writes for
   // `-o name.slang-module` (the arguments then name no target; engine/slang_modules.h).
@@ -47,7 +49,7 @@ class SlangLibrary {
 
  private:
   SlangLibrary(void* handle, std::string path, std::unique_ptr<Api> api);
-  void* takeSession();
+  void* takeSession(double* createdMs);
   void giveBack(void* session);
 
   void* handle_ = nullptr;
@@ -55,6 +57,10 @@ class SlangLibrary {
   std::unique_ptr<Api> api_;
   mutable std::mutex mutex_;
   std::vector<void*> idle_;
+  // How many sessions may be made at once (SDGEN_SLANG_SESSION_CREATORS; 0: any number): making one loads Slang's
+  // core module, ~0.2 s alone, and a cold start's compile threads all make theirs at once (an A/B, session 53).
+  int creatorLimit_ = 0, creating_ = 0;
+  std::condition_variable creatorFree_;
 };
 
 }  // namespace sdgen

@@ -137,12 +137,14 @@ TEST(MemoryPeakLogTest, ReportsWhatWasLiveAtThePeak) {
 // names cut (a label may quote a generated name).
 TEST(CompileLogTest, ReportsTotalsAndTheSlowestFirst) {
   CompileLog log;
-  log.add("conv2d coop 128x128", 400, 100);
+  log.add("conv2d coop 128x128", 400, 100, 250, 50);
   log.add("text layer 0 attention", 2000, 150);
   log.add("conv2d winograd input", 300, 20);
   log.add(std::string(500, 'x'), 1, 1);
   const std::string r = log.report();
-  EXPECT_NE(r.find("4 kernels, Slang 2.7 s, pipelines 0.3 s"), std::string::npos) << r;
+  EXPECT_NE(r.find("4 kernels, Slang 2.7 s (making sessions 0.2 s, modules 0.1 s), pipelines 0.3 s"),
+            std::string::npos) << r;
+  EXPECT_NE(r.find("slang   400.0 ms (session  250.0, modules   50.0)  pipeline   100.0 ms"), std::string::npos) << r;
   EXPECT_NE(r.find("2 kernels      0.8 s  conv2d"), std::string::npos) << r;
   EXPECT_LT(r.find("text layer 0 attention"), r.find("conv2d coop")) << r;
   EXPECT_LT(r.find("conv2d coop"), r.find("conv2d winograd")) << r;
