@@ -194,11 +194,13 @@ bool SlangModuleCache::ensureCompiled(const Module& m, const std::map<std::strin
     if (folder) args.insert(args.end(), {"-I", *folder});
     args.insert(args.end(), {"-I", shaderDir_});
     args.insert(args.end(), flags_.begin(), flags_.end());
-    for (const auto& [k, v] : defines)
+    for (const auto& define : defines) {
+      const std::string& k = define.first;  // a named copy: lambdas may not capture structured bindings (clang 15)
       if (mentions(m.text, k) || std::any_of(below.begin(), below.end(), [&](const std::string& n) {
             return mentions(graph.at(n).text, k);
           }))
-        args.push_back("-D" + k + (v.empty() ? "" : "=" + v));
+        args.push_back("-D" + k + (define.second.empty() ? "" : "=" + define.second));
+    }
     for (const std::string& c : capabilities) args.insert(args.end(), {"-capability", c});
     std::optional<std::string> code = compile_(args);
     ok = code && !code->empty();
@@ -230,10 +232,12 @@ std::optional<std::string> SlangModuleCache::prepare(const std::string& kernelTe
     for (const std::string& f : flags_) h.field(f);
     for (const std::string& c : capabilities) h.field("capability").field(c);
     for (const std::string& i : below) h.field(i).field(graph.at(i).key);
-    for (const auto& [k, v] : defines)
+    for (const auto& define : defines) {
+      const std::string& k = define.first;
       if (mentions(m.text, k) ||
           std::any_of(below.begin(), below.end(), [&](const std::string& i) { return mentions(graph.at(i).text, k); }))
-        h.field("define").field(k).field(v);
+        h.field("define").field(k).field(define.second);
+    }
     m.key = h.hex();
   }
   for (const std::string& n : order)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 53, call B (carry .gl .carry .whl after `scripts/device/pack.sh` and `scripts/device/slim-tree.sh on`):
+# Session 53, call B — prepared, not run (no machine could be started); the next session's first call (carry .gl .carry .whl after `scripts/device/pack.sh` and `scripts/device/slim-tree.sh on`):
 # issue 18's residency bench on 64 MiB device blocks (call A: 12 blocks of 256 MiB = 3106 MiB nvidia-smi with
 # 2716 MiB in use at a warm peak), then where a cold start's Slang time goes now that modules compile once (call A:
 # a thread's first compile still took 2-4 s): cold 20-step 512^2 fp16 runs with SDGEN_COMPILE_LOG=1 (which now
@@ -23,7 +23,7 @@ run() {  # name, env...
 }
 run committed SDGEN_X=0
 run creators2 SDGEN_SLANG_SESSION_CREATORS=2
-run threads8 SDGEN_COMPILE_THREADS=8
+# run threads8 SDGEN_COMPILE_THREADS=8  (left out: device time)
 # The same image without precompiled modules on the committed run's tuning (copied into an otherwise empty cache):
 # the same kernels' SPIR-V must give the same PNG, byte for byte.
 rm -rf /tmp/s53b/m0 /tmp/s53b/m0-nv; mkdir -p /tmp/s53b/m0 /tmp/s53b/m0-nv
