@@ -112,25 +112,31 @@ void* SlangLibrary::takeSession(double* createdMs) {
     }
   }
   const auto t0 = std::chrono::steady_clock::now();
-  if (creatorLimit_ > 0) {
+  {
     std::unique_lock lock(mutex_);
-    creatorFree_.wait(lock, [&] { return creating_ < creatorLimit_ || !idle_.empty(); });
+    if (creatorLimit_ > 0) creatorFree_.wait(lock, [&] { return creating_ < creatorLimit_ || !idle_.empty(); });
     if (!idle_.empty()) {  // one was given back while this thread waited
       void* s = idle_.back();
       idle_.pop_back();
       *createdMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       return s;
     }
-    ++creating_;
+    mostCreating_ = std::max(mostCreating_, ++creating_);
   }
   void* s = api_->createSession(nullptr);  // outside the lock: ~0.2 s, and sessions are independent
-  if (creatorLimit_ > 0) {
+  {
     std::lock_guard lock(mutex_);
     --creating_;
+    ++made_;
     creatorFree_.notify_one();
   }
   *createdMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return s;
+}
+
+SlangLibrary::SessionStats SlangLibrary::sessionStats() const {
+  std::lock_guard lock(mutex_);
+  return {made_, mostCreating_, creatorLimit_};
 }
 
 void SlangLibrary::giveBack(void* session) {

@@ -44,6 +44,12 @@ class SlangLibrary {
   // Destroys the sessions no compile is using (their memory back to the system).
   void trimIdleSessions();
   size_t idleSessions() const;
+  struct SessionStats {
+    int made = 0;          // sessions made so far
+    int mostAtOnce = 0;    // the most made at the same time
+    int limit = 0;         // how many may be made at once (0: any number)
+  };
+  SessionStats sessionStats() const;
 
   struct Api;  // the C entry points (slang_library.cpp)
 
@@ -57,9 +63,11 @@ class SlangLibrary {
   std::unique_ptr<Api> api_;
   mutable std::mutex mutex_;
   std::vector<void*> idle_;
-  // How many sessions may be made at once (SDGEN_SLANG_SESSION_CREATORS; 0: any number): making one loads Slang's
-  // core module, ~0.2 s alone, and a cold start's compile threads all make theirs at once (an A/B, session 53).
-  int creatorLimit_ = 0, creating_ = 0;
+  // How many sessions may be made at once (SDGEN_SLANG_SESSION_CREATORS overrides; 0: any number). Making one loads
+  // Slang's core module, ~0.2 s alone, but a cold start's 16 compile threads all making theirs at once took 2-4 s
+  // each (contention inside Slang): at most 2 at once cut the H100's cold kernel compile 11.4 -> 6.6 s (session
+  // 54, docs/perf.md), and a thread that waits often gets a session another compile gave back.
+  int creatorLimit_ = 2, creating_ = 0, mostCreating_ = 0, made_ = 0;
   std::condition_variable creatorFree_;
 };
 

@@ -55,8 +55,9 @@ bool mentions(const std::string& text, const std::string& name) {
 
 constexpr size_t kMaxIncludeDepth = 8;
 
-// A module's text with its `__include "file"` parts appended (relative to the including file), or nullopt
-// where one is missing or nested too deep.
+// A module's text with its `__include "file"` and `#include "file"` parts appended (relative to the including
+// file), so that editing a part changes the module's key; nullopt (compile from sources) where one is missing, is
+// not a quoted name, or is nested too deep.
 std::optional<std::string> moduleText(const fs::path& path, size_t depth) {
   if (depth > kMaxIncludeDepth) return std::nullopt;
   std::optional<std::string> text = readFile(path.string());
@@ -65,6 +66,7 @@ std::optional<std::string> moduleText(const fs::path& path, size_t depth) {
   bool ok = true;
   forEachLine(*text, [&](std::string_view line) {
     std::string_view rest = statement(line, "__include");
+    if (rest.empty()) rest = statement(line, "#include");
     if (rest.empty() || !ok) return;
     std::string name = trimmed(rest);
     if (name.size() < 2 || name.front() != '"' || name.back() != '"') {
@@ -185,34 +187,43 @@ bool SlangModuleCache::ensureCompiled(const Module& m, const std::map<std::strin
     else inFlight_.emplace(m.key, promise.get_future().share());
   }
   if (other.valid()) return other.get();
+  // Waiters get an answer whatever happens here: an exception (a compiler's, a full disk's) reads as a failed
+  // module, so the kernel compiles from sources instead of a waiter seeing a broken promise.
   bool ok = true;
-  std::error_code ec;
-  if (!fs::exists(fileOf(m.key), ec)) {
-    std::vector<std::string> args = {m.path};
-    const std::vector<std::string> below = closureOf(m.name, graph);
-    std::optional<std::string> folder = below.empty() ? std::nullopt : linkFolder(below, graph);
-    if (folder) args.insert(args.end(), {"-I", *folder});
-    args.insert(args.end(), {"-I", shaderDir_});
-    args.insert(args.end(), flags_.begin(), flags_.end());
-    for (const auto& define : defines) {
-      const std::string& k = define.first;  // a named copy: lambdas may not capture structured bindings (clang 15)
-      if (mentions(m.text, k) || std::any_of(below.begin(), below.end(), [&](const std::string& n) {
-            return mentions(graph.at(n).text, k);
-          }))
-        args.push_back("-D" + k + (define.second.empty() ? "" : "=" + define.second));
-    }
-    for (const std::string& c : capabilities) args.insert(args.end(), {"-capability", c});
-    std::optional<std::string> code = compile_(args);
-    ok = code && !code->empty();
-    if (ok) {
-      fs::create_directories(root_, ec);
-      writeFileAtomic(fileOf(m.key), *code);
-      std::lock_guard lock(mutex_);
-      ++compiled_;
-    }
+  try {
+    ok = compileModule(m, graph, defines, capabilities);
+  } catch (const std::exception&) {
+    ok = false;
   }
   promise.set_value(ok);
   return ok;
+}
+
+bool SlangModuleCache::compileModule(const Module& m, const std::map<std::string, Module>& graph,
+                                     const Defines& defines, const std::vector<std::string>& capabilities) {
+  std::error_code ec;
+  if (fs::exists(fileOf(m.key), ec)) return true;
+  std::vector<std::string> args = {m.path};
+  const std::vector<std::string> below = closureOf(m.name, graph);
+  std::optional<std::string> folder = below.empty() ? std::nullopt : linkFolder(below, graph);
+  if (folder) args.insert(args.end(), {"-I", *folder});
+  args.insert(args.end(), {"-I", shaderDir_});
+  args.insert(args.end(), flags_.begin(), flags_.end());
+  for (const auto& define : defines) {
+    const std::string& k = define.first;  // a named copy: lambdas may not capture structured bindings (clang 14)
+    if (mentions(m.text, k) || std::any_of(below.begin(), below.end(), [&](const std::string& n) {
+          return mentions(graph.at(n).text, k);
+        }))
+      args.push_back("-D" + k + (define.second.empty() ? "" : "=" + define.second));
+  }
+  for (const std::string& c : capabilities) args.insert(args.end(), {"-capability", c});
+  std::optional<std::string> code = compile_(args);
+  if (!code || code->empty()) return false;
+  fs::create_directories(root_, ec);
+  writeFileAtomic(fileOf(m.key), *code);
+  std::lock_guard lock(mutex_);
+  ++compiled_;
+  return true;
 }
 
 std::optional<std::string> SlangModuleCache::prepare(const std::string& kernelText, const std::string& kernelDir,

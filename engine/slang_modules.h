@@ -60,8 +60,12 @@ class SlangModuleCache {
   static std::vector<std::string> closureOf(const std::string& name, const std::map<std::string, Module>& graph);
   std::optional<std::string> linkFolder(const std::vector<std::string>& names,
                                         const std::map<std::string, Module>& graph);
+  // Compiles `m` once per process (other threads asking for the same key wait for that compile).
   bool ensureCompiled(const Module& m, const std::map<std::string, Module>& graph, const Defines& defines,
                       const std::vector<std::string>& capabilities);
+  // The compile itself: true where the module's file is on disk afterwards.
+  bool compileModule(const Module& m, const std::map<std::string, Module>& graph, const Defines& defines,
+                     const std::vector<std::string>& capabilities);
   std::string fileOf(const std::string& key) const;
 
   std::string shaderDir_, root_, version_;

@@ -10,6 +10,7 @@
 
 #include "engine/error.h"
 #include "engine/slang_compiler.h"
+#include "engine/slang_library.h"
 #include "ops/linear_gemm.h"
 #include "tests/ops/gemm_coop_test_support.h"
 #include "tests/test_support.h"
@@ -113,6 +114,41 @@ TEST_F(SlangInProcessTest, ConcurrentCompilesAgreeAndSessionsAreTrimmed) {
   KernelSource again = list[0];
   again.defines = {{"SDGEN_TEST_AFTER_TRIM", "1"}};
   EXPECT_GT(parallel->compile(again).size(), 5u);
+}
+
+// Sessions are made at most 2 at once by default (16 compile threads making theirs together contend inside Slang:
+// docs/perf.md, session 54), SDGEN_SLANG_SESSION_CREATORS overrides; every compile still gets its own session.
+TEST_F(SlangInProcessTest, SessionsAreMadeAFewAtOnce) {
+  fs::create_directories(root_);
+  const std::string file = (root_ / "tiny.slang").string();
+  std::ofstream(file) << "RWStructuredBuffer<float> b;\n[shader(\"compute\")][numthreads(64, 1, 1)]\n"
+                         "void main(uint3 t: SV_DispatchThreadID) { b[t.x] = 2.0 * b[t.x]; }\n";
+  const std::string slangcDir = fs::path(defaultSlangc()).parent_path().string();
+  for (const char* setting : {static_cast<const char*>(nullptr), "1"}) {
+    if (setting) ::setenv("SDGEN_SLANG_SESSION_CREATORS", setting, 1);
+    std::string why;
+    std::unique_ptr<SlangLibrary> library = SlangLibrary::open(slangcDir, &why);
+    ::unsetenv("SDGEN_SLANG_SESSION_CREATORS");
+    ASSERT_TRUE(library) << why;
+    const int limit = setting ? 1 : 2;
+    EXPECT_EQ(library->sessionStats().limit, limit);
+    constexpr int kThreads = 6;
+    std::vector<SlangLibrary::Result> results(kThreads);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i)
+      threads.emplace_back([&, i] { results[i] = library->compile({file, "-target", "spirv", "-entry", "main"}); });
+    for (std::thread& t : threads) t.join();
+    for (const SlangLibrary::Result& r : results) {
+      EXPECT_TRUE(r.ok) << r.diagnostics;
+      EXPECT_EQ(r.code, results[0].code);
+    }
+    const SlangLibrary::SessionStats stats = library->sessionStats();
+    EXPECT_GE(stats.made, 1);
+    EXPECT_LE(stats.made, kThreads);
+    EXPECT_GE(stats.mostAtOnce, 1);
+    EXPECT_LE(stats.mostAtOnce, limit);
+    EXPECT_EQ(static_cast<int>(library->idleSessions()), stats.made);  // every session back in the pool
+  }
 }
 
 // A Slang error in-process: the compile throws with Slang's diagnostics and the generated file's path, and the

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 #include "engine/error.h"
 #include "engine/slang_compiler.h"
@@ -99,6 +100,36 @@ TEST_F(SlangModulesTest, AnEditBelowAModuleCompilesItAgain) {
   EXPECT_NE(below, part);
   EXPECT_EQ(below, sources.compile(kernel("1.0")));
   EXPECT_EQ(c.modulesCompiled(), 6u);  // lib.base and helper above it
+}
+
+TEST_F(SlangModulesTest, AnEditToAPreprocessorIncludeCompilesTheModuleAgain) {
+  write("lib/base.slang", "module base;\n#include \"base_value.slang\"\npublic float baseScale() { return BASE; }\n");
+  write("lib/base_value.slang", "#define BASE 2.0\n");
+  SlangCompiler sources = compiler(false, "reference");
+  SlangCompiler c = compiler();
+  const auto before = c.compile(kernel("1.0"));
+  EXPECT_EQ(before, sources.compile(kernel("1.0")));
+  write("lib/base_value.slang", "#define BASE 6.0\n");  // only the included file changes
+  const auto after = c.compile(kernel("1.0"));
+  EXPECT_NE(after, before);
+  EXPECT_EQ(after, sources.compile(kernel("1.0")));
+  EXPECT_EQ(c.modulesCompiled(), 5u);  // lib.base and helper above it again
+}
+
+TEST_F(SlangModulesTest, AModuleCompilerThatThrowsLeavesTheKernelToTheSources) {
+  int calls = 0;
+  SlangModuleCache cache((root_ / "shaders").string(), (root_ / "cache").string(), "v", {},
+                         [&](const std::vector<std::string>&) -> std::optional<std::string> {
+                           ++calls;
+                           throw std::runtime_error("disk full");
+                         });
+  const std::string text = kernel("1.0").generated;
+  EXPECT_EQ(cache.prepare(text, (root_ / "shaders").string(), {}, {}), std::nullopt);
+  EXPECT_EQ(calls, 1);  // the first module failed; nothing above it was tried
+  // The failure is remembered for this process (no second attempt, no broken promise for a waiter).
+  EXPECT_EQ(cache.prepare(text, (root_ / "shaders").string(), {}, {}), std::nullopt);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(cache.compiled(), 0u);
 }
 
 TEST_F(SlangModulesTest, WhatTheScanCannotFollowCompilesFromTheSources) {
