@@ -225,16 +225,32 @@ std::vector<uint32_t> SlangCompiler::compile(const KernelSource& source) {
     if (!fs::exists(input)) throw Error("kernel source not found: " + input);
     text = readFile(input);
   }
-  std::vector<std::string> args = {input, "-entry", source.entry};
   // The precompiled imports first, where they could be made (else Slang reads the sources, as before).
+  std::optional<std::string> folder;
   if (modules_ && text) {
     const auto t0 = std::chrono::steady_clock::now();
-    std::optional<std::string> folder =
-        modules_->prepare(*text, fs::path(input).parent_path().string(), source.defines, source.capabilities);
+    folder = modules_->prepare(*text, fs::path(input).parent_path().string(), source.defines, source.capabilities);
     tLastBreakdown.modulesMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (folder) args.insert(args.end(), {"-I", *folder});
   }
+  std::vector<uint32_t> out;
+  try {
+    out = compileSpirv(source, key, input, level, folder);
+  } catch (const Error&) {
+    if (!folder) throw;
+    // From the sources: Slang's own diagnostics where the kernel is wrong; where it is right, a module file Slang
+    // rejected (one that passed its checksum) is removed, to be compiled again.
+    out = compileSpirv(source, key, input, level, std::nullopt);
+    modules_->discard(*folder);
+  }
+  return out;
+}
+
+std::vector<uint32_t> SlangCompiler::compileSpirv(const KernelSource& source, const std::string& key,
+                                                  const std::string& input, const std::string& level,
+                                                  const std::optional<std::string>& modulesFolder) {
+  std::vector<std::string> args = {input, "-entry", source.entry};
+  if (modulesFolder) args.insert(args.end(), {"-I", *modulesFolder});
   args.insert(args.end(), {"-I", shaderDir_});
   args.insert(args.end(), kFlags.begin(), kFlags.end());
   args.push_back(level);
@@ -283,7 +299,7 @@ std::vector<uint32_t> SlangCompiler::compile(const KernelSource& source) {
   writeFileAtomic(cacheDir_ + "/spirv/" + key + ".spv", *blob);
   writeFileAtomic(cacheDir_ + "/spirv/" + key + ".deps", manifest);
   stats_.compiled++;
-  spirv.resize(blob->size() / 4);
+  std::vector<uint32_t> spirv(blob->size() / 4);
   std::memcpy(spirv.data(), blob->data(), blob->size());
   return spirv;
 }

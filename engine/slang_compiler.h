@@ -75,6 +75,10 @@ class SlangCompiler {
 
  private:
   bool tryCache(const std::string& key, std::vector<uint32_t>* spirv);
+  // Compiles `input` (the kernel's source file) to SPIR-V and caches it under `key`; with the precompiled modules
+  // of `modulesFolder` ahead of the shader folder where given.
+  std::vector<uint32_t> compileSpirv(const KernelSource& source, const std::string& key, const std::string& input,
+                                     const std::string& level, const std::optional<std::string>& modulesFolder);
   // A module's serialized form (slangc's -o x.slang-module), in-process or through slangc.
   std::optional<std::string> compileModule(const std::vector<std::string>& args);
   std::string slangc_, shaderDir_, cacheDir_, version_, subprocessReason_;

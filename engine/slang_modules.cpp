@@ -154,7 +154,10 @@ std::optional<std::string> SlangModuleCache::linkFolder(const std::vector<std::s
   for (const std::string& n : names) h.field(n).field(graph.at(n).key);  // names are sorted (a std::set's)
   const std::string folder = root_ + "/links/" + h.hex();
   std::error_code ec;
-  if (fs::is_directory(folder, ec)) return folder;
+  if (fs::is_directory(folder, ec)) {
+    if (linksIntact(folder, names, graph)) return folder;
+    fs::remove_all(folder, ec);  // tampered with or half-removed: made again below
+  }
   // Made aside and renamed into place: a compile never sees a folder missing some of its links.
   static std::atomic<uint64_t> serial{0};
   const std::string tmp = folder + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(serial++);
@@ -202,7 +205,7 @@ bool SlangModuleCache::ensureCompiled(const Module& m, const std::map<std::strin
 bool SlangModuleCache::compileModule(const Module& m, const std::map<std::string, Module>& graph,
                                      const Defines& defines, const std::vector<std::string>& capabilities) {
   std::error_code ec;
-  if (fs::exists(fileOf(m.key), ec)) return true;
+  if (intact(m.key)) return true;
   std::vector<std::string> args = {m.path};
   const std::vector<std::string> below = closureOf(m.name, graph);
   std::optional<std::string> folder = below.empty() ? std::nullopt : linkFolder(below, graph);
@@ -221,9 +224,50 @@ bool SlangModuleCache::compileModule(const Module& m, const std::map<std::string
   if (!code || code->empty()) return false;
   fs::create_directories(root_, ec);
   writeFileAtomic(fileOf(m.key), *code);
+  writeFileAtomic(fileOf(m.key) + ".sum", hashHex(*code));  // last: a file without its sum is compiled again
   std::lock_guard lock(mutex_);
   ++compiled_;
   return true;
+}
+
+bool SlangModuleCache::intact(const std::string& key) const {
+  const std::optional<std::string> code = readFile(fileOf(key)), sum = readFile(fileOf(key) + ".sum");
+  return code && sum && !code->empty() && hashHex(*code) == *sum;
+}
+
+bool SlangModuleCache::linksIntact(const std::string& folder, const std::vector<std::string>& names,
+                                   const std::map<std::string, Module>& graph) const {
+  size_t links = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(folder, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (!it->is_directory(ec)) ++links;
+  if (ec || links != names.size()) return false;
+  for (const std::string& n : names) {
+    std::string relative = n;
+    std::replace(relative.begin(), relative.end(), '.', '/');
+    const fs::path link = fs::path(folder) / (relative + ".slang-module");
+    if (!fs::is_symlink(fs::symlink_status(link, ec)) || fs::read_symlink(link, ec) != fs::path(fileOf(graph.at(n).key)))
+      return false;
+  }
+  return true;
+}
+
+void SlangModuleCache::discard(const std::string& folder) {
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(folder, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!fs::is_symlink(it->symlink_status(ec))) continue;
+    const fs::path target = fs::read_symlink(it->path(), ec);
+    // Only files of this cache's own folder (a link elsewhere is removed with the folder, its target kept).
+    if (!ec && target.parent_path() == fs::path(root_) && target.extension() == ".slang-module") {
+      fs::remove(target, ec);
+      fs::remove(target.string() + ".sum", ec);
+    }
+  }
+  fs::remove_all(folder, ec);
+  std::lock_guard lock(mutex_);
+  inFlight_.clear();  // every module is checked (and compiled where it is gone) again by the next prepare
 }
 
 std::optional<std::string> SlangModuleCache::prepare(const std::string& kernelText, const std::string& kernelDir,

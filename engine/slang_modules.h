@@ -7,9 +7,9 @@
 // A module's file is keyed by its content: the compiler version and flags, its own text and source path, the
 // keys of the modules it imports (so a change anywhere below it makes a new key), the capabilities, and the
 // defines whose names appear in its imports' texts (modules see the command line's defines, nothing else).
-// Files live in <cache>/slang-modules/<key>.slang-module; a kernel compile gets a folder of links named by the
-// import paths (conv/gemm_core.slang-module) to the files of exactly its imports, searched before the shader
-// folder. An import the scan cannot follow (a missing file, a cycle, a module that does not compile) leaves
+// Files live in <cache>/slang-modules/<key>.slang-module (beside it <key>.slang-module.sum, its checksum); a kernel
+// compile gets a folder of links named by the import paths (conv/gemm_core.slang-module) to the files of exactly
+// its imports, searched before the shader folder. An import the scan cannot follow (a missing file, a cycle, a module that does not compile) leaves
 // the kernel to Slang's own search of the sources: the same SPIR-V, and Slang's diagnostics.
 #include <functional>
 #include <future>
@@ -39,6 +39,11 @@ class SlangModuleCache {
                                      const std::vector<std::pair<std::string, std::string>>& defines,
                                      const std::vector<std::string>& capabilities);
 
+  // A kernel that failed to compile on `folder` (prepare's) but compiled from the sources: Slang rejected a
+  // module file that passed its checksum. Removes the folder and the module files it links to, so that they are
+  // compiled again.
+  void discard(const std::string& folder);
+
   // Modules compiled by this cache (not found on disk) since it was made.
   size_t compiled() const;
 
@@ -67,6 +72,12 @@ class SlangModuleCache {
   bool compileModule(const Module& m, const std::map<std::string, Module>& graph, const Defines& defines,
                      const std::vector<std::string>& capabilities);
   std::string fileOf(const std::string& key) const;
+  // Whether the module file of `key` is there and matches the checksum written after it (`<file>.sum`): a cache
+  // folder is hostile, and Slang aborts on some corrupt modules instead of reading the sources.
+  bool intact(const std::string& key) const;
+  // Whether an existing link folder holds exactly the links to the files of `names`.
+  bool linksIntact(const std::string& folder, const std::vector<std::string>& names,
+                   const std::map<std::string, Module>& graph) const;
 
   std::string shaderDir_, root_, version_;
   std::vector<std::string> flags_;

@@ -11,7 +11,9 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "engine/content_hash.h"
 #include "engine/error.h"
+#include "engine/file_util.h"
 #include "engine/slang_compiler.h"
 #include "tests/test_support.h"
 
@@ -130,6 +132,61 @@ TEST_F(SlangModulesTest, AModuleCompilerThatThrowsLeavesTheKernelToTheSources) {
   EXPECT_EQ(cache.prepare(text, (root_ / "shaders").string(), {}, {}), std::nullopt);
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(cache.compiled(), 0u);
+}
+
+// The cache folder is hostile: a module file that is cut short, emptied or overwritten (Slang aborts on some such
+// files instead of reading the sources) is compiled again, as is one that passes its checksum but that Slang
+// rejects, and a link folder whose links were changed is made again.
+TEST_F(SlangModulesTest, CorruptModuleFilesAreCompiledAgain) {
+  SlangCompiler sources = compiler(false, "reference");
+  const fs::path dir = root_ / "cache" / "slang-modules";
+  auto moduleFiles = [&] {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".slang-module") files.push_back(e.path());
+    return files;
+  };
+  auto overwrite = [](const fs::path& p) {  // 64 bytes of garbage a third of the way in
+    std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(p) / 3));
+    f << std::string(64, 'x');
+  };
+  compiler().compile(kernel("1.0"));
+  ASSERT_EQ(moduleFiles().size(), 3u);
+  int value = 2;
+  for (const std::string mode : {"overwritten", "cut short", "emptied"}) {
+    for (const fs::path& p : moduleFiles()) {
+      if (mode == "overwritten") overwrite(p);
+      else fs::resize_file(p, mode == "emptied" ? 0 : fs::file_size(p) / 2);
+    }
+    SlangCompiler c = compiler();
+    const auto k = kernel(std::to_string(value++) + ".0");
+    EXPECT_EQ(c.compile(k), sources.compile(k)) << mode;
+    EXPECT_EQ(c.modulesCompiled(), 3u) << mode;  // each failed its checksum
+  }
+  // Overwritten with a matching checksum: the kernel compiles from the sources, and the modules are made again.
+  for (const fs::path& p : moduleFiles()) {
+    overwrite(p);
+    std::ofstream(p.string() + ".sum", std::ios::trunc) << hashHex(*readFile(p.string()));
+  }
+  {
+    SlangCompiler c = compiler();
+    const auto k = kernel("7.0");
+    EXPECT_EQ(c.compile(k), sources.compile(k));
+    EXPECT_EQ(c.modulesCompiled(), 0u);
+  }
+  SlangCompiler again = compiler();
+  EXPECT_EQ(again.compile(kernel("8.0")), sources.compile(kernel("8.0")));
+  EXPECT_EQ(again.modulesCompiled(), 3u);
+  // A link pointed elsewhere: the folder is made again, the modules are used as they are.
+  for (const auto& e : fs::recursive_directory_iterator(dir / "links"))
+    if (e.path().filename() == "sdgen.slang-module") {
+      fs::remove(e.path());
+      fs::create_symlink(root_ / "shaders" / "sdgen.slang", e.path());
+    }
+  SlangCompiler relinked = compiler();
+  EXPECT_EQ(relinked.compile(kernel("9.0")), sources.compile(kernel("9.0")));
+  EXPECT_EQ(relinked.modulesCompiled(), 0u);
 }
 
 TEST_F(SlangModulesTest, WhatTheScanCannotFollowCompilesFromTheSources) {
