@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/content_hash.h"
 #include "engine/error.h"
 
 namespace sdgen {
@@ -36,6 +37,20 @@ void writeFileAtomic(const std::string& path, const std::string& data) {
     std::filesystem::remove(tmp, ec);
     throw Error("cannot rename " + tmp + " to " + path);
   }
+}
+
+void writeFileChecked(const std::string& path, const std::string& data) {
+  writeFileAtomic(path, data);
+  writeFileAtomic(path + ".sum", hashHex(data));
+}
+
+std::optional<std::string> readFileChecked(const std::string& path, size_t maxBytes) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > maxBytes || std::filesystem::file_size(path + ".sum", ec) != 32 || ec) return std::nullopt;
+  std::optional<std::string> data = readFile(path), sum = readFile(path + ".sum");
+  if (!data || !sum || hashHex(*data) != *sum) return std::nullopt;
+  return data;
 }
 
 std::string defaultCacheDir() {

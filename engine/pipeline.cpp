@@ -72,9 +72,11 @@ KernelRegistry::KernelRegistry(Device& device, SlangCompiler& compiler) : device
   li.pPushConstantRanges = &range;
   vkCheck(vkCreatePipelineLayout(device.handle(), &li, nullptr, &layout_), "vkCreatePipelineLayout");
 
-  auto data = readFile(cachePath());
+  // Checksummed: the driver validates the header (vendor, device, UUID) and ignores a foreign blob, but what
+  // follows the header is the driver's own, read without checks that a damaged file could not get past.
+  auto data = readFileChecked(cachePath());
   VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
-  if (data) {  // the driver validates the header (vendor, device, UUID) and ignores a foreign blob
+  if (data) {
     ci.initialDataSize = data->size();
     ci.pInitialData = data->data();
   }
@@ -104,7 +106,7 @@ KernelRegistry::~KernelRegistry() {
     std::string data(size, '\0');
     if (vkGetPipelineCacheData(device_.handle(), cache_, &size, data.data()) == VK_SUCCESS) {
       try {
-        writeFileAtomic(cachePath(), data);
+        writeFileChecked(cachePath(), data);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "sdgen: warning: pipeline cache not saved: %s\n", e.what());
       }

@@ -172,7 +172,7 @@ static void normalizeSourceLanguage(std::string* blob) {
 }
 
 bool SlangCompiler::tryCache(const std::string& key, std::vector<uint32_t>* spirv) {
-  auto manifest = readFile(cacheDir_ + "/spirv/" + key + ".deps");
+  auto manifest = readFileChecked(cacheDir_ + "/spirv/" + key + ".deps");
   if (!manifest) return false;
   std::istringstream in(*manifest);
   std::string hash, path;
@@ -180,7 +180,7 @@ bool SlangCompiler::tryCache(const std::string& key, std::vector<uint32_t>* spir
     auto content = readFile(path);
     if (!content || hashHex(*content) != hash) return false;
   }
-  auto blob = readFile(cacheDir_ + "/spirv/" + key + ".spv");
+  auto blob = readFileChecked(cacheDir_ + "/spirv/" + key + ".spv");  // a corrupt module would reach the driver
   if (!blob || blob->size() % 4 != 0 || blob->empty()) return false;
   spirv->resize(blob->size() / 4);
   std::memcpy(spirv->data(), blob->data(), blob->size());
@@ -296,8 +296,8 @@ std::vector<uint32_t> SlangCompiler::compileSpirv(const KernelSource& source, co
     manifest += hashHex(*content) + " " + fs::absolute(dep).string() + "\n";
   }
   fs::create_directories(cacheDir_ + "/spirv");
-  writeFileAtomic(cacheDir_ + "/spirv/" + key + ".spv", *blob);
-  writeFileAtomic(cacheDir_ + "/spirv/" + key + ".deps", manifest);
+  writeFileChecked(cacheDir_ + "/spirv/" + key + ".spv", *blob);
+  writeFileChecked(cacheDir_ + "/spirv/" + key + ".deps", manifest);
   stats_.compiled++;
   std::vector<uint32_t> spirv(blob->size() / 4);
   std::memcpy(spirv.data(), blob->data(), blob->size());

@@ -223,16 +223,15 @@ bool SlangModuleCache::compileModule(const Module& m, const std::map<std::string
   std::optional<std::string> code = compile_(args);
   if (!code || code->empty()) return false;
   fs::create_directories(root_, ec);
-  writeFileAtomic(fileOf(m.key), *code);
-  writeFileAtomic(fileOf(m.key) + ".sum", hashHex(*code));  // last: a file without its sum is compiled again
+  writeFileChecked(fileOf(m.key), *code);  // its checksum last: a file without one is compiled again
   std::lock_guard lock(mutex_);
   ++compiled_;
   return true;
 }
 
 bool SlangModuleCache::intact(const std::string& key) const {
-  const std::optional<std::string> code = readFile(fileOf(key)), sum = readFile(fileOf(key) + ".sum");
-  return code && sum && !code->empty() && hashHex(*code) == *sum;
+  const std::optional<std::string> code = readFileChecked(fileOf(key));
+  return code && !code->empty();
 }
 
 bool SlangModuleCache::linksIntact(const std::string& folder, const std::vector<std::string>& names,

@@ -8,6 +8,7 @@
 #include "engine/command_sequence.h"
 #include "engine/context.h"
 #include "engine/error.h"
+#include "engine/file_util.h"
 #include "tests/test_support.h"
 
 namespace sdgen {
@@ -51,6 +52,44 @@ TEST_F(CompileCacheTest, SecondRunCompilesNothing) {
   SlangCompiler again = compiler();  // a new process would see the same: state is only on disk
   again.compile(src);
   EXPECT_EQ(again.stats().compiled.load(), 0u);
+  EXPECT_EQ(again.stats().cacheHits.load(), 1u);
+}
+
+// A cache entry changed on disk (a byte of its SPIR-V, its manifest, or its checksum; same sizes, so that the SPIR-V
+// still reads as whole words) is compiled again instead of reaching the driver.
+TEST_F(CompileCacheTest, ADamagedEntryIsCompiledAgain) {
+  KernelSource src;
+  src.module = "kernel.slang";
+  const std::vector<uint32_t> good = compiler().compile(src);
+  std::vector<fs::path> spv, deps, sums;
+  for (const auto& e : fs::directory_iterator(root_ / "cache" / "spirv")) {
+    const std::string name = e.path().filename().string();
+    if (name.size() > 4 && name.substr(name.size() - 4) == ".spv") spv.push_back(e.path());
+    else if (name.size() > 5 && name.substr(name.size() - 5) == ".deps") deps.push_back(e.path());
+    else if (name.size() > 4 && name.substr(name.size() - 4) == ".sum") sums.push_back(e.path());
+  }
+  ASSERT_EQ(spv.size(), 1u);
+  ASSERT_EQ(deps.size(), 1u);
+  ASSERT_EQ(sums.size(), 2u);
+  auto flip = [](const fs::path& p, size_t at) {
+    std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(at));
+    char c = 0;
+    f.get(c);
+    f.seekp(static_cast<std::streamoff>(at));
+    f.put(static_cast<char>(c ^ 0x5a));
+  };
+  const std::vector<std::pair<fs::path, size_t>> damage = {
+      {spv[0], size_t(fs::file_size(spv[0]) / 2)}, {deps[0], 3}, {sums[0], 0}, {sums[1], 31}};
+  for (const auto& [file, at] : damage) {
+    flip(file, at);
+    SlangCompiler c = compiler();
+    EXPECT_EQ(c.compile(src), good) << file;
+    EXPECT_EQ(c.stats().compiled.load(), 1u) << file;
+    EXPECT_EQ(c.stats().cacheHits.load(), 0u) << file;
+  }
+  SlangCompiler again = compiler();  // rewritten whole
+  EXPECT_EQ(again.compile(src), good);
   EXPECT_EQ(again.stats().cacheHits.load(), 1u);
 }
 
@@ -186,6 +225,48 @@ TEST_F(KernelPrepareTest, PrepareCompilesInParallelThenGetIsFree) {
   EXPECT_EQ(local.compiler().stats().compiled.load(), sources.size());
   EXPECT_EQ(local.instance().validation().count(), 0u);
   std::filesystem::remove_all(options.cacheDir);
+}
+
+// The driver's pipeline cache is saved with a checksum; one damaged on disk is not handed to the driver (which
+// checks only its header), and the next registry starts empty, works, and saves a whole one again.
+TEST_F(KernelPrepareTest, ADamagedPipelineCacheIsNotGivenToTheDriver) {
+  namespace fs = std::filesystem;
+  ContextOptions options;
+  options.validation = true;
+  options.cacheDir = (fs::temp_directory_path() / ("sdgen-pipeline-cache-" + std::to_string(::getpid()))).string();
+  fs::remove_all(options.cacheDir);
+  KernelSource fill;
+  fill.module = "basic/fill.slang";
+  fill.defines = {{"SDGEN_DTYPE", "0"}};
+  auto pipelineCaches = [&] {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(options.cacheDir)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("pipelines-", 0) == 0 && e.path().extension() == ".bin") files.push_back(e.path());
+    }
+    return files;
+  };
+  { Context(options).kernels().get(fill); }
+  std::vector<fs::path> files = pipelineCaches();
+  ASSERT_EQ(files.size(), 1u);
+  ASSERT_TRUE(fs::exists(files[0].string() + ".sum"));
+  const auto size = fs::file_size(files[0]);
+  {  // its last byte changed (lavapipe's cache may be little more than the header)
+    std::fstream f(files[0], std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(size - 1));
+    char c = 0;
+    f.get(c);
+    f.seekp(static_cast<std::streamoff>(size - 1));
+    f.put(static_cast<char>(c ^ 0x5a));
+  }
+  EXPECT_FALSE(readFileChecked(files[0].string()).has_value());
+  {
+    Context local(options);
+    local.kernels().get(fill);
+    EXPECT_EQ(local.instance().validation().count(), 0u);
+  }
+  EXPECT_TRUE(readFileChecked(files[0].string()).has_value());
+  fs::remove_all(options.cacheDir);
 }
 
 }  // namespace
