@@ -103,19 +103,11 @@ SlangLibrary::~SlangLibrary() {
 }
 
 void* SlangLibrary::takeSession(double* createdMs) {
-  {
-    std::lock_guard lock(mutex_);
-    if (!idle_.empty()) {
-      void* s = idle_.back();
-      idle_.pop_back();
-      return s;
-    }
-  }
   const auto t0 = std::chrono::steady_clock::now();
   {
     std::unique_lock lock(mutex_);
     if (creatorLimit_ > 0) creatorFree_.wait(lock, [&] { return creating_ < creatorLimit_ || !idle_.empty(); });
-    if (!idle_.empty()) {  // one was given back while this thread waited
+    if (!idle_.empty()) {  // an idle one (perhaps given back while this thread waited): its wait is what it cost
       void* s = idle_.back();
       idle_.pop_back();
       *createdMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

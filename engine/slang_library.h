@@ -34,7 +34,7 @@ class SlangLibrary {
     std::string code;                // the first target's code (SPIR-V words), or the module (Output::Module)
     std::vector<std::string> deps;   // every source file the compile read, as slangc's -depfile lists them
     std::string diagnostics;         // warnings and errors, as slangc prints them
-    double sessionMs = 0;            // making a session for it (none idle in the pool); 0 where one was reused
+    double sessionMs = 0;            // getting a session: making one, or waiting for one (~0 where one was idle)
   };
   // What a compile returns: the first target's code, or the serialized module slangc writes for
   // `-o name.slang-module` (the arguments then name no target; engine/slang_modules.h).

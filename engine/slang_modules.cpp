@@ -55,6 +55,13 @@ bool mentions(const std::string& text, const std::string& name) {
 
 constexpr size_t kMaxIncludeDepth = 8;
 
+// A module's path below a search folder without its extension: `conv.gemm_core` -> `conv/gemm_core`.
+std::string modulePath(const std::string& name) {
+  std::string path = name;
+  std::replace(path.begin(), path.end(), '.', '/');
+  return path;
+}
+
 // A module's text with its `__include "file"` and `#include "file"` parts appended (relative to the including
 // file), so that editing a part changes the module's key; nullopt (compile from sources) where one is missing, is
 // not a quoted name, or is nested too deep.
@@ -110,8 +117,7 @@ bool SlangModuleCache::load(const std::string& name, const std::string& fromDir,
   if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") !=
                           std::string::npos)
     return false;  // `import "file.slang"` and anything else the scan does not follow
-  std::string relative = name;
-  std::replace(relative.begin(), relative.end(), '.', '/');
+  const std::string relative = modulePath(name);
   // Slang searches the importing file's folder first: a module there is not the shader folder's.
   std::error_code ec;
   if (fs::path(fromDir) != fs::path(shaderDir_) && fs::exists(fs::path(fromDir) / (relative + ".slang"), ec))
@@ -162,9 +168,7 @@ std::optional<std::string> SlangModuleCache::linkFolder(const std::vector<std::s
   static std::atomic<uint64_t> serial{0};
   const std::string tmp = folder + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(serial++);
   for (const std::string& n : names) {
-    std::string relative = n;
-    std::replace(relative.begin(), relative.end(), '.', '/');
-    const fs::path link = fs::path(tmp) / (relative + ".slang-module");
+    const fs::path link = fs::path(tmp) / (modulePath(n) + ".slang-module");
     fs::create_directories(link.parent_path(), ec);
     fs::create_symlink(fileOf(graph.at(n).key), link, ec);
     if (ec) {
@@ -243,10 +247,8 @@ bool SlangModuleCache::linksIntact(const std::string& folder, const std::vector<
     if (!it->is_directory(ec)) ++links;
   if (ec || links != names.size()) return false;
   for (const std::string& n : names) {
-    std::string relative = n;
-    std::replace(relative.begin(), relative.end(), '.', '/');
-    const fs::path link = fs::path(folder) / (relative + ".slang-module");
-    if (!fs::is_symlink(fs::symlink_status(link, ec)) || fs::read_symlink(link, ec) != fs::path(fileOf(graph.at(n).key)))
+    const fs::path link = fs::path(folder) / (modulePath(n) + ".slang-module");
+    if (!fs::is_symlink(fs::symlink_status(link, ec)) || fs::read_symlink(link, ec) != fileOf(graph.at(n).key))
       return false;
   }
   return true;
