@@ -159,6 +159,15 @@ std::vector<std::string> KernelRegistry::queuedKeys() const {
   return keys;
 }
 
+void KernelRegistry::waitForRequested() const {
+  std::vector<std::shared_future<const ComputePipeline*>> futures;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& entry : pending_) futures.push_back(entry.second.future);
+  }
+  for (const auto& f : futures) f.wait();  // a dropped compile (registry stopping) is ready too: a broken promise
+}
+
 KernelRef KernelRegistry::request(const KernelSource& source) {
   // The registry's key is the request's own (KernelSource::requestKey: compileQueuedNow, queuedKeys); every
   // kernel is compiled for the parameter words this registry pushes (shaders/sdgen.slang SDGEN_PUSH_WORDS), a

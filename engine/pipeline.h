@@ -118,6 +118,9 @@ class KernelRegistry {
   bool compileQueuedNow(const std::string& key);
   // The keys of the compiles not started yet, in the order the workers take them (tests).
   std::vector<std::string> queuedKeys() const;
+  // Waits until every compile requested so far has finished or failed; a failure stays with the requests'
+  // own waits (tests: a fault test reads its operation counts once the compiles queued ahead have run).
+  void waitForRequested() const;
 
   // While one lives on a thread, the kernels that thread requests go to the front of the compile queue: the
   // conv autotune needs a problem's candidates now, ahead of every graph kernel requested before them (else

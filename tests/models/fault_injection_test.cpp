@@ -110,13 +110,28 @@ void everyFaultMidLoadAndMidGeneration(bool hostPacking) {
       setFaultPlan(std::string(kNames[k]) + ":" + std::to_string(nth));
       std::unique_ptr<pipeline::TextToImage> t2i;
       std::string error;
+      std::vector<float> first;  // the image of a generation that the fault did not stop
       try {
         t2i = std::make_unique<pipeline::TextToImage>(*ctx, pipeline::LoadOptions{.modelPath = model});
-        (void)t2i->generate(request());
+        first = t2i->generate(request()).pixels;
       } catch (const Error& e) {
         error = e.what();
       }
-      EXPECT_NE(error.find(kMessages[k]), std::string::npos) << "error: '" << error << "'";
+      if (error.empty() && kKinds[k] == FaultKind::Pipeline) {
+        // The designed recovery of a compile queued ahead (by the load, or earlier in the generation) that failed
+        // before anything waited for it: the registry forgets a failed compile, so the generation's own request
+        // compiled that kernel again, and the generation ran without an error (finding 6, docs/reliability.md).
+        // Which compile the Nth creation is depends on the compile workers' timing. The fault must have fired,
+        // and the image must be the reference's, bit for bit.
+        ctx->kernels().waitForRequested();
+        EXPECT_GE(faultOperationCount(kKinds[k]), nth) << "the planned pipeline fault never happened";
+        ASSERT_EQ(first.size(), reference.size());
+        EXPECT_EQ(std::memcmp(first.data(), reference.data(), first.size() * sizeof(float)), 0);
+        std::printf("    %s: no error; the failed compile was compiled again when asked for\n",
+                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+      } else {
+        EXPECT_NE(error.find(kMessages[k]), std::string::npos) << "error: '" << error << "'";
+      }
       // Loading mostly queues the compiles, so a pipeline that fails while the model loads may surface at the
       // first generate() (the loaded model stays usable) or fail the load (a kernel the load itself waits for).
       if (kKinds[k] != FaultKind::Pipeline) {

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "engine/fault_injection.h"
 #include "engine/pipeline.h"
 #include "ops/basic_kernels.h"
 #include "tests/test_support.h"
@@ -138,6 +139,34 @@ TEST_F(CommandSequenceTest, ParameterWordsFromPushConstantsAndMemory) {
   EXPECT_EQ(got[1], params[59] + params[60]);
   EXPECT_EQ(got[70], params[2]);
   EXPECT_EQ(got[71], params[71]);
+}
+
+// Finding 6 (docs/reliability.md): a compile that fails while nothing waits for it (one queued ahead) is forgotten,
+// so the next request compiles the kernel again and gets a working pipeline; a request that shared the failed
+// compile reports its error.
+TEST_F(CommandSequenceTest, AFailedCompileNothingWaitedForIsCompiledAgainWhenAskedFor) {
+  Allocation out = ctx().allocate(4, "compiled again");
+  KernelSource src;
+  src.generated =
+      "import sdgen;\n[shader(\"compute\")]\n[numthreads(1, 1, 1)]\nvoid main(uint3 t : SV_DispatchThreadID) {\n"
+      "  *(uint*)paramAddress(0) = 4242u;  // AFailedCompileNothingWaitedForIsCompiledAgainWhenAskedFor\n}\n";
+  src.label = "compiled again";
+  ctx().kernels().waitForRequested();  // no other compile in flight: the fault's count is this kernel's
+  setFaultPlan("pipeline:1");
+  KernelRef failed = ctx().kernels().request(src);  // queued ahead, not waited for
+  ctx().kernels().waitForRequested();
+  EXPECT_EQ(faultOperationCount(FaultKind::Pipeline), 1u);
+  KernelRef again = ctx().kernels().request(src);
+  CommandSequence seq(ctx());
+  const std::vector<uint32_t> params = {uint32_t(out.address()), uint32_t(out.address() >> 32)};
+  seq.dispatch(again, {1, 1, 1}, params, {}, {range(out)}, src.label);
+  EXPECT_NO_THROW(seq.run());
+  EXPECT_EQ(faultOperationCount(FaultKind::Pipeline), 2u);  // compiled again
+  setFaultPlan("");
+  uint32_t got = 0;
+  ctx().download(out, 0, std::span(reinterpret_cast<uint8_t*>(&got), 4));
+  EXPECT_EQ(got, 4242u);
+  test::expectErrorContaining([&] { failed.wait(); }, "vkCreateComputePipelines");
 }
 
 }  // namespace
