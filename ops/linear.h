@@ -116,6 +116,9 @@ struct GemmInfo {
                                        // norm, 4 Winograd F(2,3), 5 an upsampled convolution's phases
   int splitK = 1;                      // coop: K split over this many workgroups, summed by a second launch
   bool halfPartials = false;           // split-K: the partials stored in fp16 (gemm_coop.slang SPLIT = 2)
+  // split-K with fp16 partials summed by each tile's last part in the GEMM's own launch (gemm_coop.slang SPLIT 5;
+  // SDGEN_SPLIT_FUSED_SUM=1, a measurement knob, session 55): no second launch
+  bool fusedSplitSum = false;
   bool edgeChecks = true;              // coop: bounds checks on M, N, K (off where every tile is whole: EDGE 0)
   bool residualPreloaded = false;      // coop: the sink's residual add loaded into the accumulators (words 26-27)
   bool normInSum = false;              // LinearOptions::normOutput written by the split-K sum launch

@@ -109,7 +109,7 @@ std::string gemmWrapperSource(const GemmInfo& info, const GemmTile& tile, bool b
            std::to_string(tile.warpRows) + ", " + std::to_string(tile.warpCols) + ", " +
            std::string(tile.f16Accumulators ? (tile.flushK > 0 ? "3" : "2") : tile.halfAccumulate ? "1" : "0") + ", " +
            std::string(tile.tailParts > 1 ? (info.halfPartials ? "3" : "4")
-                       : tile.splitK <= 1 ? "0" : info.halfPartials ? "2" : "1") +
+                       : tile.splitK <= 1 ? "0" : info.fusedSplitSum ? "5" : info.halfPartials ? "2" : "1") +
            ", " + flag(geglu) + ", " + flag(tile.doubleBuffer) + ", " + std::to_string(tile.coopSharedWords()) +
            ", " + flag(info.edgeChecks) + ">(group, local);\n}\n";
   if (tile.isGemv())
@@ -179,6 +179,12 @@ static bool halfSplitPartials(const Sink& out) {
   return !written.empty() && std::all_of(written.begin(), written.end(), [](const TensorView& t) {
     return !t.isInt32 && t.dtype == DType::F16;
   });
+}
+
+// SDGEN_SPLIT_FUSED_SUM=1: split-K's fp16 partials summed by each tile's last part (GemmInfo::fusedSplitSum).
+static bool fusedSplitSumKnob() {
+  const char* v = std::getenv("SDGEN_SPLIT_FUSED_SUM");
+  return v && std::strcmp(v, "1") == 0;
 }
 
 // SDGEN_GEMM_RESIDUAL=0: residual adds stay in the sink (measurements).
@@ -344,6 +350,9 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   info.vectorOut = (p.geglu ? p.n / 2 : p.n) % 4 == 0;
   info.splitK = int(splits);
   info.halfPartials = (splits > 1 || tail) && halfSplitPartials(p.out);
+  // (p.normOutput: the split sum that also writes the layer norm stays a launch of its own)
+  info.fusedSplitSum = splits > 1 && !tail && info.halfPartials && tile.isCoop() && !p.geglu && !p.normOutput &&
+                       !p.rowsOutput && p.n % 4 == 0 && fusedSplitSumKnob();
   // Whole tiles only (M, N, K multiples of the tile; split-K parts are whole slices): the kernel drops its
   // bounds checks (EDGE 0).
   info.edgeChecks = !(tile.isCoop() && p.m % tile.bm == 0 && p.n % tile.bn == 0 && p.k % tile.bk == 0 &&
@@ -483,6 +492,13 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
   if (tile.isCoop() && tile.fixedShape) fixHeaderWords(info, params);
   if (info.aMode == 9)  // words 32-35 (gemm_coop.slang A_MODE 9)
     params.address(p.rowsOutput->counters).u32(uint32_t(p.rowsOutput->firstTileRow)).u32(uint32_t(p.rowsOutput->ho));
+  MemRange tileCounters{};
+  if (info.fusedSplitSum) {  // words 32-33 (gemm_coop.slang SPLIT 5): a counter per batch and tile
+    const uint64_t count = uint64_t(p.batches) * info.groups[0] * info.groups[1];
+    const Allocation& counters = p.scratch->counters(count);
+    tileCounters = MemRange{counters.address(), count * 4};
+    params.address(counters.address());
+  }
 
   // Each operand gets its own vector decision: A along K, B and the output along N.
   ExprCodegen genA(params, {info.vectorA, false});
@@ -547,6 +563,15 @@ GemmInfo recordGemm(Context& ctx, CommandSequence& seq, const GemmProblem& p) {
     std::vector<MemRange> writes = sinkWrites;
     writes.push_back(partials);
     seq.dispatch(ctx.kernels().request(src), info.groups, params, reads, writes, p.label);
+  } else if (info.fusedSplitSum) {  // the parts, then each tile's last part sums them through the sink
+    reads.insert(reads.end(), sinkReads.begin(), sinkReads.end());
+    std::vector<MemRange> writes = sinkWrites;
+    for (const MemRange& r : {partials, tileCounters}) {
+      reads.push_back(r);
+      writes.push_back(r);
+    }
+    seq.dispatch(ctx.kernels().request(src), info.groups, params, reads, writes, p.label);
+    return info;
   } else {
     seq.dispatch(ctx.kernels().request(src), info.groups, params, reads, std::span(&partials, 1), p.label);
   }

@@ -5,6 +5,7 @@
 // flushed at channel slices, two images, several block rows and columns, padding on every side, a residual loaded
 // into the accumulators), the real tiles on tensor-core devices (raw, staged and group-norm inputs), the contract's
 // refusals by name, and the candidates' names and flush intervals. Suite ConvTest (conv2d_test_fixture.h).
+#include <cstring>
 #include <filesystem>
 #include <string>
 
@@ -63,6 +64,8 @@ TEST_P(ConvTest, CoopHaloEmulated) {
       // part 0's; and 3 parts of one slice each with fp16 accumulators, two images
       {{"halo split 2", 1, 4, 16, 96, 32, k3}, emulatedHaloTile(2, false, 0, 2)},
       {{"halo split 3", 2, 2, 16, 96, 32, k3}, emulatedHaloTile(2, true, 0, 3)},
+      // 2 block columns (W 32): a tile's rows are not consecutive GEMM rows (the fused split sum's addressing)
+      {{"halo split 2 wide", 1, 4, 32, 64, 32, k3}, emulatedHaloTile(2, true, 0, 2)},
       // 3 taps per step on 16-channel slices (halo3): fp32; fp16 flushed every slice (K 432: 3 chunks of 144,
       // 2 planes); split in 2 parts of 3 + 2 slices, two images
       {{"halo3", 1, 4, 16, 48, 32, k3}, emulatedHaloTile(2, false, 0, 1, 16)},
@@ -103,6 +106,18 @@ TEST_P(ConvTest, CoopHaloEmulated) {
                               : e.tile.bk == 16   ? ", 3 taps per step"
                                                   : "");
     std::printf("%s: relative error %.3g\n", what.c_str(), compareRoundedInput(read(out), ref, what));
+    if (info.splitK > 1 && info.halfPartials) {  // summed by each tile's last part (SPLIT 5): the same bits
+      test::ScopedEnv fusedSum("SDGEN_SPLIT_FUSED_SUM", "1");
+      TensorView again = output(os);
+      ops::GemmProblem f = haloProblem(x, l, c.h, c.w, c.cin, c.cout, residualAdd(bufferSink(again), residual),
+                                       &scratch_, e.tile);
+      CommandSequence fused(ctx());
+      EXPECT_TRUE(ops::recordGemm(ctx(), fused, f).fusedSplitSum) << what;
+      EXPECT_EQ(fused.dispatchCount() + 1, seq.dispatchCount()) << what;
+      fused.run();
+      const std::vector<float> a = read(out), b = read(again);
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << what << ", the sum in the GEMM's launch";
+    }
   }
 }
 
