@@ -2,6 +2,7 @@
 
 #include "engine/tensor_io.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -40,6 +41,12 @@ Allocation uploadFloats(Context& ctx, std::span<const float> values, DType dtype
 
 std::vector<float> downloadFloats(Context& ctx, const Allocation& a, size_t count, DType dtype) {
   return sdgen::downloadFloats(ctx, a, count, dtype);
+}
+
+size_t differingBits(const std::vector<float>& a, const std::vector<float>& b) {
+  size_t d = a.size() != b.size() ? 1 : 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) d += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
+  return d;
 }
 
 void poison(Context& ctx, const Allocation& a) {

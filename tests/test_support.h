@@ -56,6 +56,8 @@ class ScopedEnv {
 Allocation uploadFloats(Context& ctx, std::span<const float> values, DType dtype, const char* what = "test input");
 // Downloads `count` elements of `dtype` as floats.
 std::vector<float> downloadFloats(Context& ctx, const Allocation& a, size_t count, DType dtype);
+// How many elements differ bit for bit (a size mismatch counts as one more).
+size_t differingBits(const std::vector<float>& a, const std::vector<float>& b);
 // Fills an allocation with a NaN pattern so unwritten elements are detectable.
 void poison(Context& ctx, const Allocation& a);
 std::vector<float> randomFloats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);

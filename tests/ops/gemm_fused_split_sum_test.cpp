@@ -62,11 +62,6 @@ class FusedSplitSumTest : public test::TensorTest {
     }
     return res;
   }
-  static size_t differing(const std::vector<float>& a, const std::vector<float>& b) {
-    size_t d = a.size() != b.size() ? 1 : 0;
-    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) d += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
-    return d;
-  }
   void expectSameBits(int64_t m, int64_t n, int64_t k, const ops::GemmTile& tile, uint32_t seed) {
     const Result apart = run(m, n, k, tile, nullptr, seed), fused = run(m, n, k, tile, "1", seed);
     const std::string what = tile.describe() + " on " + std::to_string(m) + "x" + std::to_string(n) + "x" +
@@ -74,10 +69,11 @@ class FusedSplitSumTest : public test::TensorTest {
     EXPECT_FALSE(apart.info.fusedSplitSum) << what;
     EXPECT_TRUE(fused.info.fusedSplitSum) << what;
     EXPECT_EQ(fused.launches + 1, apart.launches) << what;
-    EXPECT_EQ(differing(apart.first, fused.first), 0u) << what << ": the fused sum's bits differ";
+    EXPECT_EQ(test::differingBits(apart.first, fused.first), 0u) << what << ": the fused sum's bits differ";
     EXPECT_EQ(std::count_if(fused.first.begin(), fused.first.end(), [](float v) { return std::isnan(v); }), 0) << what;
-    EXPECT_EQ(differing(fused.first, fused.second), 0u) << what << ": the second replay differs (counters not zero)";
-    EXPECT_EQ(differing(apart.first, apart.second), 0u) << what;
+    EXPECT_EQ(test::differingBits(fused.first, fused.second), 0u)
+        << what << ": the second replay differs (counters not zero)";
+    EXPECT_EQ(test::differingBits(apart.first, apart.second), 0u) << what;
   }
 
   ops::Conv2dScratch scratch_{ctx()};

@@ -70,11 +70,6 @@ class LinearNormOutputTest : public test::TensorTest {
             "layer norm of the output, " + tile.describe() + (form ? std::string(", in the sum ") + form : ""));
     return res;
   }
-  static size_t differing(const std::vector<float>& a, const std::vector<float>& b) {
-    size_t d = a.size() != b.size() ? 1 : 0;
-    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) d += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
-    return d;
-  }
 
   ops::Conv2dScratch scratch_{ctx()};
   std::vector<std::unique_ptr<ops::LinearWeights>> weights_;
@@ -89,8 +84,8 @@ TEST_P(LinearNormOutputTest, SplitSumWritesTheSameBitsAsItsOwnLaunch) {
   const bool subgroupRows = ops::layerNormRowsLayout(ctx().info(), 72).rows > 0;
   EXPECT_EQ(fused.normInSum, subgroupRows);
   EXPECT_EQ(fused.launches + (subgroupRows ? 1 : 0), apart.launches);  // the sum writes the norm: one launch fewer
-  EXPECT_EQ(differing(apart.x, fused.x), 0u) << "the stored output differs";
-  EXPECT_EQ(differing(apart.normed, fused.normed), 0u) << "the layer norm differs";
+  EXPECT_EQ(test::differingBits(apart.x, fused.x), 0u) << "the stored output differs";
+  EXPECT_EQ(test::differingBits(apart.normed, fused.normed), 0u) << "the layer norm differs";
   // Without a split there is no sum launch: the norm is its own launch, fused or not.
   const Result unsplit = run(70, 72, 104, emulatedSplit(1), "1", 4200);
   EXPECT_FALSE(unsplit.normInSum);
@@ -99,7 +94,7 @@ TEST_P(LinearNormOutputTest, SplitSumWritesTheSameBitsAsItsOwnLaunch) {
   const Result rowForm = run(70, 72, 104, emulatedSplit(3), "2", 4100);
   EXPECT_TRUE(rowForm.normInSum);
   EXPECT_EQ(rowForm.launches + 1, apart.launches);
-  EXPECT_EQ(differing(apart.x, rowForm.x), 0u) << "the stored output differs";
+  EXPECT_EQ(test::differingBits(apart.x, rowForm.x), 0u) << "the stored output differs";
   double worst = 0;
   for (size_t i = 0; i < apart.normed.size(); ++i)
     worst = std::max(worst, double(std::abs(apart.normed[i] - rowForm.normed[i])));
@@ -108,18 +103,18 @@ TEST_P(LinearNormOutputTest, SplitSumWritesTheSameBitsAsItsOwnLaunch) {
   // Unset, the knob means form 2 (session 41's default).
   const Result byDefault = run(70, 72, 104, emulatedSplit(3), nullptr, 4100);
   EXPECT_TRUE(byDefault.normInSum);
-  EXPECT_EQ(differing(byDefault.normed, rowForm.normed), 0u) << "the default is not form 2";
+  EXPECT_EQ(test::differingBits(byDefault.normed, rowForm.normed), 0u) << "the default is not form 2";
   // On tensor cores, the real split tiles (64x64 in 4 parts, the split fp16-accumulator tile) at SDXL's width.
   if (ops::gemmCoopSupported(ctx().info())) {
     ops::GemmTile half = test::flushed(ops::GemmTile::coopTile(256, 256, 32, 8, 4, false, 3), 0, true);
     for (const ops::GemmTile& t : {ops::GemmTile::coopTile(64, 64, 32, 2, 2, false, 4), half}) {
       const Result a = run(512, 1280, 1280, t, "0", 4400), f = run(512, 1280, 1280, t, "1", 4400);
       EXPECT_TRUE(f.normInSum) << t.describe();
-      EXPECT_EQ(differing(a.x, f.x), 0u) << t.describe();
-      EXPECT_EQ(differing(a.normed, f.normed), 0u) << t.describe();
+      EXPECT_EQ(test::differingBits(a.x, f.x), 0u) << t.describe();
+      EXPECT_EQ(test::differingBits(a.normed, f.normed), 0u) << t.describe();
       const Result r = run(512, 1280, 1280, t, "2", 4400);
       EXPECT_TRUE(r.normInSum) << t.describe();
-      EXPECT_EQ(differing(a.x, r.x), 0u) << t.describe();
+      EXPECT_EQ(test::differingBits(a.x, r.x), 0u) << t.describe();
     }
   }
 }
