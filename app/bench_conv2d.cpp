@@ -369,6 +369,9 @@ ConvBenchReport runConvBench(Context& ctx, const ConvBenchSettings& st, std::FIL
   if (st.tuned) tuner = std::make_unique<ops::ConvTuner>(ctx, st.autotune);
   for (const ConvBenchShape& s : st.shapes)
     for (DType dt : st.precisions) benchShape(ctx, st, s, dt, cudnn.get(), tuner.get(), report, out);
+  // (the tuned rows: candidates the tuner could not record or compile are named, not just left out)
+  if (tuner && tuner->stats().dropped > 0)
+    for (const std::string& d : tuner->droppedCandidates()) std::fprintf(out, "autotune dropped: %s\n", d.c_str());
 
   if (cudnn) {
     for (DType dt : st.precisions) {

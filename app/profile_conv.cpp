@@ -315,6 +315,7 @@ ProfileReport profileConv(Context& ctx, const ProfileSettings& st) {
   }
   report.autotune = tuner.stats();
   report.autotuneCache = tuner.cachePath();
+  report.autotuneDropped = tuner.droppedCandidates();
   for (const std::string& w : tuner.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
   return report;
 }
@@ -332,6 +333,11 @@ std::string formatProfile(const ProfileReport& r) {
   else
     std::snprintf(buf, sizeof buf, "conv autotune: off (every conv by the rule)\n");
   s += buf;
+  if (r.autotune.dropped > 0) {
+    s += "conv autotune: " + std::to_string(r.autotune.dropped) +
+         " candidate(s) dropped (could not be recorded or compiled):\n";
+    for (const std::string& d : r.autotuneDropped) s += "  " + d + "\n";
+  }
   for (const auto& g : r.graphs) {
     std::snprintf(buf, sizeof buf, "\n== %s: %s\n%-34s %-44s %-8s %-12s %9s %8s %8s %s\n", g.name.c_str(),
                   g.input.c_str(), "conv layer", "problem", "algo", "tile", "ms", "TFLOP/s", "GB/s", "chosen by");
@@ -391,6 +397,7 @@ std::string profileJson(const ProfileReport& r) {
             {"width", r.width},   {"height", r.height}, {"graphs", graphs}};
   root["autotune"] = {{"enabled", r.autotune.enabled},   {"problems_tuned", r.autotune.tuned},
                       {"problems_from_cache", r.autotune.fromCache}, {"problems_failed", r.autotune.failed},
+                      {"candidates_dropped", r.autotune.dropped}, {"dropped", r.autotuneDropped},
                       {"launches", r.autotune.launches}, {"seconds", r.autotune.seconds},
                       {"cache", r.autotuneCache}};
   return root.dump(1) + "\n";

@@ -69,6 +69,7 @@ struct ProfileReport {
   bool timestamps = true;
   ops::ConvTuneStats autotune;  // what the convolution autotune did while the graphs were recorded
   std::string autotuneCache;    // its cache file
+  std::vector<std::string> autotuneDropped;  // ConvTuner::droppedCandidates
   std::vector<ProfiledGraph> graphs;
 };
 

@@ -98,7 +98,13 @@ std::optional<ConvTuneEntry> ConvTuner::entryFor(const ConvProblem& prob, const 
   std::vector<std::optional<double>> ms;
   try {
     Conv2dWeights layouts = tuningLayouts(prob, cc.device, storage, candidates);
-    if (candidates.size() > 1) ms = timer_->time(prob, layouts, candidates, stats_.launches);
+    if (candidates.size() > 1) {
+      ms = timer_->time(prob, layouts, candidates, stats_.launches);
+      for (const std::string& why : timer_->failures()) {
+        ++stats_.dropped;
+        if (dropped_.size() < kMaxDroppedNotes) dropped_.push_back(key + ": " + why);
+      }
+    }
   } catch (const Error& e) {  // out of device memory for the scratch tensors, a broken candidate list
     warnings_.push_back("autotune of " + key + " failed: " + e.what() + " (the rule runs it)");
     ms.clear();
@@ -231,6 +237,11 @@ ConvTuneStats ConvTuner::stats() const {
 std::map<std::string, ConvChoice> ConvTuner::choices() const {
   std::lock_guard lock(mutex_);
   return choices_;
+}
+
+std::vector<std::string> ConvTuner::droppedCandidates() const {
+  std::lock_guard lock(mutex_);
+  return dropped_;
 }
 
 std::vector<std::string> ConvTuner::warnings() const {

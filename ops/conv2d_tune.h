@@ -34,6 +34,10 @@ class ConvCandidateTimer {
                                                   uint64_t& launches) = 0;
   // Seconds spent so far waiting for (or compiling) candidates' kernels, part of the tuning's wall time.
   virtual double compileSeconds() const { return 0; }
+  // Of the last time() call: each candidate that could not be recorded or compiled, as "<name>: <why>" (its
+  // error's first line); the tuner reports them (ConvTuner::droppedCandidates), so that a kernel that no longer
+  // compiles does not just vanish from the choice.
+  virtual std::vector<std::string> failures() const { return {}; }
   // Requests the compiles of the candidates' kernels and returns at once (ConvTuner::precompile).
   virtual void precompile(const ConvProblem& /*prob*/, const Conv2dWeights& /*weights*/,
                           const std::vector<ConvCandidate>& /*candidates*/) {}
@@ -42,6 +46,11 @@ class ConvCandidateTimer {
 // recorded `reps + 1` times into one sequence with a timestamp after each command, run once untimed (clocks,
 // first-submission effects) and once timed.
 std::unique_ptr<ConvCandidateTimer> makeGpuConvTimer(Context& ctx, int reps);
+// A timer's failure note, "<candidate>: <why>" on one line: the error's lines joined by " | " (a compile error's
+// first line names the kernel, its second the first diagnostic; later ones may quote generated source), the reason
+// cut at kMaxFailureWhy characters.
+inline constexpr size_t kMaxFailureWhy = 240;
+std::string convTuneFailureNote(const std::string& candidate, const std::string& error);
 
 // What the tuner did (sdgen -v).
 struct ConvTuneStats {
@@ -49,6 +58,7 @@ struct ConvTuneStats {
   int tuned = 0;        // problems measured by this process
   int fromCache = 0;    // problems whose measurements came from the cache file
   int failed = 0;       // problems no candidate could be timed for (the rule runs them)
+  int dropped = 0;      // candidates that could not be recorded or compiled (ConvTuner::droppedCandidates)
   uint64_t launches = 0;  // tuning dispatches submitted
   double seconds = 0;   // wall time spent tuning (candidate kernels' compiles included)
   double compileSeconds = 0;  // of which waiting for (or compiling) the candidates' kernels
@@ -103,7 +113,11 @@ class ConvTuner {
 
   ConvTuneStats stats() const;
   std::map<std::string, ConvChoice> choices() const;
-  std::vector<std::string> warnings() const;  // the cache's, and candidates that failed
+  std::vector<std::string> warnings() const;  // the cache's, and problems whose tuning failed
+  // "<problem key>: <candidate>: <why>" for each candidate the timer could not record or compile (at most
+  // kMaxDroppedNotes kept; stats().dropped counts them all): sdgen -v and --profile-conv list them.
+  std::vector<std::string> droppedCandidates() const;
+  static constexpr size_t kMaxDroppedNotes = 64;
   std::string cachePath() const { return cache_.path(); }
 
  private:
@@ -130,6 +144,7 @@ class ConvTuner {
   std::set<std::string> precompiled_;  // problems whose candidates' compiles were requested
   std::map<std::string, ConvChoice> choices_;
   std::vector<std::string> warnings_;
+  std::vector<std::string> dropped_;
   ConvTuneStats stats_;
 };
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "engine/command_sequence.h"
 #include "engine/error.h"
@@ -45,11 +47,15 @@ struct Operands {
   Conv2dScratch scratch;
 };
 
-// Each candidate recorded alone (a candidate that fails to record gets no probe). Recording requests the kernels
-// without waiting. `urgent`: they go to the front of the compile queue (KernelRegistry::UrgentRequests), as the
-// tuning waits for them now, not for the graphs' kernels requested before; a precompile queues them in order.
+std::string failureNote(const ConvCandidate& c, const Error& e) { return convTuneFailureNote(c.name(), e.what()); }
+
+// Each candidate recorded alone (a candidate that fails to record gets no probe; `failures`, where given, notes
+// why). Recording requests the kernels without waiting. `urgent`: they go to the front of the compile queue
+// (KernelRegistry::UrgentRequests), as the tuning waits for them now, not for the graphs' kernels requested before;
+// a precompile queues them in order.
 std::vector<std::unique_ptr<CommandSequence>> recordProbes(Operands& ops, const Conv2dWeights& weights,
-                                                           const std::vector<ConvCandidate>& candidates, bool urgent) {
+                                                           const std::vector<ConvCandidate>& candidates, bool urgent,
+                                                           std::vector<std::string>* failures = nullptr) {
   std::vector<std::unique_ptr<CommandSequence>> probes(candidates.size());
   std::optional<KernelRegistry::UrgentRequests> scope;
   if (urgent) scope.emplace();
@@ -57,8 +63,9 @@ std::vector<std::unique_ptr<CommandSequence>> recordProbes(Operands& ops, const 
     try {
       probes[i] = std::make_unique<CommandSequence>(ops.ctx);
       ops.record(*probes[i], weights, candidates[i]);
-    } catch (const Error&) {
+    } catch (const Error& e) {
       probes[i].reset();
+      if (failures) failures->push_back(failureNote(candidates[i], e));
     }
   }
   return probes;
@@ -94,7 +101,8 @@ class GpuConvTimer final : public ConvCandidateTimer {
     // Each candidate alone first (its kernels compiled and checked): one that fails drops out, not the problem.
     // All are recorded before any is ended, so their kernels compile in parallel (recording never waits).
     std::vector<std::optional<double>> result(candidates.size());
-    std::vector<std::unique_ptr<CommandSequence>> probes = recordProbes(ops, weights, candidates, true);
+    failures_.clear();
+    std::vector<std::unique_ptr<CommandSequence>> probes = recordProbes(ops, weights, candidates, true, &failures_);
     std::vector<size_t> runnable;
     const auto compileStart = std::chrono::steady_clock::now();
     for (size_t i = 0; i < candidates.size(); ++i) {
@@ -102,7 +110,8 @@ class GpuConvTimer final : public ConvCandidateTimer {
         if (!probes[i]) continue;
         probes[i]->end();  // waits for its kernels (compiling a still queued one on this thread)
         runnable.push_back(i);
-      } catch (const Error&) {
+      } catch (const Error& e) {
+        failures_.push_back(failureNote(candidates[i], e));
       }
     }
     compileSeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
@@ -161,6 +170,7 @@ class GpuConvTimer final : public ConvCandidateTimer {
   }
 
   double compileSeconds() const override { return compileSeconds_; }
+  std::vector<std::string> failures() const override { return failures_; }
 
  private:
   static constexpr double kClockRampMs = 100;
@@ -168,10 +178,24 @@ class GpuConvTimer final : public ConvCandidateTimer {
   Context& ctx_;
   int reps_;
   double compileSeconds_ = 0;
+  std::vector<std::string> failures_;  // of the last time() call
   std::optional<std::chrono::steady_clock::time_point> lastTimed_;  // the last timed run's end
 };
 
 }  // namespace
+
+std::string convTuneFailureNote(const std::string& candidate, const std::string& error) {
+  std::string why;
+  for (size_t i = 0; i < error.size() && why.size() < kMaxFailureWhy; ++i) {
+    if (error[i] == '\n') {
+      if (i + 1 < error.size()) why += " | ";
+    } else if (error[i] != '\r') {
+      why += error[i];
+    }
+  }
+  if (why.size() > kMaxFailureWhy) why.resize(kMaxFailureWhy);
+  return candidate + ": " + why;
+}
 
 std::unique_ptr<ConvCandidateTimer> makeGpuConvTimer(Context& ctx, int reps) {
   return std::make_unique<GpuConvTimer>(ctx, reps);

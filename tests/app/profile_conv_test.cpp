@@ -133,9 +133,22 @@ TEST_F(ProfileConv, TinyModelReportIsConsistent) {
   }
   EXPECT_EQ(j["autotune"]["enabled"], false);
   EXPECT_EQ(j["autotune"]["problems_tuned"], 0);
+  EXPECT_EQ(j["autotune"]["candidates_dropped"], 0);
+  EXPECT_TRUE(j["autotune"]["dropped"].empty());
   // The text report names every conv layer.
   const std::string text = formatProfile(r);
   for (const auto& c : r.graphs[1].convs) EXPECT_NE(text.find(c.layer), std::string::npos);
+  EXPECT_EQ(text.find("dropped"), std::string::npos);
+  // Candidates the tuner could not record or compile (ConvTuner::droppedCandidates) are listed in both.
+  ProfileReport withDropped = r;
+  withDropped.autotune.dropped = 1;
+  withDropped.autotuneDropped = {"[1,8,8,4] -> [1,8,8,4] 3x3 s1 p1 d1 | f16 | nhwc: coop 64x64: it failed"};
+  EXPECT_NE(formatProfile(withDropped).find("1 candidate(s) dropped (could not be recorded or compiled):\n  [1,8,8,4]"),
+            std::string::npos)
+      << formatProfile(withDropped);
+  nlohmann::json d = nlohmann::json::parse(profileJson(withDropped));
+  EXPECT_EQ(d["autotune"]["candidates_dropped"], 1);
+  EXPECT_EQ(d["autotune"]["dropped"][0], withDropped.autotuneDropped[0]);
 }
 
 // With the autotune on (as on GPUs; reps 1 to stay quick): the first profile times the problems and names the
@@ -174,6 +187,8 @@ TEST_F(ProfileConv, AutotuneChoicesComeFromTheTunerThenTheCache) {
   ProfileReport first = profileConv(ctx(), st);
   EXPECT_TRUE(first.autotune.enabled);
   EXPECT_GT(first.autotune.tuned, 0);
+  // every candidate the tuner offers on this device records and compiles
+  EXPECT_EQ(first.autotune.dropped, 0) << ::testing::PrintToString(first.autotuneDropped);
   EXPECT_GT(first.autotune.launches, 0u);
   std::map<std::string, std::string> chosen;  // "graph / layer" -> candidate
   for (const auto& g : first.graphs)

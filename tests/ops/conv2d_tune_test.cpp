@@ -289,6 +289,58 @@ TEST_F(ConvTuneTest, ChoosesTheFastestCandidate) {
   }
 }
 
+// A candidate the timer could not record or compile is reported with the problem and why (sdgen -v,
+// --profile-conv), not just left out of the choice: session 56 found a rows kernel that no longer compiled only
+// because it was missing from a tuning's list.
+TEST_F(ConvTuneTest, DroppedCandidatesAreReportedWithTheProblemAndWhy) {
+  const std::string v2 = name(ConvAlgo::GemmV2), wino = name(ConvAlgo::Winograd);
+  auto w = weights();
+  auto t = tuner({{v2, 0.5}});
+  EXPECT_EQ(t->plan(problem(), context(*w), "layer").algo, ConvAlgo::GemmV2);
+  EXPECT_EQ(t->stats().dropped, 1);
+  const std::vector<std::string> dropped = t->droppedCandidates();
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_EQ(dropped[0], ops::convTuneProblemKey(problem(), w->storage()) + ": " + wino +
+                            ": not in the fake timer's table");
+  // A second layer of the problem is not measured again, nor reported again.
+  t->plan(problem(), context(*w), "layer b");
+  EXPECT_EQ(t->droppedCandidates().size(), 1u);
+}
+
+// A compile error's lines on one line, the reason bounded.
+TEST(ConvTuneFailureNote, OneLineBounded) {
+  EXPECT_EQ(ops::convTuneFailureNote("coop 128x128 halo3",
+                                     "Slang compilation of 'k' failed (f.slang):\r\nerror: divide by zero\n"),
+            "coop 128x128 halo3: Slang compilation of 'k' failed (f.slang): | error: divide by zero");
+  const std::string note = ops::convTuneFailureNote("c", std::string(1000, 'x') + "\nmore");
+  EXPECT_EQ(note, "c: " + std::string(ops::kMaxFailureWhy, 'x'));
+}
+
+// The real timer names a candidate it cannot record (on a device without tensor cores: coop) and why, on one line
+// of at most 240 characters of reason.
+TEST_F(ConvTuneTest, RealTimerNamesACandidateItCannotRecord) {
+  if (!ctx().info().timestampsSupported) GTEST_SKIP() << "no timestamps on this device";
+  if (ops::gemmCoopSupported(ctx().info())) GTEST_SKIP() << "this device runs the coop tiles";
+  auto w = weights();
+  const std::optional<ConvCandidate> ruled = ops::ruleCandidate(problem(), context(*w));
+  ASSERT_TRUE(ruled);
+  const ConvCandidate rule = *ruled;
+  const ConvCandidate coop{ConvAlgo::Coop, ConvTile{64, 64, 0, 0}, 1};
+  std::unique_ptr<ops::ConvCandidateTimer> timer = ops::makeGpuConvTimer(ctx(), 1);
+  uint64_t launches = 0;
+  const std::vector<std::optional<double>> ms = timer->time(problem(), *w, {rule, coop}, launches);
+  ASSERT_EQ(ms.size(), 2u);
+  EXPECT_TRUE(ms[0]);
+  EXPECT_FALSE(ms[1]);
+  const std::vector<std::string> failures = timer->failures();
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].rfind(coop.name() + ": ", 0), 0u) << failures[0];
+  EXPECT_GT(failures[0].size(), coop.name().size() + 2) << "no reason given";
+  EXPECT_EQ(failures[0].find('\n'), std::string::npos) << failures[0];
+  EXPECT_LE(failures[0].size(), coop.name().size() + 2 + ops::kMaxFailureWhy);
+  std::printf("dropped: %s\n", failures[0].c_str());
+}
+
 // Near-equal candidates are ties (kConvTuneTieMargin): the rule's candidate, then fp32 accumulation, then the
 // first name, so that two
 // fresh tunes whose timings differ by noise choose the same kernel (same bits across processes).

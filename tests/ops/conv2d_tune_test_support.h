@@ -24,21 +24,25 @@ using ops::ConvAlgo;
 using ops::ConvCandidate;
 using ops::ConvTile;
 
-// Times from a table by candidate name (absent: the candidate "failed"); counts calls and launches.
+// Times from a table by candidate name (absent: the candidate "failed", and failures() says so); counts calls
+// and launches.
 class FakeTimer : public ops::ConvCandidateTimer {
  public:
   explicit FakeTimer(std::map<std::string, double> ms, int* calls) : ms_(std::move(ms)), calls_(calls) {}
   std::vector<std::optional<double>> time(const ops::ConvProblem&, const ops::Conv2dWeights&,
                                           const std::vector<ConvCandidate>& candidates, uint64_t& launches) override {
     ++*calls_;
+    failures_.clear();
     std::vector<std::optional<double>> out;
     for (const ConvCandidate& c : candidates) {
       auto it = ms_.find(c.name());
       out.push_back(it == ms_.end() ? std::nullopt : std::optional<double>(it->second));
+      if (it == ms_.end()) failures_.push_back(c.name() + ": not in the fake timer's table");
       ++launches;
     }
     return out;
   }
+  std::vector<std::string> failures() const override { return failures_; }
   void precompile(const ops::ConvProblem& prob, const ops::Conv2dWeights&,
                   const std::vector<ConvCandidate>& candidates) override {
     precompiled.push_back(prob.str() + " (" + std::to_string(candidates.size()) + " candidates)");
@@ -48,6 +52,7 @@ class FakeTimer : public ops::ConvCandidateTimer {
  private:
   std::map<std::string, double> ms_;
   int* calls_;
+  std::vector<std::string> failures_;
 };
 
 class ConvTuneTest : public test::VulkanTest {
