@@ -1,7 +1,5 @@
 #include "app/conv_tune_report.h"
 
-#include <vector>
-
 namespace sdgen::app {
 
 ops::ConvTuneSettings autotuneSettings(const CliOptions& options) {
@@ -24,14 +22,16 @@ std::string formatConvTuneSummary(const ops::ConvTuner& tuner) {
                 tuner.cachePath().c_str(),
                 st.failed ? (", " + std::to_string(st.failed) + " by the rule (no candidate could be timed)").c_str()
                           : "");
-  std::string out = buf;
+  return buf + formatDroppedCandidates(st.dropped, tuner.droppedCandidates());
+}
+
+std::string formatDroppedCandidates(int dropped, const std::vector<std::string>& notes) {
   // Candidates that could not be recorded or compiled: a kernel of ours that fails on this device or driver.
-  if (st.dropped > 0) {
-    const std::vector<std::string> dropped = tuner.droppedCandidates();
-    out += "conv autotune: " + std::to_string(st.dropped) + " candidate(s) dropped (could not be recorded or compiled):\n";
-    for (const std::string& d : dropped) out += "  " + d + "\n";
-    if (size_t(st.dropped) > dropped.size()) out += "  ...\n";
-  }
+  if (dropped <= 0) return {};
+  std::string out =
+      "conv autotune: " + std::to_string(dropped) + " candidate(s) dropped (could not be recorded or compiled):\n";
+  for (const std::string& d : notes) out += "  " + d + "\n";
+  if (size_t(dropped) > notes.size()) out += "  ...\n";
   return out;
 }
 

@@ -333,11 +333,7 @@ std::string formatProfile(const ProfileReport& r) {
   else
     std::snprintf(buf, sizeof buf, "conv autotune: off (every conv by the rule)\n");
   s += buf;
-  if (r.autotune.dropped > 0) {
-    s += "conv autotune: " + std::to_string(r.autotune.dropped) +
-         " candidate(s) dropped (could not be recorded or compiled):\n";
-    for (const std::string& d : r.autotuneDropped) s += "  " + d + "\n";
-  }
+  s += formatDroppedCandidates(r.autotune.dropped, r.autotuneDropped);
   for (const auto& g : r.graphs) {
     std::snprintf(buf, sizeof buf, "\n== %s: %s\n%-34s %-44s %-8s %-12s %9s %8s %8s %s\n", g.name.c_str(),
                   g.input.c_str(), "conv layer", "problem", "algo", "tile", "ms", "TFLOP/s", "GB/s", "chosen by");
