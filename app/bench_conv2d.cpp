@@ -175,6 +175,10 @@ void benchShape(Context& ctx, const ConvBenchSettings& st, const ConvBenchShape&
   wopt.packWinogradRows =
       ops::gemmCoopSupported(ctx.info()) &&
       ops::winogradRowsLayoutViolation(s.cout, s.cin, ops::Conv2dParams::square(s.k, s.stride), dt).empty();
+  // ... and coop-winograd's, made by its first recording as a model's are
+  wopt.winogradF23OnUse =
+      ops::gemmCoopSupported(ctx.info()) &&
+      ops::winogradF23LayoutViolation(s.cout, s.cin, ops::Conv2dParams::square(s.k, s.stride), dt).empty();
   ops::Conv2dWeights weights(ctx, s.cout, s.cin, ops::Conv2dParams::square(s.k, s.stride), w, b, wopt);
   Allocation general = ctx.allocate(g.outCount * dtypeSize(dt), "bench general output");
   Allocation result = ctx.allocate(g.outCount * dtypeSize(dt), "bench output");

@@ -60,6 +60,12 @@ void packUpsamplePhaseFilters(Context& ctx, CommandSequence& seq, const Conv2dWe
 // Records the launch that makes `weights`' coop-winograd-rows filters (Conv2dWeightsOptions::packWinogradRows) from
 // its fp16 gemm layout (ops/conv2d_coop_winograd_rows.cpp), at the same times as packUpsamplePhaseFilters.
 void packWinogradRowsFilters(Context& ctx, CommandSequence& seq, const Conv2dWeights& weights);
+// Records the launch that makes `weights`' coop-winograd F(2,3) filters again (made: hasWinogradF23()) from its fp16
+// gemm layout (ops/conv2d_coop_winograd.cpp): after a LoRA re-merge changed the gemm layout.
+void packWinogradF23Filters(Context& ctx, CommandSequence& seq, const Conv2dWeights& weights);
+// Makes the coop-winograd filters of weights with Conv2dWeightsOptions::winogradF23OnUse, once, on their own
+// submission (what a recording of coop-winograd calls first). Returns whether the weights hold them.
+bool makeWinogradF23Filters(Context& ctx, const Conv2dWeights& weights);
 // The phases of an upsampling conv on tensor cores are on unless SDGEN_CONV_UPSAMPLE_PHASES=0 (measurements).
 bool upsamplePhasesEnabled();
 

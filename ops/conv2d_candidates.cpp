@@ -530,10 +530,15 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     // explicit V (docs/perf.md, session 42): 512 channels at 256^2 0.765 ms against 1.038 for the best coop tile,
     // 512 -> 256 at 256^2 0.492 against 0.560, errors 3.9e-3 of the general kernel (4.9e-3 for coop's fp16
     // splits); 256 channels at 512^2 1.19 against 1.05 (V and M cost more than K = 256 saves), 256x128 never
-    // fastest. So by default: 256x256, Cin >= 512, Cout a multiple of 256, from 16384 rows.
+    // fastest. So by default: 256x256, Cin >= 512, Cout a multiple of 256, from 16384 rows (2048 since session 57,
+    // below).
     const char* halfWinograd = std::getenv("SDGEN_CONV_HALF_WINOGRAD");
     const bool winogradAll = halfWinograd && std::strcmp(halfWinograd, "1") == 0;
-    if (candidateFamilyOn("SDGEN_CONV_HALF_WINOGRAD") && halfShape && prob.m() >= 16384) {
+    // From 2048 rows since session 57 (SDGEN_CONV_SMALL_WINOGRAD=0 keeps the 16384 of before): 16 products of
+    // 256x256 tiles still make >= 128 workgroups there (the VAE's 512 channels at 64^2: 16 x 4 x 2; H100, U made
+    // once: 0.0617 ms against 0.0815 for coop 256x256 in 4 parts, docs/perf.md).
+    const int64_t winogradRows = candidateFamilyOn("SDGEN_CONV_SMALL_WINOGRAD") ? 2048 : 16384;
+    if (candidateFamilyOn("SDGEN_CONV_HALF_WINOGRAD") && halfShape && prob.m() >= winogradRows) {
       if (prob.cout % 256 == 0 && prob.cin >= (winogradAll ? 128 : 512))
         add(ConvCandidate{ConvAlgo::CoopWinograd, ConvTile{256, 256, 0, 0}, 1});
       if (winogradAll && prob.cout % 128 == 0 && prob.cin >= 128)

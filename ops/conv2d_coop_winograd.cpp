@@ -3,9 +3,10 @@
 // A_MODE 4). 2x2 output tiles need 16 products per tile and channel pair where the implicit GEMM needs 36:
 // 2.25x fewer tensor-core operations, for one more pass over the output (the fp16 products M).
 // Per call: the filter transform (U = G g G^T from the fp16 gemm layout, into scratch: the weights keep one
-// packed copy), then per band of tiles the GEMM, whose staging makes V = B^T d B from the raw fp16 input (or, with
-// the fp16-accumulator tiles, an input-transform launch writes V and the GEMM reads it plainly), and the output
-// transform through the sink. Contract: docs/kernels-conv.md; selection: docs/dispatch-conv.md.
+// packed copy) unless the weights hold U (Conv2dWeightsOptions::winogradF23OnUse: made by the first recording, on
+// its own submission), then per band of tiles the GEMM, whose staging makes V = B^T d B from the raw fp16 input
+// (or, with the fp16-accumulator tiles, an input-transform launch writes V and the GEMM reads it plainly), and the
+// output transform through the sink. Contract: docs/kernels-conv.md; selection: docs/dispatch-conv.md.
 #include <algorithm>
 #include <array>
 #include <string>
@@ -40,6 +41,38 @@ std::string recordWinogradF23Input(Context& ctx, CommandSequence& seq, const Con
   return kernel;
 }
 
+// The filter launch from `w`'s gemm layout into u (fp16 [16][Cin][Cout]): a thread per (ci, 4 co).
+static void dispatchWinogradF23Filters(Context& ctx, CommandSequence& seq, const Conv2dWeights& w, VkDeviceAddress u,
+                                       const std::string& label) {
+  if (w.storage() != DType::F16 || !isWinogradGeometry(w.params()) || w.cin() % 4 || w.cout() % 4)
+    throw Error(label + ": internal error: coop-winograd filters need fp16 3x3 weights, Cin and Cout % 4 == 0");
+  ConvProblem p;  // what the kernel's header carries: Cin and Cout
+  p.n = 1, p.h = p.ho = 1, p.w = p.wo = 1, p.cin = w.cin(), p.cout = w.cout(), p.p = w.params();
+  const std::array<uint32_t, 3> grid = convGrid1d(ctx.info(), int64_t(w.cin()) * w.cout() / 4);
+  ParamBlock params = convHeader(p, w.gemm().address(), w.bias().address(), u, 0, grid[0], 2);
+  params.u32(0).u32(0);
+  KernelSource src;
+  src.generated = convWrapper({"conv.winograd_f23"}, "", "winogradF23FilterMain(winogradF23Item(group, local));");
+  src.label = "conv2d coop-winograd filter";
+  seq.dispatch(ctx.kernels().request(src), grid, params, {{MemRange{w.gemm().address(), w.gemm().size()}}},
+               {{MemRange{u, uint64_t(16) * w.cin() * w.cout() * 2}}}, label);
+}
+
+void packWinogradF23Filters(Context& ctx, CommandSequence& seq, const Conv2dWeights& weights) {
+  dispatchWinogradF23Filters(ctx, seq, weights, weights.winogradF23().address(),
+                             weights.name() + " coop-winograd filters");
+}
+
+bool makeWinogradF23Filters(Context& ctx, const Conv2dWeights& weights) {
+  if (weights.hasWinogradF23() || !weights.winogradF23OnUse()) return weights.hasWinogradF23();
+  // On their own submission: recorded into the caller's sequence they would run again in every replay.
+  return weights.makeWinogradF23(ctx, [&](const Allocation& u) {
+    CommandSequence seq(ctx);
+    dispatchWinogradF23Filters(ctx, seq, weights, u.address(), weights.name() + " coop-winograd filters");
+    seq.run();
+  });
+}
+
 void recordConvCoopWinograd(const ConvCall& c, Conv2dScratch& scratch, const ConvCandidate* candidate,
                             int64_t bandTiles) {
   const ConvProblem& p = c.prob;
@@ -56,25 +89,23 @@ void recordConvCoopWinograd(const ConvCall& c, Conv2dScratch& scratch, const Con
     band = std::min(band, std::max<int64_t>(tile.bm, fit / tile.bm * tile.bm));
   }
 
-  // Scratch (the split-K slot: the staged input holds the primary one): U fp16 [16][Cin][Cout], then (explicit V)
-  // one band's V fp16 [16][band][Cin], then one band's products M fp16 [16][band][Cout].
-  const uint64_t uBytes = (uint64_t(16) * p.cin * p.cout * 2 + 255) / 256 * 256;
+  // Scratch (the split-K slot: the staged input holds the primary one): U fp16 [16][Cin][Cout] unless the weights
+  // hold it, then (explicit V) one band's V fp16 [16][band][Cin], then one band's products M fp16 [16][band][Cout].
+  const bool packedU = makeWinogradF23Filters(c.ctx, c.weights);
+  const uint64_t uLayout = uint64_t(16) * p.cin * p.cout * 2;
+  const uint64_t uBytes = packedU ? 0 : (uLayout + 255) / 256 * 256;
   const uint64_t vBytes = explicitV ? (uint64_t(16) * band * p.cin * 2 + 255) / 256 * 256 : 0;
   const uint64_t mBytes = uint64_t(16) * band * p.cout * 2;
   const Allocation& mem = scratch.acquire(uBytes + vBytes + mBytes, Conv2dScratch::Slot::Partials);
-  const VkDeviceAddress u = mem.address(), v = mem.address() + uBytes, m = mem.address() + uBytes + vBytes;
-  const MemRange uRange{u, uBytes};
-  const MemRange gemmRange{c.weights.gemm().address(), c.weights.gemm().size()};
+  const VkDeviceAddress u = packedU ? c.weights.winogradF23().address() : mem.address();
+  const VkDeviceAddress v = mem.address() + uBytes, m = mem.address() + uBytes + vBytes;
+  const MemRange uRange{u, uLayout};
   const MemRange biasRange{c.weights.bias().address(), c.weights.bias().size()};
 
-  {
-    const auto grid = convGrid1d(c, p.cin * p.cout / 4);  // winogradF23FilterMain: a thread per (ci, 4 co)
-    ParamBlock params = convHeader(p, c.weights.gemm().address(), c.weights.bias().address(), u, m, grid[0], 2);
-    params.u32(0).u32(0);
-    dispatchConvKernel(c,
-                       convWrapper({"conv.winograd_f23"}, "",
-                                   "winogradF23FilterMain(winogradF23Item(group, local));"),
-                       "coop-winograd filter", grid, params, {gemmRange}, {uRange});
+  if (!packedU) {  // the filters per call (weights without them)
+    const std::string label = c.label + " coop-winograd filter";
+    dispatchWinogradF23Filters(c.ctx, c.seq, c.weights, u, label);
+    c.info.kernels.push_back(label);
   }
   const std::string tileText = std::to_string(tile.bm) + "x" + std::to_string(tile.bn);
   for (int64_t first = 0; first < tiles; first += band) {

@@ -142,8 +142,12 @@ Conv2dWeights ConvTuner::tuningLayouts(const ConvProblem& prob, const DeviceInfo
                                 [](const ConvCandidate& c) { return c.algo == ConvAlgo::CoopWinogradRows; });
   options.packWinogradRows =
       rows && winogradRowsLayoutViolation(int(prob.cout), int(prob.cin), prob.p, storage).empty();
+  // ... and coop-winograd on its filters made on first use, as the layers run it (no filter launch per call)
+  const bool f23 = std::any_of(candidates.begin(), candidates.end(),
+                               [](const ConvCandidate& c) { return c.algo == ConvAlgo::CoopWinograd; });
+  options.winogradF23OnUse = f23 && winogradF23LayoutViolation(int(prob.cout), int(prob.cin), prob.p, storage).empty();
   if (!coop && isWinogradGeometry(prob.p)) options.packWinograd = true;
-  if (options.packWinograd || options.packWinogradRows) {
+  if (options.packWinograd || options.packWinogradRows || options.winogradF23OnUse) {
     layouts = allocate();
     candidates = convCandidates(prob, ConvContext{device, layouts, true, ConvTile{}, storage == DType::F16});
   }

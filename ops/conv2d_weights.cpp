@@ -70,6 +70,12 @@ Conv2dWeights::Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams
       throw Error(who + ": the coop-winograd-rows filters are made from the gemm layout (packGemm)");
     rowsOnUse_ = true;
   }
+  if (options.winogradF23OnUse) {
+    if (std::string why = winogradF23LayoutViolation(cout, cin, p, storage_); !why.empty())
+      throw Error(who + ": no coop-winograd filters: " + why);
+    if (!options.packGemm) throw Error(who + ": the coop-winograd filters are made from the gemm layout (packGemm)");
+    f23OnUse_ = true;
+  }
   bias_ = ctx.allocate(size_t(cout) * 4, name_ + " (bias)");
 }
 
@@ -117,12 +123,31 @@ const Allocation& Conv2dWeights::winogradRows() const {
 }
 
 bool Conv2dWeights::makeWinogradRows(Context& ctx, const std::function<void(const Allocation&)>& pack) const {
-  std::lock_guard lock(*rowsMutex_);
+  std::lock_guard lock(*madeOnUseMutex_);
   if (rows_ || !rowsOnUse_) return static_cast<bool>(rows_);
   Allocation rows = ctx.allocate(size_t(24) * cin_ * cout_ * 2, name_ + " (winograd rows U)");
   pack(rows);
   rows_ = std::move(rows);
   return true;
+}
+
+const Allocation& Conv2dWeights::winogradF23() const {
+  if (!f23_)
+    throw Error(name_ + ": the coop-winograd filters were not made (Conv2dWeightsOptions::winogradF23OnUse)");
+  return f23_;
+}
+
+bool Conv2dWeights::makeWinogradF23(Context& ctx, const std::function<void(const Allocation&)>& pack) const {
+  std::lock_guard lock(*madeOnUseMutex_);
+  if (f23_ || !f23OnUse_) return static_cast<bool>(f23_);
+  Allocation u = ctx.allocate(size_t(16) * cin_ * cout_ * 2, name_ + " (winograd F(2,3) U)");
+  pack(u);
+  f23_ = std::move(u);
+  return true;
+}
+
+std::string winogradF23LayoutViolation(int cout, int cin, const Conv2dParams& p, DType storage) {
+  return upsamplePhasesLayoutViolation(cout, cin, p, storage);  // the same conditions
 }
 
 std::string winogradRowsLayoutViolation(int cout, int cin, const Conv2dParams& p, DType storage) {

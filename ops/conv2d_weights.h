@@ -17,6 +17,10 @@
 //             layout's bytes), made once from the gemm layout (packWinogradRowsFilters) instead of by a launch per
 //             call: at allocation (packWinogradRows), or where a recording first runs the algorithm on these
 //             weights (winogradRowsOnUse: a model's loader, where only the layers the autotune gives it hold them).
+//   winograd F(2,3)  (fp16 3x3 s1 p1 d1 convolutions that coop-winograd runs) U[16 positions][Cin][Cout] = G g G^T
+//             (shaders/conv/winograd_f23.slang; 16/9 of the gemm layout's bytes), made by the first recording that
+//             runs the algorithm on these weights (winogradF23OnUse) instead of by a launch per call; without it the
+//             algorithm makes them into scratch in every call.
 // The gemm layout is stored in fp32 or fp16 (`storage`); the bias is always fp32 [Cout] (zeros when absent).
 #include <cstdint>
 #include <functional>
@@ -64,6 +68,10 @@ struct Conv2dWeightsOptions {
   // ops::recordConvCoopWinogradRows) instead of at allocation or per call: what nn::ParameterStore asks for, as the
   // algorithm is chosen per problem (a layer's spatial size) and the load knows only the layer's channels.
   bool winogradRowsOnUse = false;
+  // coop-winograd's F(2,3) filters (16/9 of the gemm layout's bytes) made by the first recording that runs the
+  // algorithm on these weights (makeWinogradF23, ops::recordConvCoopWinograd), as winogradRowsOnUse and for the
+  // same reason; the same conditions.
+  bool winogradF23OnUse = false;
   std::string name = "conv2d weights";  // names the allocations and appears in errors
   // The autotune that decided these layouts at load (ops/conv2d_tune.h): ConvAlgo::Auto convolutions with
   // these weights take its measured choice. Null: the rule (docs/dispatch-conv.md).
@@ -101,6 +109,14 @@ class Conv2dWeights {
   // filters are a cache of the gemm layout's contents. Returns whether the weights hold them afterwards.
   bool makeWinogradRows(Context& ctx, const std::function<void(const Allocation&)>& pack) const;
   uint64_t winogradRowsBytes() const { return rows_ ? rows_.size() : 0; }  // 0 where not (yet) made
+  // The same for coop-winograd's F(2,3) filters (winogradF23OnUse; fp16 U[16][Cin][Cout]).
+  bool hasWinogradF23() const { return static_cast<bool>(f23_); }
+  const Allocation& winogradF23() const;  // throws sdgen::Error when not made
+  bool winogradF23OnUse() const { return f23OnUse_; }
+  bool makeWinogradF23(Context& ctx, const std::function<void(const Allocation&)>& pack) const;
+  uint64_t winogradF23Bytes() const { return f23_ ? f23_.size() : 0; }  // 0 where not (yet) made
+  // Bytes of the layouts made on first use (coop-winograd-rows' and coop-winograd's filters) held now.
+  uint64_t bytesMadeOnUse() const { return (rowsOnUse_ ? winogradRowsBytes() : 0) + winogradF23Bytes(); }
   const Allocation& bias() const { return bias_; }
   ConvTuner* tuner() const { return tuner_; }
 
@@ -111,10 +127,11 @@ class Conv2dWeights {
   DType storage_;
   std::string name_;
   ConvTuner* tuner_ = nullptr;
-  bool rowsOnUse_ = false;
+  bool rowsOnUse_ = false, f23OnUse_ = false;
   Allocation gemm_, winograd_, phases_, bias_;
-  mutable Allocation rows_;                                          // see makeWinogradRows
-  std::unique_ptr<std::mutex> rowsMutex_ = std::make_unique<std::mutex>();  // (a unique_ptr keeps the weights movable)
+  mutable Allocation rows_, f23_;                                   // see makeWinogradRows, makeWinogradF23
+  // (a unique_ptr keeps the weights movable)
+  std::unique_ptr<std::mutex> madeOnUseMutex_ = std::make_unique<std::mutex>();
 };
 
 // Host packing (exposed for tests): the gemm layout of [Cout, Cin, kh, kw] weights.
@@ -129,5 +146,7 @@ std::string upsamplePhasesLayoutViolation(int cout, int cin, const Conv2dParams&
 std::vector<float> packWinogradRowsLayout(std::span<const float> weights, int cout, int cin);
 // Why weights of this shape, geometry and storage cannot hold coop-winograd-rows' filters (empty: they can).
 std::string winogradRowsLayoutViolation(int cout, int cin, const Conv2dParams& p, DType storage);
+// ... nor coop-winograd's F(2,3) filters (the same conditions).
+std::string winogradF23LayoutViolation(int cout, int cin, const Conv2dParams& p, DType storage);
 
 }  // namespace sdgen::ops

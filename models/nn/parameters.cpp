@@ -52,10 +52,12 @@ void ParameterStore::flush() {
 void ParameterStore::deriveLayouts(size_t from) {
   std::unique_ptr<CommandSequence> seq;
   for (size_t i = from; i < convs_.size(); ++i) {
-    if (!convs_[i]->hasUpsamplePhases() && !convs_[i]->hasWinogradRows()) continue;
+    const ops::Conv2dWeights& c = *convs_[i];
+    if (!c.hasUpsamplePhases() && !c.hasWinogradRows() && !c.hasWinogradF23()) continue;
     if (!seq) seq = std::make_unique<CommandSequence>(ctx_);
-    if (convs_[i]->hasUpsamplePhases()) ops::packUpsamplePhaseFilters(ctx_, *seq, *convs_[i]);
-    if (convs_[i]->hasWinogradRows()) ops::packWinogradRowsFilters(ctx_, *seq, *convs_[i]);
+    if (c.hasUpsamplePhases()) ops::packUpsamplePhaseFilters(ctx_, *seq, c);
+    if (c.hasWinogradRows()) ops::packWinogradRowsFilters(ctx_, *seq, c);
+    if (c.hasWinogradF23()) ops::packWinogradF23Filters(ctx_, *seq, c);  // made on use: again after a re-merge
   }
   if (seq) seq->run();
   derivedConvs_ = convs_.size();
@@ -64,7 +66,7 @@ void ParameterStore::deriveLayouts(size_t from) {
 uint64_t ParameterStore::bytesMadeOnUse(size_t first, size_t end) const {
   uint64_t total = 0;
   for (size_t i = first; i < std::min(end, convs_.size()); ++i)
-    if (convs_[i]->winogradRowsOnUse()) total += convs_[i]->winogradRowsBytes();
+    total += convs_[i]->bytesMadeOnUse();
   return total;
 }
 
@@ -133,6 +135,10 @@ const ops::Conv2dWeights& ParameterStore::conv(const models::ScopedWeights& w, i
   // session 53).
   o.winogradRowsOnUse = !upsampledInput && ops::gemmCoopSupported(ctx_.info()) &&
                         ops::winogradRowsLayoutViolation(cout, cin, p, storage_).empty();
+  // ... and coop-winograd's (16/9 of it), where the autotune takes that algorithm (the VAE's 512-channel convs):
+  // made once instead of by a launch in every call (8 MB and ~5 us for 512 channels, session 38).
+  o.winogradF23OnUse = !upsampledInput && ops::gemmCoopSupported(ctx_.info()) &&
+                       ops::winogradF23LayoutViolation(cout, cin, p, storage_).empty();
   o.tuner = tuner_;
   auto& c = *convs_.emplace_back(
       std::make_unique<ops::Conv2dWeights>(ops::Conv2dWeights::allocate(ctx_, cout, cin, p, o)));

@@ -156,7 +156,8 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
   for (auto& c : ops::convCandidates(level, {d, w320, true, {}, true})) levelNames.push_back(c.name());
   EXPECT_EQ(std::find(levelNames.begin(), levelNames.end(), "coop 128x64"), levelNames.end());
   // With fp16 accumulators (the f16 x f16 -> f16 shape): coop-winograd on the 256x256 fp16-accumulator tile for
-  // the VAE's large 3x3 convs with 512 channels in (session 42), where Cout is a multiple of 256, from 16384 rows;
+  // the VAE's large 3x3 convs with 512 channels in (session 42), where Cout is a multiple of 256, from 2048 rows
+  // (session 57; SDGEN_CONV_SMALL_WINOGRAD=0: from 16384, as before);
   // SDGEN_CONV_HALF_WINOGRAD=0 leaves it out, =1 adds 256x128 and Cin from 128; never past 2048 input channels
   // (K = Cin in one fp16 sum), nor where the weights carry upsample phase filters (coop's phase form runs those).
   DeviceInfo h = d;
@@ -174,7 +175,14 @@ TEST_F(ConvTuneTest, CandidatesOnTensorCores) {
   std::vector<std::string> bigNames = namesOf(big, w512);
   EXPECT_TRUE(holds(bigNames, "coop-winograd 256x256")) << ::testing::PrintToString(bigNames);
   EXPECT_FALSE(holds(bigNames, "coop-winograd 256x128"));
-  EXPECT_FALSE(holds(namesOf(mid, w512), "coop-winograd 256x256"));  // 4096 rows
+  EXPECT_TRUE(holds(namesOf(mid, w512), "coop-winograd 256x256"));  // 4096 rows
+  {
+    test::ScopedEnv before("SDGEN_CONV_SMALL_WINOGRAD", "0");
+    EXPECT_FALSE(holds(namesOf(mid, w512), "coop-winograd 256x256"));
+  }
+  ops::ConvProblem small = mid;
+  small.h = small.ho = small.w = small.wo = 32;  // 1024 rows: 64 workgroups of 256x256, half the H100's SMs
+  EXPECT_FALSE(holds(namesOf(small, w512), "coop-winograd 256x256"));
   auto w256 = ops::Conv2dWeights::allocate(ctx(), 256, 256, ops::Conv2dParams::square(3), o);
   ops::ConvProblem big256 = big;
   big256.cin = big256.cout = 256;

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Session 57, call B (issue 17's results files on the code with coop-winograd from 2048 rows and its filters made
+# once; carry .gl .carry .whl after `scripts/device/pack.sh` and `scripts/device/slim-tree.sh on`): the fp16 table
+# (fresh cache, cuDNN beside), then SD 1.5's --profile-conv fresh, cached, and fresh with SDGEN_CONV_SMALL_WINOGRAD=0
+# (the 16384-row threshold of before) for the graphs' A/B.
+set -uo pipefail
+source scripts/device/python-env.sh >/dev/null 2>&1; source scripts/device/vulkan-env.sh >/dev/null 2>&1
+source scripts/device/cuda-env.sh >/dev/null 2>&1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
+SECONDS=0
+(timeout 150 python3 tests/reference/make_sd15_random.py /tmp/e2e /tmp/e2e/refs > /tmp/make15.log 2>&1; echo $? > /tmp/make15.rc) &
+rm -rf /tmp/c; SDGEN_CACHE_DIR=/tmp/c timeout 260 ./build/default/app/sdgen --bench-conv2d --precision fp16 \
+  --reference cudnn --json "$OUT/h100-bench-conv2d-fp16.json" > "$OUT/h100-bench-conv2d-fp16.txt" 2>&1
+echo "table rc=$? at $SECONDS s"
+python3 - "$OUT/h100-bench-conv2d-fp16.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["rows"]:
+    if r["algo"] == "tuned":
+        print(f'{r["layer"]:18} {r["median_ms"]:.4f} cuDNN {r["cudnn"]["median_ms"]:.4f} ratio {r["ratio_vs_cudnn"]:.2f} rel {r["max_rel_vs_general"]:.2e} {r["tile"]}')
+print("geomean", d.get("geomean_ratio_vs_cudnn_best"))
+PY
+wait; [ "$(cat /tmp/make15.rc)" = 0 ] || { echo "make_sd15_random failed"; tail -5 /tmp/make15.log; }
+profile() {  # name, cache dir, small-winograd knob
+  SDGEN_CONV_SMALL_WINOGRAD=$3 SDGEN_CACHE_DIR=$2 timeout 90 ./build/default/app/sdgen --profile-conv -m /tmp/e2e/sd15-random \
+    -W 512 -H 512 --precision fp16 --json "$OUT/profile-$1.json" > "/tmp/profile-$1.txt" 2>&1
+  echo "profile $1 rc=$? at $SECONDS s"; [ -s "$OUT/profile-$1.json" ] || tail -5 "/tmp/profile-$1.txt"
+  python3 -c "
+import json; d = json.load(open('$OUT/profile-$1.json'))
+print('autotune', {k: d['autotune'][k] for k in ('launches', 'problems_tuned', 'problems_from_cache', 'seconds', 'candidates_dropped')})
+for g in d['graphs']:
+    print(g['name'], round(g['total_ms'], 3), {k: round(x['ms'], 3) for k, x in g['by_type'].items()})"
+}
+rm -rf /tmp/c57b /tmp/c57b0
+profile fresh /tmp/c57b 1
+profile cached /tmp/c57b 1
+profile before /tmp/c57b0 0
+profile fresh2 /tmp/c57b-2 1
