@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Session 57, call B (issue 17's results files on the code with coop-winograd from 2048 rows and its filters made
 # once; carry .gl .carry .whl after `scripts/device/pack.sh` and `scripts/device/slim-tree.sh on`): the fp16 table
-# (fresh cache, cuDNN beside), then SD 1.5's --profile-conv fresh, cached, and fresh with SDGEN_CONV_SMALL_WINOGRAD=0
-# (the 16384-row threshold of before) for the graphs' A/B.
+# (fresh cache, cuDNN beside), then SD 1.5's --profile-conv fresh and cached.
 set -uo pipefail
 source scripts/device/python-env.sh >/dev/null 2>&1; source scripts/device/vulkan-env.sh >/dev/null 2>&1
 source scripts/device/cuda-env.sh >/dev/null 2>&1
@@ -31,8 +30,6 @@ print('autotune', {k: d['autotune'][k] for k in ('launches', 'problems_tuned', '
 for g in d['graphs']:
     print(g['name'], round(g['total_ms'], 3), {k: round(x['ms'], 3) for k, x in g['by_type'].items()})"
 }
-rm -rf /tmp/c57b /tmp/c57b0
+rm -rf /tmp/c57b
 profile fresh /tmp/c57b 1
 profile cached /tmp/c57b 1
-profile before /tmp/c57b0 0
-profile fresh2 /tmp/c57b-2 1
