@@ -4,6 +4,9 @@
 # 16384 rows (SDGEN_CONV_SMALL_WINOGRAD=1): (1) its tests on the tensor cores with validation (float64 reference);
 # (2) the tuned rows with the knob off / on alternating (a fresh cache each), cuDNN beside, the tuner's fastest
 # candidates and each launch's time (SDGEN_BENCH_KERNEL_TIMES=1).
+# It ran on a build where =1 also offered the 256x128 tile below 16384 rows; on the committed code (2cd0cc8) the
+# 256x256 tile from 2048 rows is the default (=1 changes nothing, =0 the old threshold) and the 256x128 tile needs
+# SDGEN_CONV_HALF_WINOGRAD=1 (docs/perf.md, session 57).
 set -uo pipefail
 source scripts/device/vulkan-env.sh >/dev/null 2>&1; source scripts/device/cuda-env.sh >/dev/null 2>&1
 SECONDS=0
