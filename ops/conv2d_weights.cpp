@@ -122,13 +122,18 @@ const Allocation& Conv2dWeights::winogradRows() const {
   return rows_;
 }
 
-bool Conv2dWeights::makeWinogradRows(Context& ctx, const std::function<void(const Allocation&)>& pack) const {
+bool Conv2dWeights::makeOnUse(Allocation& slot, bool onUse, int positions, const char* what, Context& ctx,
+                              const std::function<void(const Allocation&)>& pack) const {
   std::lock_guard lock(*madeOnUseMutex_);
-  if (rows_ || !rowsOnUse_) return static_cast<bool>(rows_);
-  Allocation rows = ctx.allocate(size_t(24) * cin_ * cout_ * 2, name_ + " (winograd rows U)");
-  pack(rows);
-  rows_ = std::move(rows);
+  if (slot || !onUse) return static_cast<bool>(slot);
+  Allocation made = ctx.allocate(size_t(positions) * cin_ * cout_ * 2, name_ + " (" + what + ")");
+  pack(made);  // a throwing pack frees `made`: the weights hold none
+  slot = std::move(made);
   return true;
+}
+
+bool Conv2dWeights::makeWinogradRows(Context& ctx, const std::function<void(const Allocation&)>& pack) const {
+  return makeOnUse(rows_, rowsOnUse_, 24, "winograd rows U", ctx, pack);
 }
 
 const Allocation& Conv2dWeights::winogradF23() const {
@@ -138,12 +143,7 @@ const Allocation& Conv2dWeights::winogradF23() const {
 }
 
 bool Conv2dWeights::makeWinogradF23(Context& ctx, const std::function<void(const Allocation&)>& pack) const {
-  std::lock_guard lock(*madeOnUseMutex_);
-  if (f23_ || !f23OnUse_) return static_cast<bool>(f23_);
-  Allocation u = ctx.allocate(size_t(16) * cin_ * cout_ * 2, name_ + " (winograd F(2,3) U)");
-  pack(u);
-  f23_ = std::move(u);
-  return true;
+  return makeOnUse(f23_, f23OnUse_, 16, "winograd F(2,3) U", ctx, pack);
 }
 
 std::string winogradF23LayoutViolation(int cout, int cin, const Conv2dParams& p, DType storage) {

@@ -122,6 +122,9 @@ class Conv2dWeights {
 
  private:
   Conv2dWeights(Context& ctx, int cout, int cin, const Conv2dParams& params, const Conv2dWeightsOptions& options);
+  // makeWinogradRows / makeWinogradF23: fp16 [positions][Cin][Cout] into `slot`, once, where `onUse`.
+  bool makeOnUse(Allocation& slot, bool onUse, int positions, const char* what, Context& ctx,
+                 const std::function<void(const Allocation&)>& pack) const;
   int cout_, cin_;
   Conv2dParams params_;
   DType storage_;
