@@ -150,9 +150,9 @@ GemmTile convCoopGemmTile(const ConvCandidate& c) {
     if (c.algo != ConvAlgo::Coop || c.tile.bn != 128 || (c.tile.bm != 128 && c.tile.bm != 256) ||
         (c.haloTaps != 1 && c.haloTaps != 3))
       return GemmTile{0, 0, 0};
-    // "halo3": 16-channel slices, a K step of 3 taps (one B slice of 48 rows, 33 % fewer barriers per K; session
-    // 45, H100: 1.044 / 0.539 ms on 256 / 256 -> 128 channels at 512^2 against 0.999 / 0.515 for 32-deep one-tap
-    // steps, so only SDGEN_CONV_HALO=all times it)
+    // "halo3": 16-channel slices, a K step the column of 3 taps at one kx (one B slice of 48 rows; a third fewer
+    // barriers per K than 32-deep one-tap steps, and each window row loaded once for the three taps: session 58.
+    // As a row of taps, with no loads shared, it lost: 1.044 / 0.539 ms against 0.999 / 0.515 in session 45)
     t = GemmTile::coopTile(c.tile.bm, 128, c.haloTaps == 3 ? 16 : kCoopBk, 4, 2);
     t.f16Accumulators = c.halfAccumulators;
     // (the fp32 tiles at -O0: through spirv-opt the 128x128 one took 166 registers instead of 123, one workgroup
@@ -487,17 +487,19 @@ std::vector<ConvCandidate> convCandidates(const ConvProblem& prob, const ConvCon
     // 256^2 resnet convs in session 44 (256 -> 128 at 512^2 0.662 -> 0.534 ms, 128 at 512^2 0.313 -> 0.265-0.296);
     // its fp32 form, at 124 registers since its window is loaded at a slice's first tap (two workgroups per SM;
     // 156 before), took most of them in session 45 (256 at 512^2 1.02 -> 0.977, 256 -> 128 0.534 -> 0.505). The
-    // 256x128 tiles (16 subgroups of 64x32) never won, so only `=all` times them.
+    // 256x128 tiles (16 subgroups of 64x32) never won, so only `=all` times them. "halo3" (16-channel slices, a K
+    // step the column of 3 taps at one kx, each window row loaded once for them: 6 A fragments per 24 products
+    // instead of 12) since session 58: 128 at 512^2 0.2616 -> 0.2415 ms (f16acc), 256 -> 128 0.5154 -> 0.4778 (fp32).
     const char* haloKnob = std::getenv("SDGEN_CONV_HALO");
     const bool haloAll = haloKnob && std::strcmp(haloKnob, "all") == 0;
     if (candidateFamilyOn("SDGEN_CONV_HALO") && prob.m() >= 16384) {
       if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true, true});
       add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true});
+      add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true, 3});
+      if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true, true, 3});
       if (haloAll) {  // measured slower on the H100 (session 45; docs/perf.md)
         add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, false, true});
         if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{256, 128, 0, 0}, 1, true, true});
-        add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, false, true, 3});
-        if (halfShape) add(ConvCandidate{ConvAlgo::Coop, ConvTile{128, 128, 0, 0}, 1, true, true, 3});
       }
       // "halo-f23" (session 46; exploratory: =all or SDGEN_CONV_HALO_F23=1): Winograd F(2,3) along y, a third
       // fewer MMAs than the halo tile. Its fp16 products were measured slower on the H100: 128x128 at 178

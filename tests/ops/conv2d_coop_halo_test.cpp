@@ -285,8 +285,10 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   tall.h = tall.ho = 136;
   {
     test::ScopedEnv on("SDGEN_CONV_HALO", nullptr);
-    EXPECT_EQ(haloNames(p, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo"}));
-    EXPECT_EQ(haloNames(p, {noHalf, w, true, {}, true}), (std::vector<std::string>{"coop 128x128 halo"}));
+    EXPECT_EQ(haloNames(p, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo",
+                                                           "coop 128x128 halo3", "coop 128x128 f16acc halo3"}));
+    EXPECT_EQ(haloNames(p, {noHalf, w, true, {}, true}),
+              (std::vector<std::string>{"coop 128x128 halo", "coop 128x128 halo3"}));
     EXPECT_EQ(haloNames(small, cc),
               (std::vector<std::string>{"coop 128x128 f16acc halo split 8", "coop 128x128 halo split 8"}));
     EXPECT_EQ(haloNames(unet32, cc),
@@ -298,12 +300,12 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   }
   test::ScopedEnv all("SDGEN_CONV_HALO", "all");
   EXPECT_EQ(haloNames(p, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo",
-                                                         "coop 256x128 halo", "coop 256x128 f16acc halo",
                                                          "coop 128x128 halo3", "coop 128x128 f16acc halo3",
+                                                         "coop 256x128 halo", "coop 256x128 f16acc halo",
                                                          "coop 128x128 halo-f23", "coop 128x128 f16acc halo-f23",
                                                          "coop 128x64 halo-f23", "coop 128x64 f16acc halo-f23"}));
   EXPECT_EQ(haloNames(p, {noHalf, w, true, {}, true}),
-            (std::vector<std::string>{"coop 128x128 halo", "coop 256x128 halo", "coop 128x128 halo3",
+            (std::vector<std::string>{"coop 128x128 halo", "coop 128x128 halo3", "coop 256x128 halo",
                                       "coop 128x128 halo-f23", "coop 128x64 halo-f23"}));
   EXPECT_EQ(haloNames(tall, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo",
                                                             "coop 128x128 halo3", "coop 128x128 f16acc halo3",
@@ -312,6 +314,7 @@ TEST_F(ConvHaloCandidatesTest, NamesFlushIntervalsAndRefusals) {
   {  // SDGEN_CONV_HALO_F23=1 adds it to the default set
     test::ScopedEnv on("SDGEN_CONV_HALO", nullptr), f23On("SDGEN_CONV_HALO_F23", "1");
     EXPECT_EQ(haloNames(p, cc), (std::vector<std::string>{"coop 128x128 f16acc halo", "coop 128x128 halo",
+                                                           "coop 128x128 halo3", "coop 128x128 f16acc halo3",
                                                            "coop 128x128 halo-f23", "coop 128x128 f16acc halo-f23",
                                                            "coop 128x64 halo-f23", "coop 128x64 f16acc halo-f23"}));
   }
