@@ -46,16 +46,8 @@ static void dispatchWinogradF23Filters(Context& ctx, CommandSequence& seq, const
                                        const std::string& label) {
   if (w.storage() != DType::F16 || !isWinogradGeometry(w.params()) || w.cin() % 4 || w.cout() % 4)
     throw Error(label + ": internal error: coop-winograd filters need fp16 3x3 weights, Cin and Cout % 4 == 0");
-  ConvProblem p;  // what the kernel's header carries: Cin and Cout
-  p.n = 1, p.h = p.ho = 1, p.w = p.wo = 1, p.cin = w.cin(), p.cout = w.cout(), p.p = w.params();
-  const std::array<uint32_t, 3> grid = convGrid1d(ctx.info(), int64_t(w.cin()) * w.cout() / 4);
-  ParamBlock params = convHeader(p, w.gemm().address(), w.bias().address(), u, 0, grid[0], 2);
-  params.u32(0).u32(0);
-  KernelSource src;
-  src.generated = convWrapper({"conv.winograd_f23"}, "", "winogradF23FilterMain(winogradF23Item(group, local));");
-  src.label = "conv2d coop-winograd filter";
-  seq.dispatch(ctx.kernels().request(src), grid, params, {{MemRange{w.gemm().address(), w.gemm().size()}}},
-               {{MemRange{u, uint64_t(16) * w.cin() * w.cout() * 2}}}, label);
+  dispatchFilterTransform(ctx, seq, w, u, "conv.winograd_f23",
+                          "winogradF23FilterMain(winogradF23Item(group, local));", 16, 2, "coop-winograd", label);
 }
 
 void packWinogradF23Filters(Context& ctx, CommandSequence& seq, const Conv2dWeights& weights) {

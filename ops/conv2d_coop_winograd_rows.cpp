@@ -45,16 +45,9 @@ static void dispatchWinogradRowsFilters(Context& ctx, CommandSequence& seq, cons
                                         const std::string& label) {
   if (!winogradRowsLayoutViolation(w.cout(), w.cin(), w.params(), w.storage()).empty())
     throw Error(label + ": internal error: coop-winograd-rows filters need fp16 3x3 weights, Cin and Cout % 8 == 0");
-  ConvProblem p;  // what the kernel's header carries: Cin and Cout
-  p.n = 1, p.h = p.ho = 1, p.w = p.wo = 1, p.cin = w.cin(), p.cout = w.cout(), p.p = w.params();
-  const std::array<uint32_t, 3> grid = convGrid1d(ctx.info(), int64_t(w.cin()) * w.cout() / 4);
-  ParamBlock params = convHeader(p, w.gemm().address(), w.bias().address(), u, 0, grid[0], kWinogradRowsOut);
-  params.u32(0).u32(0);
-  KernelSource src;
-  src.generated = convWrapper({"conv.winograd_rows"}, "", "winogradRowsFilterMain(winogradRowsItem(group, local));");
-  src.label = "conv2d coop-winograd-rows filter";
-  seq.dispatch(ctx.kernels().request(src), grid, params, {{MemRange{w.gemm().address(), w.gemm().size()}}},
-               {{MemRange{u, uint64_t(24) * w.cin() * w.cout() * 2}}}, label);
+  dispatchFilterTransform(ctx, seq, w, u, "conv.winograd_rows",
+                          "winogradRowsFilterMain(winogradRowsItem(group, local));", 24, kWinogradRowsOut,
+                          "coop-winograd-rows", label);
 }
 
 void packWinogradRowsFilters(Context& ctx, CommandSequence& seq, const Conv2dWeights& weights) {

@@ -90,6 +90,21 @@ std::array<uint32_t, 3> convGrid1d(const DeviceInfo& device, int64_t items) {
   return {uint32_t(gx), uint32_t((groups + gx - 1) / gx), 1};
 }
 
+void dispatchFilterTransform(Context& ctx, CommandSequence& seq, const Conv2dWeights& w, VkDeviceAddress u,
+                             const std::string& module, const std::string& entry, int positions, int outTile,
+                             const std::string& what, const std::string& label) {
+  ConvProblem p;  // what the kernel's header carries: Cin and Cout
+  p.n = 1, p.h = p.ho = 1, p.w = p.wo = 1, p.cin = w.cin(), p.cout = w.cout(), p.p = w.params();
+  const std::array<uint32_t, 3> grid = convGrid1d(ctx.info(), int64_t(w.cin()) * w.cout() / 4);
+  ParamBlock params = convHeader(p, w.gemm().address(), w.bias().address(), u, 0, grid[0], outTile);
+  params.u32(0).u32(0);
+  KernelSource src;
+  src.generated = convWrapper({module}, "", entry);
+  src.label = "conv2d " + what + " filter";
+  seq.dispatch(ctx.kernels().request(src), grid, params, {{MemRange{w.gemm().address(), w.gemm().size()}}},
+               {{MemRange{u, uint64_t(positions) * w.cin() * w.cout() * 2}}}, label);
+}
+
 std::array<uint32_t, 3> convGrid1d(const ConvCall& c, int64_t items) { return convGrid1d(c.ctx.info(), items); }
 
 namespace {

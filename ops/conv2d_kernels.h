@@ -97,5 +97,12 @@ void dispatchConvKernel(const ConvCall& call, const std::string& generated, cons
 std::array<uint32_t, 3> convGrid1d(const ConvCall& call, int64_t items);
 // The same for a launch without a ConvCall (the phase filters made at load): 256 threads per item block.
 std::array<uint32_t, 3> convGrid1d(const DeviceInfo& device, int64_t items);
+// A Winograd filter transform's launch (coop-winograd's U, coop-winograd-rows'): `entry` (a call on the item of
+// (group, local)) of shader module `module`, a thread per (ci, 4 co), from `w`'s fp16 gemm layout into u (fp16
+// [positions][Cin][Cout]); `outTile` is the header's tile word. The kernel is "conv2d <what> filter", the launch
+// `label`. The callers check their layout's contract first.
+void dispatchFilterTransform(Context& ctx, CommandSequence& seq, const Conv2dWeights& w, VkDeviceAddress u,
+                             const std::string& module, const std::string& entry, int positions, int outTile,
+                             const std::string& what, const std::string& label);
 
 }  // namespace sdgen::ops

@@ -56,7 +56,8 @@ struct GemmTile {
   // The halo tile with Winograd F(2,3) along y (gemm_coop.slang A_MODE 7; BK 16, even warpRows, unsplit, the
   // products in fp32 or, with f16Accumulators, fp16): pairs of output rows from 4 products instead of 6.
   bool haloWinograd = false;
-  // The halo tile's taps per K step: 3 (a row of taps, one B slice of 3 x 16 rows) with BK 16, else 1 (BK 32).
+  // The halo tile's taps per K step: 3 with BK 16 (one B slice of 3 x 16 rows: the 3x3 tile's column of taps, the
+  // 1x3 convolution's row), else 1 (BK 32).
   int haloTaps() const { return haloConv && bk == 16 ? 3 : 1; }
   bool isLanes() const { return lanes > 0; }
   bool isCoop() const { return warpRows > 0; }
